@@ -1,0 +1,76 @@
+// All data ftplan reads: GPU cards, models, sources (and the tables later analyses add).
+// Built from file texts handed in by a front end; the core itself never touches the file system.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/gpu.hpp"
+#include "model/architecture.hpp"
+#include "model/params.hpp"
+
+namespace ftplan {
+
+struct DataFile {
+  std::string path;       // relative, e.g. "data/gpus/h200-nvl.yaml"
+  std::string_view text;  // must outlive Catalog::load only
+};
+
+struct SourceInfo {
+  std::string id;
+  std::string title;
+  std::string url;
+  std::string note;
+};
+
+// A model: its architecture and exact parameter inventory, computed once.
+struct Model {
+  ModelArch arch;
+  ParamInventory params;
+  // Catalog facts (empty for a config.json given on the command line).
+  std::string hf_repo;
+  std::string publisher_params;
+  std::string note;
+  std::vector<std::string> sources;
+};
+using ModelPtr = std::shared_ptr<const Model>;
+
+ModelPtr make_model(ModelArch arch);
+
+class Catalog {
+ public:
+  // Parses every data file (strictly); `files` may hold files of several data folders: later
+  // entries with an id already seen are an error.
+  static Catalog load(const std::vector<DataFile>& files);
+
+  const GpuSpec& gpu(std::string_view id) const;  // UserError naming the closest ids
+  const GpuSpec* find_gpu(std::string_view id) const;
+  const std::deque<GpuSpec>& gpus() const { return gpus_; }
+  std::vector<std::string> gpu_ids() const;
+
+  ModelPtr model(std::string_view id) const;  // UserError naming the closest ids
+  ModelPtr find_model(std::string_view id) const;
+  const std::vector<ModelPtr>& models() const { return models_; }
+  std::vector<std::string> model_ids() const;
+
+  const SourceInfo* source(std::string_view id) const;
+  const std::map<std::string, SourceInfo, std::less<>>& sources() const { return sources_; }
+
+  // Adds a card read from a user's file (same schema as data/gpus/*.yaml). Returns it.
+  const GpuSpec& add_gpu_file(const DataFile& file);
+
+ private:
+  std::deque<GpuSpec> gpus_;  // deque: references stay valid when a card is added
+  std::vector<ModelPtr> models_;
+  std::map<std::string, SourceInfo, std::less<>> sources_;
+};
+
+// Parses one card file against the known source ids (exposed for the fuzzer and tests).
+GpuSpec parse_gpu_file(const DataFile& file,
+                       const std::map<std::string, SourceInfo, std::less<>>& sources);
+
+}  // namespace ftplan

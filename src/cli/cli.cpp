@@ -1,0 +1,164 @@
+#include "cli/cli.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "embedded_files.hpp"
+#include "model/config_reader.hpp"
+
+namespace ftplan::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.find('\\') != std::string::npos ||
+         (s.size() > 5 && (s.ends_with(".json") || s.ends_with(".yaml") || s.ends_with(".yml")));
+}
+
+}  // namespace
+
+bool register_command(Command c) {
+  registry().push_back(std::move(c));
+  return true;
+}
+
+std::vector<DataFile> builtin_data_files() {
+  std::vector<DataFile> files;
+  for (const auto& f : embedded::files())
+    if (f.path.starts_with("data/")) files.push_back({std::string(f.path), f.text});
+  return files;
+}
+
+std::string Context::read_file(const std::string& path, const std::string& field) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: no such file (given for {})", path, field.empty() ? "input" : field),
+                    field);
+  const auto size = fs::file_size(path, ec);
+  constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
+  if (ec || size > kMaxInputBytes)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: cannot read it, or it is larger than 64 MiB", path), field);
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (!in.good() && !in.eof())
+    throw UserError(ErrorCode::kBadFile, fmt::format("{}: cannot read it", path), field);
+  return buf.str();
+}
+
+const Catalog& Context::catalog() {
+  if (catalog_) return *catalog_;
+  std::vector<DataFile> files = builtin_data_files();
+  for (const auto& dir : data_dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw UserError(ErrorCode::kBadFile, fmt::format("{}: not a folder (given with --data)", dir), "data");
+    std::vector<fs::path> paths;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file()) paths.push_back(it->path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& p : paths) {
+      const std::string ext = p.extension().string();
+      if (ext != ".yaml" && ext != ".json") continue;
+      texts_.push_back(std::make_unique<std::string>(read_file(p.string(), "data")));
+      files.push_back({p.generic_string(), *texts_.back()});
+    }
+  }
+  catalog_ = std::make_unique<Catalog>(Catalog::load(files));
+  return *catalog_;
+}
+
+ModelPtr Context::resolve_model(const std::string& arg) {
+  const Catalog& c = catalog();
+  if (auto m = c.find_model(arg)) return m;
+  if (looks_like_path(arg)) {
+    std::string text = read_file(arg, "model");
+    return make_model(read_hf_config(text, arg, arg));
+  }
+  auto near = closest_names(arg, c.model_ids());
+  throw UserError(ErrorCode::kUnknownName,
+                  fmt::format("unknown model '{}'{}; give a catalog id (ftplan models) or a path to a "
+                              "Hugging Face config.json",
+                              arg, near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
+                  "model");
+}
+
+const GpuSpec& Context::resolve_gpu(const std::string& arg) {
+  catalog();
+  if (const GpuSpec* g = catalog_->find_gpu(arg)) return *g;
+  if (looks_like_path(arg)) {
+    texts_.push_back(std::make_unique<std::string>(read_file(arg, "gpu")));
+    return catalog_->add_gpu_file({arg, *texts_.back()});
+  }
+  return catalog_->gpu(arg);  // throws with the closest ids
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
+               "Units: GB = 10^9 bytes, GiB = 2^30 bytes."};
+  app.name("ftplan");
+  app.require_subcommand(1);
+  app.fallthrough();
+  Context ctx(out, err);
+  app.add_option("--data", ctx.data_dirs,
+                 "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, sources*.yaml)");
+  if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
+
+  auto commands = registry();
+  std::stable_sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
+  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
+  for (auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    actions.emplace_back(sub, c.setup(*sub, ctx));
+  }
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      out << app.help();
+      return kExitOk;
+    }
+    // Help for a subcommand arrives as CallForHelp from the subcommand's own parser.
+    err << "error: " << e.what() << "\n";
+    err << "Run 'ftplan --help' or 'ftplan <command> --help' for the options.\n";
+    return kExitUserError;
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) action();
+    return kExitOk;
+  } catch (const UserError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitUserError;
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace ftplan::cli

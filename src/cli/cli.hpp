@@ -1,0 +1,60 @@
+// The ftplan command line: a registry of subcommands (one file each) over the core library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+
+namespace ftplan::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitUserError = 2;
+
+// What a subcommand works with: the catalog (built-in data plus --data folders) and the streams.
+class Context {
+ public:
+  Context(std::ostream& out_stream, std::ostream& err_stream) : out(out_stream), err(err_stream) {}
+
+  std::ostream& out;
+  std::ostream& err;
+
+  const Catalog& catalog();
+  // A catalog id, or a path to a Hugging Face config.json.
+  ModelPtr resolve_model(const std::string& id_or_path);
+  // A catalog id, or a path to a card file in the data/gpus schema.
+  const GpuSpec& resolve_gpu(const std::string& id_or_path);
+  // Reads a whole file; a missing or unreadable one is a UserError naming it.
+  std::string read_file(const std::string& path, const std::string& field);
+
+  std::vector<std::string> data_dirs;  // --data (and FTPLAN_DATA)
+
+ private:
+  std::unique_ptr<Catalog> catalog_;
+  std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
+};
+
+// A subcommand: `setup` adds it to the app and returns what runs when it was chosen.
+struct Command {
+  std::string name;
+  std::string description;
+  std::function<std::function<void()>(CLI::App& sub, Context& ctx)> setup;
+  int order = 100;  // position in --help
+};
+
+// Subcommand files register themselves at start-up: `static const bool r = register_command({...});`
+bool register_command(Command c);
+
+// Runs the command line `args` (without the program name). Returns the exit code.
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The built-in data as DataFiles (embedded at build time).
+std::vector<DataFile> builtin_data_files();
+
+}  // namespace ftplan::cli

@@ -1,0 +1,88 @@
+// ftplan fit: does a run fit a card (or each of several cards), with how much room, and why.
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "cli/options.hpp"
+#include "core/format.hpp"
+#include "memory/fit.hpp"
+#include "render/json.hpp"
+#include "render/table.hpp"
+
+namespace ftplan::cli {
+namespace {
+
+struct FitOptions {
+  WorkloadOptions workload;
+  PlacementOptions placement;
+  bool json = false;
+};
+
+std::string run_title(const Workload& w) {
+  std::string method;
+  switch (w.method) {
+    case Method::kFull: method = "full fine-tune"; break;
+    case Method::kLora: method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets)); break;
+    case Method::kQlora:
+      method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
+  }
+  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
+}
+
+void print_fit(Context& ctx, const Workload& w, const Placement& p, const MemoryEstimate& m) {
+  std::ostream& out = ctx.out;
+  const TrainedParams trained = trainable_params(w);
+  const ParamCount total = w.model->params.total;
+  out << run_title(w) << "\n";
+  out << fmt::format("on {} × {}{}{}\n\n", p.count, p.gpu->name,
+                     p.count > 1 ? fmt::format(", {} sharding", sharding_name(p.sharding)) : "",
+                     p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
+  out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n", group_digits(total),
+                     format_count_short(static_cast<double>(total)), group_digits(trained.count),
+                     format_count_short(static_cast<double>(trained.count)),
+                     100.0 * static_cast<double>(trained.count) / static_cast<double>(total));
+  TextTable t({"memory per card", "GB>", "GiB>"});
+  auto row = [&](const std::string& name, Bytes b) {
+    t.row({name, format_fixed(to_GB(b), 2), format_fixed(to_GiB(b), 2)});
+  };
+  const ModelStates& s = m.states;
+  if (s.frozen_weights.value > 0) row("frozen base weights", s.frozen_weights);
+  if (s.quantization_constants.value > 0) row("quantization constants", s.quantization_constants);
+  row("trained weights (16-bit)", s.trained_weights);
+  row("gradients", s.gradients);
+  if (s.master_weights.value > 0) row("master weights (FP32)", s.master_weights);
+  row("optimizer states", s.optimizer_states);
+  t.separator();
+  row("model states", s.total());
+  if (m.activations.value > 0 || m.overhead.value > 0) {
+    row("activations", m.activations);
+    row("runtime overhead", m.overhead);
+    row("peak", m.peak);
+  }
+  t.separator();
+  row(p.mig ? "capacity (MIG instance)" : "capacity (driver-visible)", m.capacity);
+  row("free after model states", m.free);
+  if (m.activations.value > 0 || m.overhead.value > 0) row("headroom after peak", m.headroom);
+  t.print(out);
+  out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), m.reason);
+}
+
+const bool registered = register_command(
+    {"fit", "Memory per card: model states, activations, free memory and a fit verdict",
+     [](CLI::App& app, Context& ctx) {
+       auto o = std::make_shared<FitOptions>();
+       o->workload.add_to(app);
+       o->placement.add_to(app, true, true, false);
+       app.add_flag("--json", o->json, "Print JSON (memory_GB per card, GB = 1e9 B)");
+       return [&ctx, o] {
+         Workload w = o->workload.build(ctx);
+         Placement p = o->placement.build(ctx);
+         MemoryEstimate m = estimate_memory(w, p);
+         if (o->json) ctx.out << fit_json(w, p, m).dump(2) << "\n";
+         else print_fit(ctx, w, p, m);
+       };
+     },
+     20});
+
+}  // namespace
+}  // namespace ftplan::cli

@@ -1,0 +1,52 @@
+// Model-state memory: weights, gradients, master weights, optimizer states and quantization
+// constants — the seed's accounting (§ "Welche Läufe in 141 und 96 GB passen").
+#pragma once
+
+#include "core/trace.hpp"
+#include "core/units.hpp"
+#include "core/workload.hpp"
+
+namespace ftplan {
+
+// What a method trains.
+struct TrainedParams {
+  ParamCount count = 0;               // trainable parameters
+  ParamCount factored_state_elems = 0;  // Adafactor: sum of (rows + cols) over matrices + vector sizes
+};
+
+// Trainable parameters: every parameter for a full fine-tune; LoRA adapters r·(in + out) per
+// targeted projection (Hu et al. 2021) otherwise. A fused module (Phi-3 qkv_proj) is one target.
+TrainedParams trainable_params(const Workload& w);
+
+// Bytes of one replica's model states (not yet divided across cards).
+struct ModelStates {
+  Bytes frozen_weights;          // LoRA/QLoRA base: BF16, or NF4 codes for QLoRA block linears
+  Bytes trained_weights;         // 16-bit copy of what is trained
+  Bytes gradients;
+  Bytes master_weights;          // FP32 copy of what is trained
+  Bytes optimizer_states;
+  Bytes quantization_constants;  // QLoRA absmax constants (first and second level)
+  Bytes total() const {
+    return frozen_weights + trained_weights + gradients + master_weights + optimizer_states +
+           quantization_constants;
+  }
+};
+
+ModelStates model_states(const Workload& w, Trace* trace = nullptr);
+
+// Per-card share under a sharding strategy over `cards` cards (ZeRO stages, Rajbhandari et al.
+// 2020 §5): ZeRO-1 splits optimizer states and master weights, ZeRO-2 also gradients, ZeRO-3 /
+// FSDP everything, the frozen base included. DDP and none replicate.
+ModelStates shard_states(const ModelStates& s, Sharding sharding, int cards);
+
+// Bytes of a quantized block-linear weight of `numel` elements (codes + constants), exactly,
+// with partial blocks rounded up as bitsandbytes pads them.
+struct QuantizedBytes {
+  Bytes codes;
+  Bytes constants;
+};
+QuantizedBytes quantized_weight_bytes(std::int64_t numel, const QuantConfig& q);
+// Average bits per parameter of the format (4.127 for NF4 + double quantization at the defaults).
+double quantized_bits_per_param(const QuantConfig& q);
+
+}  // namespace ftplan

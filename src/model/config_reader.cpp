@@ -1,0 +1,338 @@
+#include "model/config_reader.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace ftplan {
+
+std::string_view mlp_activation_name(MlpActivation a) {
+  return a == MlpActivation::kSwiGLU ? "swiglu" : "geglu";
+}
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",      "qwen2",
+                                                 "qwen3",   "qwen3_moe", "gemma3",     "gemma3_text",
+                                                 "phi3",    "gpt_oss"};
+  return types;
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+// Reads typed keys of one JSON object, naming the file and key in every error.
+class ConfigKeys {
+ public:
+  ConfigKeys(const json& obj, std::string file, std::string prefix)
+      : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+  bool has(const char* key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
+
+  std::int64_t dim(const char* key) const {
+    if (!obj_.contains(key))
+      throw UserError(ErrorCode::kMissingKey,
+                      fmt::format("{}: required key '{}' is missing (a positive whole number is expected)",
+                                  file_, name(key)),
+                      name(key));
+    return checked_dim(key);
+  }
+
+  // A dimension with the model class's default when the key is absent; the default is recorded.
+  std::int64_t dim_or(const char* key, std::int64_t fallback, std::vector<std::string>& notes,
+                      const std::string& why) const {
+    if (!has(key)) {
+      notes.push_back(fmt::format("{} = {} ({})", key, fallback, why));
+      return fallback;
+    }
+    return checked_dim(key);
+  }
+
+  bool flag_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = obj_.at(key);
+    if (!v.is_boolean())
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be true or false, got {}", file_, name(key), v.dump()),
+                      name(key));
+    return v.get<bool>();
+  }
+
+  // Optional non-negative integer (0 when absent or null).
+  std::int64_t optional_count(const char* key) const {
+    if (!has(key)) return 0;
+    const json& v = obj_.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be a whole number >= 0, got {}", file_, name(key),
+                                  v.dump()),
+                      name(key));
+    return v.get<std::int64_t>();
+  }
+
+  std::vector<std::int64_t> int_list(const char* key) const {
+    std::vector<std::int64_t> out;
+    if (!has(key)) return out;
+    const json& v = obj_.at(key);
+    if (!v.is_array())
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be a list of whole numbers, got {}", file_,
+                                  name(key), v.dump()),
+                      name(key));
+    for (const auto& item : v) {
+      if (!item.is_number_integer())
+        throw UserError(ErrorCode::kInvalidValue,
+                        fmt::format("{}: key '{}' must be a list of whole numbers, found {}", file_,
+                                    name(key), item.dump()),
+                        name(key));
+      out.push_back(item.get<std::int64_t>());
+    }
+    return out;
+  }
+
+  std::vector<std::string> string_list(const char* key) const {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    const json& v = obj_.at(key);
+    if (!v.is_array())
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be a list of text values", file_, name(key)), name(key));
+    for (const auto& item : v) {
+      if (!item.is_string())
+        throw UserError(ErrorCode::kInvalidValue,
+                        fmt::format("{}: key '{}' must be a list of text values, found {}", file_,
+                                    name(key), item.dump()),
+                        name(key));
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+
+  std::string name(const char* key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::int64_t checked_dim(const char* key) const {
+    const json& v = obj_.at(key);
+    // 2^24 is far above any real dimension and keeps products of dimensions exact in int64.
+    constexpr std::int64_t kMaxDim = 1 << 24;
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxDim)
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be a whole number from 1 to {}, got {}", file_,
+                                  name(key), kMaxDim, v.dump()),
+                      name(key));
+    return v.get<std::int64_t>();
+  }
+
+  const json& obj_;
+  std::string file_;
+  std::string prefix_;
+};
+
+void require(bool ok, const std::string& file, const std::string& key, const std::string& what) {
+  if (!ok) throw UserError(ErrorCode::kInvalidValue, fmt::format("{}: {}", file, what), key);
+}
+
+// Keys common to every supported family: sizes of attention, MLP and vocabulary.
+void read_common(ModelArch& m, const ConfigKeys& k, bool class_defaults) {
+  auto& notes = m.defaults_applied;
+  if (class_defaults) {
+    // Gemma3TextConfig defaults (transformers configuration_gemma3.py): the published 4B/12B/27B
+    // files list only the keys that differ from these.
+    m.hidden = k.dim_or("hidden_size", 2304, notes, "Gemma3TextConfig default");
+    m.intermediate = k.dim_or("intermediate_size", 9216, notes, "Gemma3TextConfig default");
+    m.layers = k.dim_or("num_hidden_layers", 26, notes, "Gemma3TextConfig default");
+    m.heads = k.dim_or("num_attention_heads", 8, notes, "Gemma3TextConfig default");
+    m.kv_heads = k.dim_or("num_key_value_heads", 4, notes, "Gemma3TextConfig default");
+    m.head_dim = k.dim_or("head_dim", 256, notes, "Gemma3TextConfig default");
+    m.vocab = k.dim_or("vocab_size", 262208, notes, "Gemma3TextConfig default");
+    m.max_position = k.dim_or("max_position_embeddings", 131072, notes, "Gemma3TextConfig default");
+  } else {
+    m.hidden = k.dim("hidden_size");
+    m.layers = k.dim("num_hidden_layers");
+    m.heads = k.dim("num_attention_heads");
+    m.vocab = k.dim("vocab_size");
+    m.kv_heads = k.dim_or("num_key_value_heads", m.heads, notes,
+                          "absent: as many key/value heads as attention heads");
+    if (!k.has("head_dim"))
+      require(m.hidden % m.heads == 0, k.file(), k.name("head_dim"),
+              fmt::format("key 'head_dim' is absent and hidden_size {} is not divisible by "
+                          "num_attention_heads {}; add head_dim",
+                          m.hidden, m.heads));
+    m.head_dim = k.dim_or("head_dim", m.hidden / m.heads, notes,
+                          "absent: hidden_size / num_attention_heads");
+    m.max_position = k.has("max_position_embeddings") ? k.dim("max_position_embeddings") : 0;
+  }
+  require(m.heads % m.kv_heads == 0, k.file(), k.name("num_key_value_heads"),
+          fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", m.heads,
+                      m.kv_heads));
+  // Keep every parameter product exactly representable and far from int64 overflow.
+  require(m.layers <= 100000, k.file(), k.name("num_hidden_layers"),
+          fmt::format("key 'num_hidden_layers' = {} is beyond any model ftplan can plan for (at most 100000)",
+                      m.layers));
+}
+
+// Sliding-window attention: which layers attend to a window instead of the whole sequence.
+void read_sliding_window(ModelArch& m, const ConfigKeys& k, std::int64_t every_nth_global) {
+  if (!k.has("sliding_window")) return;
+  const std::int64_t window = k.optional_count("sliding_window");
+  if (window == 0) return;
+  const auto types = k.string_list("layer_types");
+  if (!types.empty()) {
+    require(static_cast<std::int64_t>(types.size()) == m.layers, k.file(), k.name("layer_types"),
+            fmt::format("key 'layer_types' lists {} layers, num_hidden_layers is {}", types.size(),
+                        m.layers));
+    m.sliding_window = window;
+    m.sliding_layers = std::count(types.begin(), types.end(), "sliding_attention");
+    return;
+  }
+  m.sliding_window = window;
+  m.sliding_layers = every_nth_global > 0 ? m.layers - m.layers / every_nth_global : m.layers;
+}
+
+}  // namespace
+
+ModelArch read_hf_config(std::string_view json_text, const std::string& file, const std::string& id) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: not valid JSON (byte {}): {}", file, e.byte,
+                                std::string(e.what()).substr(0, 200)),
+                    file);
+  }
+  if (!root.is_object())
+    throw UserError(ErrorCode::kBadFile, fmt::format("{}: expected a JSON object (a config.json)", file), file);
+  if (!root.contains("model_type") || !root["model_type"].is_string())
+    throw UserError(ErrorCode::kMissingKey,
+                    fmt::format("{}: required key 'model_type' is missing or not text (expected one of: {})",
+                                file, fmt::join(supported_model_types(), ", ")),
+                    "model_type");
+
+  ModelArch m;
+  m.id = id;
+  m.name = id;
+  m.source_file = file;
+  std::string type = root["model_type"].get<std::string>();
+  const json* text = &root;
+  std::string prefix;
+  if (type == "gemma3") {
+    // Gemma3ForConditionalGeneration: the language model's keys sit under text_config.
+    if (!root.contains("text_config") || !root["text_config"].is_object())
+      throw UserError(ErrorCode::kMissingKey,
+                      fmt::format("{}: model_type 'gemma3' needs a 'text_config' object", file),
+                      "text_config");
+    text = &root["text_config"];
+    prefix = "text_config";
+    type = "gemma3_text";
+  }
+  const auto& types = supported_model_types();
+  if (std::find(types.begin(), types.end(), type) == types.end())
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("{}: model_type '{}' is not supported (supported: {}); decoder-only "
+                                "transformers of these families can be planned",
+                                file, type, fmt::join(types, ", ")),
+                    "model_type");
+  m.model_type = type;
+  ConfigKeys k(*text, file, prefix);
+
+  const bool gemma = type == "gemma3_text";
+  read_common(m, k, gemma);
+  auto& notes = m.defaults_applied;
+
+  if (type == "llama") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.mlp_bias = k.flag_or("mlp_bias", false);
+  } else if (type == "mistral") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    read_sliding_window(m, k, 0);
+  } else if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    if (type == "qwen2") {
+      m.qkv_bias = true;  // Qwen2Attention: q, k, v with bias, o without (modeling_qwen2.py)
+    } else {
+      m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+      m.qk_norm = true;  // Qwen3Attention: q_norm, k_norm over head_dim
+    }
+    if (k.flag_or("use_sliding_window", false)) {
+      const std::int64_t window = k.optional_count("sliding_window");
+      const std::int64_t max_window_layers = k.optional_count("max_window_layers");
+      if (window > 0) {
+        m.sliding_window = window;
+        // Layers from max_window_layers on use the window (Qwen2/3 attention masks).
+        m.sliding_layers = std::max<std::int64_t>(0, m.layers - max_window_layers);
+      }
+    }
+    if (type == "qwen3_moe") {
+      m.num_experts = k.dim("num_experts");
+      m.experts_per_token = k.dim("num_experts_per_tok");
+      m.moe_intermediate = k.dim("moe_intermediate_size");
+      const std::int64_t step = k.has("decoder_sparse_step") ? k.dim("decoder_sparse_step") : 1;
+      const auto dense_only = k.int_list("mlp_only_layers");
+      std::set<std::int64_t> dense(dense_only.begin(), dense_only.end());
+      for (std::int64_t i = 0; i < m.layers; ++i)
+        if (!dense.count(i) && (i + 1) % step == 0) ++m.moe_layers;
+      m.expert_naming = "gate_proj";
+    }
+  } else if (type == "mixtral") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.num_experts = k.dim("num_local_experts");
+    m.experts_per_token = k.dim("num_experts_per_tok");
+    m.moe_intermediate = m.intermediate;  // Mixtral's intermediate_size is per expert
+    m.moe_layers = m.layers;
+    m.expert_naming = "w1";
+    read_sliding_window(m, k, 0);
+  } else if (type == "gemma3_text") {
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", true);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.qk_norm = true;
+    m.norms_per_layer = 4;  // input, post-attention, pre-feedforward, post-feedforward
+    m.activation = MlpActivation::kGeGLU;
+    const std::int64_t pattern = k.has("sliding_window_pattern") ? k.dim("sliding_window_pattern") : 6;
+    if (!k.has("sliding_window")) notes.push_back("sliding_window = 4096 (Gemma3TextConfig default)");
+    m.sliding_window = k.has("sliding_window") ? k.optional_count("sliding_window") : 4096;
+    const auto layer_types = k.string_list("layer_types");
+    m.sliding_layers = layer_types.empty()
+                           ? m.layers - m.layers / pattern
+                           : std::count(layer_types.begin(), layer_types.end(), "sliding_attention");
+  } else if (type == "phi3") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.fused_qkv = true;      // Phi3Attention: qkv_proj
+    m.fused_gate_up = true;  // Phi3MLP: gate_up_proj
+    read_sliding_window(m, k, 0);
+  } else if (type == "gpt_oss") {
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", true);
+    m.attention_sinks = true;
+    m.num_experts = k.dim("num_local_experts");
+    m.experts_per_token = k.has("num_experts_per_tok") ? k.dim("num_experts_per_tok")
+                                                       : k.dim("experts_per_token");
+    m.moe_intermediate = m.intermediate;
+    m.moe_layers = m.layers;
+    m.router_bias = true;
+    m.expert_bias = true;
+    m.fused_gate_up = true;
+    m.expert_naming = "fused";
+    read_sliding_window(m, k, 2);
+  }
+  if (m.is_moe())
+    require(m.experts_per_token <= m.num_experts, file, k.name("num_experts_per_tok"),
+            fmt::format("num_experts_per_tok {} exceeds the number of experts {}", m.experts_per_token,
+                        m.num_experts));
+  return m;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,234 @@
+#include "render/json.hpp"
+
+#include <cmath>
+
+#include "memory/model_states.hpp"
+
+namespace ftplan {
+
+using nlohmann::json;
+
+double round_to(double v, int decimals) {
+  const double k = std::pow(10.0, decimals);
+  return std::round(v * k) / k;
+}
+
+namespace {
+
+template <class T>
+json figure_json(const Figure<T>& f) {
+  json j;
+  j["value"] = f.value ? json(*f.value) : json(nullptr);
+  if (!f.value) j["reason"] = f.unknown_reason;
+  j["source"] = f.sources;
+  if (!f.note.empty()) j["note"] = f.note;
+  if (!f.dispute.empty()) j["dispute"] = f.dispute;
+  if (f.sparse_halved) j["sparse_halved"] = true;
+  if (!f.accumulate.empty()) j["accumulate"] = f.accumulate;
+  return j;
+}
+
+double gb(Bytes b) { return round_to(to_GB(b), 3); }
+
+}  // namespace
+
+json gpu_json(const GpuSpec& g) {
+  json j;
+  j["id"] = g.id;
+  j["name"] = g.name;
+  j["vendor"] = g.vendor;
+  j["architecture"] = g.architecture;
+  j["compute_capability"] = figure_json(g.compute_capability);
+  j["form_factor"] = figure_json(g.form_factor);
+  j["cooling"] = figure_json(g.cooling);
+  j["tdp_W"] = figure_json(g.tdp_W);
+  if (g.boost_clock_MHz.value || !g.boost_clock_MHz.sources.empty()) j["boost_clock_MHz"] = figure_json(g.boost_clock_MHz);
+  j["memory"] = {{"visible_MiB", figure_json(g.visible_MiB)},
+                 {"visible_GB", round_to(to_GB(g.capacity()), 2)},
+                 {"visible_GiB", round_to(to_GiB(g.capacity()), 2)},
+                 {"datasheet_GB", figure_json(g.datasheet_GB)},
+                 {"type", figure_json(g.memory_type)},
+                 {"bandwidth_GBps", figure_json(g.bandwidth_GBps)}};
+  j["fp32_TFLOPS"] = figure_json(g.fp32_TFLOPS);
+  json rates;
+  for (auto p : kAllTensorPrecisions)
+    if (p != TensorPrecision::kINT8) rates[std::string(tensor_precision_name(p))] = figure_json(g.tensor_figure(p));
+  j["tensor_dense_TFLOPS"] = rates;
+  j["tensor_dense_TOPS"] = {{"int8", figure_json(g.tensor_figure(TensorPrecision::kINT8))}};
+  j["pcie"] = {{"generation", g.pcie.generation},
+               {"lanes", g.pcie.lanes},
+               {"GBps_both_directions", g.pcie.GBps_both_directions},
+               {"source", g.pcie.sources}};
+  json nv = {{"kind", link_kind_name(g.nvlink.kind)}, {"source", g.nvlink.sources}};
+  if (g.nvlink.kind != LinkKind::kNone) {
+    nv["generation"] = g.nvlink.generation;
+    nv["GBps_per_gpu_both_directions"] = g.nvlink.GBps_per_gpu_both_directions;
+  }
+  if (g.nvlink.kind == LinkKind::kBridge) nv["bridge_max_cards"] = g.nvlink.bridge_max_cards;
+  if (!g.nvlink.note.empty()) nv["note"] = g.nvlink.note;
+  j["nvlink"] = nv;
+  json mig = {{"supported", g.mig.supported}, {"source", g.mig.sources}};
+  if (!g.mig.supported) {
+    mig["reason"] = g.mig.unsupported_reason;
+  } else {
+    mig["max_instances"] = g.mig.max_instances;
+    mig["compute_slices"] = g.mig.compute_slices;
+    mig["memory_slices"] = g.mig.memory_slices;
+    mig["requires_compute_display_mode"] = g.mig.requires_compute_display_mode;
+    json profiles = json::array();
+    for (const auto& p : g.mig.profiles)
+      profiles.push_back({{"name", p.name},
+                          {"memory_GB", figure_json(p.memory_GB)},
+                          {"compute_slices", p.compute_slices},
+                          {"memory_slices", p.memory_slices},
+                          {"max_count", p.max_count},
+                          {"placements", p.placements}});
+    mig["profiles"] = profiles;
+  }
+  if (!g.mig.note.empty()) mig["note"] = g.mig.note;
+  j["mig"] = mig;
+  if (g.price_USD.value || !g.price_USD.sources.empty()) j["price_USD"] = figure_json(g.price_USD);
+  j["source_file"] = g.source_file;
+  return j;
+}
+
+json model_summary_json(const Model& m) {
+  const ModelArch& a = m.arch;
+  json j = {{"id", a.id},
+            {"name", a.name},
+            {"model_type", a.model_type},
+            {"params_total", m.params.total},
+            {"params_active_per_token", m.params.active_per_token},
+            {"layers", a.layers},
+            {"hidden_size", a.hidden},
+            {"intermediate_size", a.intermediate},
+            {"attention_heads", a.heads},
+            {"kv_heads", a.kv_heads},
+            {"head_dim", a.head_dim},
+            {"vocab_size", a.vocab},
+            {"tied_embeddings", a.tied_embeddings},
+            {"activation", mlp_activation_name(a.activation)}};
+  if (a.is_moe())
+    j["moe"] = {{"experts", a.num_experts},
+                {"experts_per_token", a.experts_per_token},
+                {"expert_intermediate_size", a.moe_intermediate},
+                {"moe_layers", a.moe_layers}};
+  if (a.sliding_window > 0) j["sliding_window"] = {{"window", a.sliding_window}, {"layers", a.sliding_layers}};
+  if (!m.hf_repo.empty()) j["hf_repo"] = m.hf_repo;
+  if (!m.publisher_params.empty()) j["publisher_params"] = m.publisher_params;
+  if (!m.sources.empty()) j["source"] = m.sources;
+  if (!a.defaults_applied.empty()) j["defaults_applied"] = a.defaults_applied;
+  j["config_file"] = a.source_file;
+  return j;
+}
+
+json params_json(const Model& m) {
+  json j = model_summary_json(m);
+  const ParamInventory& inv = m.params;
+  j["total"] = inv.total;
+  j["by_group"] = {{"block_linear", inv.block_linear},
+                   {"embedding_and_output", inv.embedding_and_output},
+                   {"norms", inv.norms},
+                   {"biases", inv.biases},
+                   {"other", inv.other}};
+  json tensors = json::array();
+  for (const auto& t : inv.tensors) {
+    json tj = {{"name", t.name},
+               {"shape", t.shape},
+               {"kind", tensor_kind_name(t.kind)},
+               {"layers", t.layers},
+               {"copies", t.copies()},
+               {"params", t.total()}};
+    if (t.experts > 1) tj["experts"] = t.experts;
+    if (t.projections) tj["projections"] = projection_set_name(t.projections);
+    tensors.push_back(tj);
+  }
+  j["tensors"] = tensors;
+  return j;
+}
+
+json workload_json(const Workload& w) {
+  json j = {{"model", w.model->arch.id},
+            {"method", method_name(w.method)},
+            {"optimizer", optimizer_name(w.optimizer)},
+            {"precision", compute_format_name(w.precision)},
+            {"seq", w.seq},
+            {"micro_batch", w.micro_batch},
+            {"grad_accum", w.grad_accum},
+            {"recompute", recompute_name(w.recompute)},
+            {"attention", attention_name(w.attention)},
+            {"peak", w.peak == PeakKind::kReserved ? "reserved" : "allocated"}};
+  if (w.method != Method::kFull) {
+    j["rank"] = w.lora.rank;
+    j["targets"] = projection_set_name(w.lora.targets);
+  }
+  if (w.method == Method::kQlora)
+    j["quantization"] = {{"bits", w.quant.bits},
+                         {"block", w.quant.block},
+                         {"double_quant", w.quant.double_quant},
+                         {"second_block", w.quant.second_block},
+                         {"bits_per_param", round_to(quantized_bits_per_param(w.quant), 4)}};
+  const auto& o = w.options;
+  j["options"] = {{"optimizer_in_backward", o.optimizer_in_backward},
+                  {"offload_optimizer", o.offload_optimizer},
+                  {"offload_params", o.offload_parameters},
+                  {"offload_activations", o.offload_activations},
+                  {"chunked_loss", o.chunked_loss}};
+  return j;
+}
+
+json placement_json(const Placement& p) {
+  json j = {{"gpu", p.gpu->id}, {"gpus", p.count}, {"shard", sharding_name(p.sharding)}};
+  if (p.mig) j["mig"] = p.mig->name;
+  if (!p.topology.empty()) j["topology"] = p.topology;
+  return j;
+}
+
+json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
+  const TrainedParams trained = trainable_params(w);
+  json j = workload_json(w);
+  j.update(placement_json(p));
+  j["params"] = {{"total", w.model->params.total},
+                 {"trainable", trained.count},
+                 {"frozen", w.method == Method::kFull ? 0 : w.model->params.total}};
+  const ModelStates& s = m.states;
+  j["memory_GB"] = {{"capacity", gb(m.capacity)},
+                    {"model_states", gb(s.total())},
+                    {"free", gb(m.free)},
+                    {"activations", gb(m.activations)},
+                    {"overhead", gb(m.overhead)},
+                    {"peak", gb(m.peak)},
+                    {"headroom", gb(m.headroom)},
+                    {"breakdown",
+                     {{"frozen_weights", gb(s.frozen_weights)},
+                      {"trained_weights", gb(s.trained_weights)},
+                      {"gradients", gb(s.gradients)},
+                      {"master_weights", gb(s.master_weights)},
+                      {"optimizer_states", gb(s.optimizer_states)},
+                      {"quantization_constants", gb(s.quantization_constants)}}}};
+  j["memory_GiB"] = {{"capacity", round_to(to_GiB(m.capacity), 3)},
+                     {"model_states", round_to(to_GiB(s.total()), 3)},
+                     {"peak", round_to(to_GiB(m.peak), 3)}};
+  j["per_card"] = true;
+  j["verdict"] = verdict_name(m.verdict);
+  j["reason"] = m.reason;
+  return j;
+}
+
+json trace_json(const Trace& t) {
+  json out = json::array();
+  for (const auto& d : t.items()) {
+    json inputs = json::object();
+    for (const auto& [k, v] : d.inputs) inputs[k] = v;
+    out.push_back({{"id", d.id},
+                   {"label", d.label},
+                   {"value", d.value},
+                   {"unit", d.unit},
+                   {"formula", d.formula},
+                   {"inputs", inputs},
+                   {"source", d.source}});
+  }
+  return out;
+}
+
+}  // namespace ftplan

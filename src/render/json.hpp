@@ -1,0 +1,25 @@
+// JSON renderings shared by the CLI's --json output and the HTTP API (same shapes in both).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/catalog.hpp"
+#include "core/trace.hpp"
+#include "core/workload.hpp"
+#include "memory/fit.hpp"
+
+namespace ftplan {
+
+nlohmann::json gpu_json(const GpuSpec& g);
+nlohmann::json model_summary_json(const Model& m);
+nlohmann::json params_json(const Model& m);
+nlohmann::json workload_json(const Workload& w);
+nlohmann::json placement_json(const Placement& p);
+// `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`.
+nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m);
+nlohmann::json trace_json(const Trace& t);
+
+// Round to a fixed number of decimals for output (keeps JSON readable and stable).
+double round_to(double v, int decimals);
+
+}  // namespace ftplan

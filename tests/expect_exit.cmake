@@ -1,0 +1,11 @@
+# Runs CMD with ARGS and checks its exit code and that stderr contains EXPECT_ERR.
+execute_process(COMMAND ${CMD} ${ARGS} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL EXPECT_CODE)
+  message(FATAL_ERROR "exit code ${code}, expected ${EXPECT_CODE}\nstdout: ${out}\nstderr: ${err}")
+endif()
+if(DEFINED EXPECT_ERR)
+  string(FIND "${err}" "${EXPECT_ERR}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stderr lacks '${EXPECT_ERR}':\n${err}")
+  endif()
+endif()
