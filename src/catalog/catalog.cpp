@@ -109,8 +109,8 @@ Figure<double> number_figure(StrictMap& parent, std::string_view key, double min
                              const SourceTable& sources, bool required, bool tensor_rate = false) {
   Figure<double> f;
   if (!parent.has(key)) {
+    if (required) parent.required_map(key);  // throws, naming a misspelt key if there is one
     parent.raw(key);
-    if (required) parent.fail(key, "required figure is missing (a map with 'value' and 'source')");
     f.unknown_reason = "not listed in the data file";
     return f;
   }

@@ -79,10 +79,19 @@ YAML::Node StrictMap::get(std::string_view key) {
 
 YAML::Node StrictMap::need(std::string_view key) {
   YAML::Node n = get(key);
-  if (!n.IsDefined())
+  if (!n.IsDefined()) {
+    // A misspelt key is the usual cause: name it.
+    std::vector<std::string> present;
+    for (const auto& kv : node_)
+      if (kv.first.IsScalar() && !read_.count(kv.first.Scalar())) present.push_back(kv.first.Scalar());
+    auto near = closest_names(key, present, 1);
+    std::string hint = near.empty() ? ""
+                                    : fmt::format("; the map has an unknown key '{}' — did you mean '{}'?",
+                                                  near.front(), key);
     throw UserError(ErrorCode::kMissingKey,
-                    fmt::format("{}: required key '{}' is missing", file_, key_path(key)),
+                    fmt::format("{}: required key '{}' is missing{}", file_, key_path(key), hint),
                     key_path(key));
+  }
   return n;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -129,6 +130,21 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     actions.emplace_back(sub, c.setup(*sub, ctx));
   }
 
+  // An unknown command gets a suggestion (CLI11 alone would only say that one is required).
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--data") { ++i; continue; }
+    if (args[i].starts_with("-")) continue;
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.name);
+    if (std::find(names.begin(), names.end(), args[i]) == names.end()) {
+      auto near = closest_names(args[i], names, 2);
+      err << "error: unknown command '" << args[i] << "'"
+          << (near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")))
+          << "\nCommands: " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
+      return kExitUserError;
+    }
+    break;
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);

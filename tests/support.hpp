@@ -1,0 +1,61 @@
+// Shared helpers for the tests: the built-in catalog and short ways to describe runs.
+#pragma once
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "cli/cli.hpp"
+#include "core/workload.hpp"
+#include "memory/fit.hpp"
+
+namespace ftplan::test {
+
+inline const Catalog& catalog() {
+  static const Catalog c = Catalog::load(cli::builtin_data_files());
+  return c;
+}
+
+inline Workload workload(const std::string& model, Method method, Optimizer opt = Optimizer::kAdamW) {
+  Workload w;
+  w.model = catalog().model(model);
+  w.method = method;
+  w.optimizer = opt;
+  return w;
+}
+
+inline Placement on(const std::string& gpu, int count = 1, Sharding s = Sharding::kNone) {
+  Placement p;
+  p.gpu = &catalog().gpu(gpu);
+  p.count = count;
+  p.sharding = s;
+  return p;
+}
+
+inline Placement on_mig(const std::string& gpu, const std::string& profile) {
+  Placement p = on(gpu);
+  p.mig = p.gpu->mig.find(profile);
+  return p;
+}
+
+// Rounds as the article prints: to `decimals` places.
+inline double printed(double v, int decimals) {
+  const double k = std::pow(10.0, decimals);
+  return std::round(v * k) / k;
+}
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+inline CliResult run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = cli::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace ftplan::test

@@ -1,0 +1,122 @@
+// Parameter inventories against shared/reference/models.md (its "computed" totals, each equal to
+// keras-hub's published counts where those exist), to the last digit.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "memory/model_states.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+struct Expected {
+  const char* id;
+  ParamCount total;
+  ParamCount lora_r16;  // r = 16 on q,k,v,o,gate,up,down; 0 where the reference gives none
+};
+
+// models.md §1–§8 (totals) and §10.4 (LoRA r16).
+const Expected kReference[] = {
+    {"llama-3.1-8b", 8'030'261'248, 41'943'040},
+    {"llama-3.1-70b", 70'553'706'496, 207'093'760},
+    {"llama-3.1-405b", 405'853'388'800, 623'443'968},
+    {"llama-3.2-1b", 1'235'814'400, 11'272'192},
+    {"llama-3.2-3b", 3'212'749'824, 24'313'856},
+    {"llama-3.3-70b", 70'553'706'496, 207'093'760},
+    {"qwen3-0.6b", 596'049'920, 10'092'544},
+    {"qwen3-1.7b", 1'720'574'976, 17'432'576},
+    {"qwen3-4b", 4'022'468'096, 33'030'144},
+    {"qwen3-8b", 8'190'735'360, 43'646'976},
+    {"qwen3-14b", 14'768'307'200, 64'225'280},
+    {"qwen3-32b", 32'762'123'264, 134'217'728},
+    {"qwen3-30b-a3b", 30'532'122'624, 0},
+    {"qwen3-235b-a22b", 235'093'634'560, 0},
+    {"qwen2.5-7b", 7'615'616'512, 40'370'176},
+    {"qwen2.5-72b", 72'706'203'648, 210'534'400},
+    {"mistral-7b-v0.3", 7'248'023'552, 41'943'040},
+    {"mistral-small-24b", 23'572'403'200, 92'405'760},
+    {"mixtral-8x7b", 46'702'792'704, 0},
+    {"gemma-3-1b", 999'885'952, 13'045'760},
+    {"gemma-3-4b", 3'880'263'168, 29'802'496},
+    {"gemma-3-12b", 11'766'034'176, 65'470'464},
+    {"gemma-3-27b", 27'009'346'304, 113'516'544},
+    {"phi-4", 14'659'507'200, 55'705'600},  // HF's fused qkv_proj and gate_up_proj
+    {"gpt-oss-20b", 20'914'757'184, 0},
+    {"gpt-oss-120b", 116'829'156'672, 0},
+};
+
+TEST(Params, EveryCatalogModelMatchesTheReferenceTotal) {
+  for (const auto& e : kReference) {
+    ModelPtr m = test::catalog().model(e.id);
+    EXPECT_EQ(m->params.total, e.total) << e.id;
+  }
+  EXPECT_EQ(test::catalog().models().size(), std::size(kReference)) << "a catalog model without a reference row";
+}
+
+TEST(Params, LoraRank16MatchesTheReference) {
+  for (const auto& e : kReference) {
+    if (e.lora_r16 == 0) continue;
+    EXPECT_EQ(trainable_params(test::workload(e.id, Method::kLora)).count, e.lora_r16) << e.id;
+  }
+}
+
+TEST(Params, Llama31_8B_Groups_ModelsMd_10_1) {
+  const ParamInventory& inv = test::catalog().model("llama-3.1-8b")->params;
+  EXPECT_EQ(inv.block_linear, 6'979'321'856);
+  EXPECT_EQ(inv.embedding_and_output, 1'050'673'152);
+  EXPECT_EQ(inv.norms, 266'240);
+  EXPECT_EQ(inv.biases, 0);
+}
+
+TEST(Params, Qwen3_32B_Groups_ModelsMd_10_2) {
+  const ParamInventory& inv = test::catalog().model("qwen3-32b")->params;
+  EXPECT_EQ(inv.block_linear, 31'205'621'760);
+  EXPECT_EQ(inv.embedding_and_output, 1'555'824'640);
+  EXPECT_EQ(inv.norms, 676'864);  // includes q_norm and k_norm over head_dim
+}
+
+TEST(Params, Qwen2_5_HasQkvBiases) {
+  EXPECT_EQ(test::catalog().model("qwen2.5-7b")->params.biases, 129'024);
+  EXPECT_EQ(test::catalog().model("qwen2.5-72b")->params.biases, 819'200);
+}
+
+TEST(Params, TiedEmbeddingsCountOnce) {
+  const auto& m = test::catalog().model("llama-3.2-1b");
+  EXPECT_TRUE(m->arch.tied_embeddings);
+  EXPECT_EQ(m->params.embedding_and_output, 262'668'288);  // V·H once
+  for (const auto& t : m->params.tensors) EXPECT_NE(t.kind, TensorKind::kOutput) << t.name;
+}
+
+TEST(Params, MoeActiveParameters) {
+  // gpt-oss README: 3.6B active (counting everything but the input-embedding lookup).
+  EXPECT_EQ(test::catalog().model("gpt-oss-20b")->params.active_per_token, 3'608'307'264);
+  EXPECT_EQ(test::catalog().model("gpt-oss-120b")->params.active_per_token, 5'132'849'472);
+  // Qwen3-MoE and Mixtral cards count the input embedding too (models.md §3, §5).
+  const auto& qwen = test::catalog().model("qwen3-30b-a3b");
+  EXPECT_EQ(qwen->params.active_per_token + qwen->arch.vocab * qwen->arch.hidden, 3'353'032'704);
+  const auto& mixtral = test::catalog().model("mixtral-8x7b");
+  EXPECT_EQ(mixtral->params.active_per_token + mixtral->arch.vocab * mixtral->arch.hidden, 12'879'925'248);
+}
+
+TEST(Params, EveryTensorHasAKindAndShape) {
+  for (const auto& m : test::catalog().models())
+    for (const auto& t : m->params.tensors) {
+      EXPECT_FALSE(t.shape.empty()) << m->arch.id << " " << t.name;
+      EXPECT_GT(t.total(), 0) << m->arch.id << " " << t.name;
+    }
+}
+
+TEST(Params, Phi4PartialFusedTargetIsRefusedWithTheReason) {
+  Workload w = test::workload("phi-4", Method::kLora);
+  w.lora.targets = kProjQ | kProjV;
+  try {
+    trainable_params(w);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("qkv_proj"), std::string::npos) << e.what();
+    EXPECT_EQ(e.field(), "targets");
+  }
+}
+
+}  // namespace
+}  // namespace ftplan
