@@ -1,4 +1,5 @@
-// Fuzzes the Hugging Face config.json reader and the parameter inventory built from what it accepts.
+// Fuzzes the Hugging Face config.json reader and the parameter inventory built from what it
+// accepts.
 #include <cstddef>
 #include <cstdint>
 #include <string>

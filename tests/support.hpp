@@ -18,7 +18,8 @@ inline const Catalog& catalog() {
   return c;
 }
 
-inline Workload workload(const std::string& model, Method method, Optimizer opt = Optimizer::kAdamW) {
+inline Workload workload(const std::string& model, Method method,
+                         Optimizer opt = Optimizer::kAdamW) {
   Workload w;
   w.model = catalog().model(model);
   w.method = method;

@@ -16,7 +16,8 @@ json run_json(const std::vector<std::string>& args) {
 }
 
 TEST(Cli, FitJsonHasTheDocumentedKeys) {
-  json j = run_json({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "rtx-pro-6000", "--json"});
+  json j = run_json(
+      {"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "rtx-pro-6000", "--json"});
   EXPECT_EQ(j["params"]["total"].get<long long>(), 8'030'261'248);
   EXPECT_EQ(j["params"]["trainable"].get<long long>(), 41'943'040);
   EXPECT_NEAR(j["memory_GB"]["capacity"].get<double>(), 102.64, 0.01);
@@ -26,8 +27,8 @@ TEST(Cli, FitJsonHasTheDocumentedKeys) {
 }
 
 TEST(Cli, FitJsonPerCardUnderFsdp) {
-  json j = run_json({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "rtx-pro-6000", "--gpus", "2",
-                     "--shard", "fsdp", "--json"});
+  json j = run_json({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "rtx-pro-6000",
+                     "--gpus", "2", "--shard", "fsdp", "--json"});
   EXPECT_NEAR(j["memory_GB"]["model_states"].get<double>(), 64.24, 0.01);
   EXPECT_EQ(j["gpus"], 2);
   EXPECT_EQ(j["shard"], "fsdp");
@@ -35,10 +36,12 @@ TEST(Cli, FitJsonPerCardUnderFsdp) {
 
 TEST(Cli, FitAcceptsAConfigJsonPathAndACardFile) {
   const std::string src = FTPLAN_SOURCE_DIR;
-  json j = run_json({"fit", "--model", src + "/tests/cases/configs/tiny_llama.json", "--method", "full", "--gpu",
-                     src + "/tests/cases/gpus/my-lab-card.yaml", "--json"});
-  // tiny llama: embed 1000·256 (tied) + 4 layers × (q 256² + k,v 2·256·64 + o 256² + 3·256·688) + norms 9·256
-  const long long expected = 1000 * 256 + 4 * (2 * 256 * 256 + 2 * 256 * 64 + 3 * 256 * 688) + 9 * 256;
+  json j = run_json({"fit", "--model", src + "/tests/cases/configs/tiny_llama.json", "--method",
+                     "full", "--gpu", src + "/tests/cases/gpus/my-lab-card.yaml", "--json"});
+  // tiny llama: embed 1000·256 (tied) + 4 layers × (q 256² + k,v 2·256·64 + o 256² + 3·256·688) +
+  // norms 9·256
+  const long long expected =
+      1000 * 256 + 4 * (2 * 256 * 256 + 2 * 256 * 64 + 3 * 256 * 688) + 9 * 256;
   EXPECT_EQ(j["params"]["total"].get<long long>(), expected);
   EXPECT_NEAR(j["memory_GB"]["capacity"].get<double>(), 49140 * 1048576.0 / 1e9, 0.001);
 }
@@ -46,10 +49,12 @@ TEST(Cli, FitAcceptsAConfigJsonPathAndACardFile) {
 TEST(Cli, GpusAndModelsListTheCatalog) {
   json g = run_json({"gpus", "--json"});
   std::vector<std::string> ids;
-  for (const auto& card : g["gpus"]) ids.push_back(card["id"]);
-  for (const char* id : {"h200-nvl", "h200-sxm", "h100-sxm", "h100-pcie", "h100-nvl", "a100-80gb-sxm", "a100-80gb-pcie",
-                         "l40s", "rtx-pro-6000", "rtx-pro-6000-server", "rtx-pro-6000-maxq", "rtx-6000-ada", "rtx-5090",
-                         "rtx-4090", "b200", "b300"})
+  for (const auto& card : g["gpus"])
+    ids.push_back(card["id"]);
+  for (const char* id :
+       {"h200-nvl", "h200-sxm", "h100-sxm", "h100-pcie", "h100-nvl", "a100-80gb-sxm",
+        "a100-80gb-pcie", "l40s", "rtx-pro-6000", "rtx-pro-6000-server", "rtx-pro-6000-maxq",
+        "rtx-6000-ada", "rtx-5090", "rtx-4090", "b200", "b300"})
     EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
   json m = run_json({"models", "--json"});
   EXPECT_GE(m["models"].size(), 8u);

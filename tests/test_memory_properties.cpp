@@ -14,7 +14,8 @@ TEST(MemoryProperties, TrainableBytesGrowWithRank) {
     for (int rank : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
       w.lora.rank = rank;
       const ModelStates s = model_states(w);
-      const double trained = (s.trained_weights + s.gradients + s.master_weights + s.optimizer_states).value;
+      const double trained =
+          (s.trained_weights + s.gradients + s.master_weights + s.optimizer_states).value;
       EXPECT_GT(trained, previous) << m->arch.id << " rank " << rank;
       previous = trained;
     }
@@ -27,7 +28,8 @@ TEST(MemoryProperties, FsdpOverNCardsDividesModelStatesByN) {
       const Workload w = test::workload(m->arch.id, method);
       const double one = estimate_memory(w, test::on("h200-nvl")).states.total().value;
       for (int n : {2, 3, 4, 8, 16}) {
-        const double per_card = estimate_memory(w, test::on("h200-nvl", n, Sharding::kFsdp)).states.total().value;
+        const double per_card =
+            estimate_memory(w, test::on("h200-nvl", n, Sharding::kFsdp)).states.total().value;
         EXPECT_NEAR(per_card * n, one, one * 1e-12) << m->arch.id << " n=" << n;
       }
     }
@@ -35,10 +37,14 @@ TEST(MemoryProperties, FsdpOverNCardsDividesModelStatesByN) {
 
 TEST(MemoryProperties, DdpReplicatesAndZeroStagesSplitMoreAndMore) {
   const Workload w = test::workload("llama-3.1-8b", Method::kFull);
-  const double none = estimate_memory(w, test::on("h200-nvl", 4, Sharding::kDdp)).states.total().value;
-  const double z1 = estimate_memory(w, test::on("h200-nvl", 4, Sharding::kZero1)).states.total().value;
-  const double z2 = estimate_memory(w, test::on("h200-nvl", 4, Sharding::kZero2)).states.total().value;
-  const double z3 = estimate_memory(w, test::on("h200-nvl", 4, Sharding::kFsdp)).states.total().value;
+  const double none =
+      estimate_memory(w, test::on("h200-nvl", 4, Sharding::kDdp)).states.total().value;
+  const double z1 =
+      estimate_memory(w, test::on("h200-nvl", 4, Sharding::kZero1)).states.total().value;
+  const double z2 =
+      estimate_memory(w, test::on("h200-nvl", 4, Sharding::kZero2)).states.total().value;
+  const double z3 =
+      estimate_memory(w, test::on("h200-nvl", 4, Sharding::kFsdp)).states.total().value;
   EXPECT_EQ(none, model_states(w).total().value);
   EXPECT_GT(none, z1);
   EXPECT_GT(z1, z2);

@@ -50,7 +50,8 @@ TEST(Params, EveryCatalogModelMatchesTheReferenceTotal) {
     ModelPtr m = test::catalog().model(e.id);
     EXPECT_EQ(m->params.total, e.total) << e.id;
   }
-  EXPECT_EQ(test::catalog().models().size(), std::size(kReference)) << "a catalog model without a reference row";
+  EXPECT_EQ(test::catalog().models().size(), std::size(kReference))
+      << "a catalog model without a reference row";
 }
 
 TEST(Params, LoraRank16MatchesTheReference) {
@@ -84,7 +85,8 @@ TEST(Params, TiedEmbeddingsCountOnce) {
   const auto& m = test::catalog().model("llama-3.2-1b");
   EXPECT_TRUE(m->arch.tied_embeddings);
   EXPECT_EQ(m->params.embedding_and_output, 262'668'288);  // V·H once
-  for (const auto& t : m->params.tensors) EXPECT_NE(t.kind, TensorKind::kOutput) << t.name;
+  for (const auto& t : m->params.tensors)
+    EXPECT_NE(t.kind, TensorKind::kOutput) << t.name;
 }
 
 TEST(Params, MoeActiveParameters) {
@@ -95,7 +97,8 @@ TEST(Params, MoeActiveParameters) {
   const auto& qwen = test::catalog().model("qwen3-30b-a3b");
   EXPECT_EQ(qwen->params.active_per_token + qwen->arch.vocab * qwen->arch.hidden, 3'353'032'704);
   const auto& mixtral = test::catalog().model("mixtral-8x7b");
-  EXPECT_EQ(mixtral->params.active_per_token + mixtral->arch.vocab * mixtral->arch.hidden, 12'879'925'248);
+  EXPECT_EQ(mixtral->params.active_per_token + mixtral->arch.vocab * mixtral->arch.hidden,
+            12'879'925'248);
 }
 
 TEST(Params, EveryTensorHasAKindAndShape) {

@@ -13,26 +13,39 @@ using test::on_mig;
 using test::printed;
 using test::workload;
 
-double states_GB(const Workload& w, const Placement& p) { return to_GB(estimate_memory(w, p).states.total()); }
-double free_GB(const Workload& w, const Placement& p) { return to_GB(estimate_memory(w, p).free); }
+double states_GB(const Workload& w, const Placement& p) {
+  return to_GB(estimate_memory(w, p).states.total());
+}
+double free_GB(const Workload& w, const Placement& p) {
+  return to_GB(estimate_memory(w, p).free);
+}
 
 TEST(SeedMemory, M1_Llama31_8B_Has_8_03_B_Parameters) {
-  EXPECT_EQ(printed(static_cast<double>(test::catalog().model("llama-3.1-8b")->params.total) / 1e9, 2), 8.03);
+  EXPECT_EQ(
+      printed(static_cast<double>(test::catalog().model("llama-3.1-8b")->params.total) / 1e9, 2),
+      8.03);
 }
 
 TEST(SeedMemory, M2_Lora_R16_Trains_41_9_M_Parameters) {
-  EXPECT_EQ(printed(static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kLora)).count) / 1e6, 1), 41.9);
+  EXPECT_EQ(
+      printed(static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kLora)).count) /
+                  1e6,
+              1),
+      41.9);
 }
 
 TEST(SeedMemory, M3_FullOverLoraRatioIsAbout190) {
-  const double full = static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kFull)).count);
-  const double lora = static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kLora)).count);
+  const double full =
+      static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kFull)).count);
+  const double lora =
+      static_cast<double>(trainable_params(workload("llama-3.1-8b", Method::kLora)).count);
   EXPECT_EQ(printed(full / lora, 1), 191.5);
   EXPECT_NEAR(full / lora, 190, 2.0);  // the article's "about 190×"
 }
 
 TEST(SeedMemory, M4_8B_Lora_ModelStates_16_7_GB) {
-  EXPECT_EQ(printed(states_GB(workload("llama-3.1-8b", Method::kLora), on("rtx-pro-6000")), 1), 16.7);
+  EXPECT_EQ(printed(states_GB(workload("llama-3.1-8b", Method::kLora), on("rtx-pro-6000")), 1),
+            16.7);
 }
 
 TEST(SeedMemory, M5_8B_Lora_Leaves_86_GB_On_RtxPro6000) {
@@ -89,14 +102,21 @@ TEST(SeedMemory, M12_8B_Full_Adam8bit_About_80_GB_Fits_One_RtxPro6000) {
 
 TEST(SeedMemory, M13_LoraUpTo32B_QloraUpTo70B_FitBothCards) {
   for (const char* gpu : {"h200-nvl", "rtx-pro-6000"}) {
-    EXPECT_EQ(estimate_memory(workload("llama-3.1-8b", Method::kLora), on(gpu)).verdict, Verdict::kFits) << gpu;
-    EXPECT_EQ(estimate_memory(workload("qwen3-32b", Method::kLora), on(gpu)).verdict, Verdict::kFits) << gpu;
-    EXPECT_EQ(estimate_memory(workload("llama-3.3-70b", Method::kQlora), on(gpu)).verdict, Verdict::kFits) << gpu;
+    EXPECT_EQ(estimate_memory(workload("llama-3.1-8b", Method::kLora), on(gpu)).verdict,
+              Verdict::kFits)
+        << gpu;
+    EXPECT_EQ(estimate_memory(workload("qwen3-32b", Method::kLora), on(gpu)).verdict,
+              Verdict::kFits)
+        << gpu;
+    EXPECT_EQ(estimate_memory(workload("llama-3.3-70b", Method::kQlora), on(gpu)).verdict,
+              Verdict::kFits)
+        << gpu;
   }
 }
 
 TEST(SeedMemory, M14_8B_Qlora_ModelStates_6_4_GB) {
-  EXPECT_EQ(printed(states_GB(workload("llama-3.1-8b", Method::kQlora), on("rtx-pro-6000")), 1), 6.4);
+  EXPECT_EQ(printed(states_GB(workload("llama-3.1-8b", Method::kQlora), on("rtx-pro-6000")), 1),
+            6.4);
 }
 
 TEST(SeedMemory, G4_8B_Lora_In_MigInstances_7_3_And_Minus_0_2_GB) {

@@ -14,7 +14,8 @@ namespace ftplan {
 using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
 std::string_view tensor_precision_name(TensorPrecision p) {
-  static constexpr std::string_view names[] = {"fp64", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8"};
+  static constexpr std::string_view names[] = {"fp64", "tf32", "bf16", "fp16",
+                                               "fp8",  "fp6",  "fp4",  "int8"};
   return names[static_cast<std::size_t>(p)];
 }
 
@@ -26,9 +27,12 @@ std::optional<TensorPrecision> tensor_precision_from_name(std::string_view name)
 
 std::string_view link_kind_name(LinkKind k) {
   switch (k) {
-    case LinkKind::kNone: return "none";
-    case LinkKind::kBridge: return "bridge";
-    case LinkKind::kSwitch: return "switch";
+    case LinkKind::kNone:
+      return "none";
+    case LinkKind::kBridge:
+      return "bridge";
+    case LinkKind::kSwitch:
+      return "switch";
   }
   return "none";
 }
@@ -41,7 +45,8 @@ const MigProfile* MigSpec::find(std::string_view name) const {
 
 std::vector<std::string> MigSpec::profile_names() const {
   std::vector<std::string> out;
-  for (const auto& p : profiles) out.push_back(p.name);
+  for (const auto& p : profiles)
+    out.push_back(p.name);
   return out;
 }
 
@@ -60,7 +65,9 @@ ModelPtr make_model(ModelArch arch) {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
@@ -76,10 +83,12 @@ std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& source
   for (const auto& id : ids) {
     if (!sources.count(id)) {
       std::vector<std::string> known;
-      for (const auto& [k, v] : sources) known.push_back(k);
+      for (const auto& [k, v] : sources)
+        known.push_back(k);
       auto near = closest_names(id, known, 2);
-      m.fail("source", fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
-                                   near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
+      m.fail("source",
+             fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
+                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
     }
   }
   return ids;
@@ -97,7 +106,8 @@ void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, 
   }
   if (!f.value) {
     auto reason = m.optional_string("reason");
-    if (!reason) m.fail("reason", "a figure whose value is null needs a 'reason' saying why it is unknown");
+    if (!reason)
+      m.fail("reason", "a figure whose value is null needs a 'reason' saying why it is unknown");
     f.unknown_reason = *reason;
   } else if (m.has("reason")) {
     m.fail("reason", "'reason' is only for figures whose value is null (unknown)");
@@ -116,7 +126,8 @@ Figure<double> number_figure(StrictMap& parent, std::string_view key, double min
   }
   StrictMap m = parent.required_map(key);
   f.value = m.optional_number("value", min, max);
-  if (!m.has("value")) m.fail("value", "required key is missing (use null with a 'reason' when unknown)");
+  if (!m.has("value"))
+    m.fail("value", "required key is missing (use null with a 'reason' when unknown)");
   read_figure_common(m, f, sources, tensor_rate);
   return f;
 }
@@ -144,7 +155,8 @@ void parse_sources_file(const DataFile& file, SourceTable& sources) {
     info.url = s.optional_string("url").value_or("");
     info.note = s.optional_string("note").value_or("");
     s.finish();
-    if (sources.count(info.id)) s.fail("id", fmt::format("source id '{}' is defined twice", info.id));
+    if (sources.count(info.id))
+      s.fail("id", fmt::format("source id '{}' is defined twice", info.id));
     sources.emplace(info.id, std::move(info));
   }
   root.finish();
@@ -170,8 +182,10 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
     prof.name = p.required_string("name");
     prof.memory_GB = number_figure(p, "memory_GB", 0.1, 1e4, sources, true);
     if (!prof.memory_GB.value) p.fail("memory_GB", "a MIG profile needs a known memory size");
-    prof.compute_slices = static_cast<int>(p.required_integer("compute_slices", 1, mig.compute_slices));
-    prof.memory_slices = static_cast<int>(p.required_integer("memory_slices", 1, mig.memory_slices));
+    prof.compute_slices =
+        static_cast<int>(p.required_integer("compute_slices", 1, mig.compute_slices));
+    prof.memory_slices =
+        static_cast<int>(p.required_integer("memory_slices", 1, mig.memory_slices));
     prof.max_count = static_cast<int>(p.required_integer("max_count", 1, mig.max_instances));
     for (auto start : p.integer_list("placements", 0, mig.memory_slices - prof.memory_slices))
       prof.placements.push_back(static_cast<int>(start));
@@ -194,7 +208,8 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   g.id = root.required_string("id");
   g.name = root.required_string("name");
   g.vendor = root.required_choice("vendor", {"nvidia", "amd"});
-  g.architecture = root.required_choice("architecture", {"ampere", "ada", "hopper", "blackwell", "cdna3"});
+  g.architecture =
+      root.required_choice("architecture", {"ampere", "ada", "hopper", "blackwell", "cdna3"});
   g.compute_capability = text_figure(root, "compute_capability", sources);
   if (g.compute_capability.value) {
     const std::string& cc = *g.compute_capability.value;
@@ -202,9 +217,11 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     int major = 0, minor = 0;
     bool ok = dot != std::string::npos &&
               std::from_chars(cc.data(), cc.data() + dot, major).ptr == cc.data() + dot &&
-              std::from_chars(cc.data() + dot + 1, cc.data() + cc.size(), minor).ptr == cc.data() + cc.size();
+              std::from_chars(cc.data() + dot + 1, cc.data() + cc.size(), minor).ptr ==
+                  cc.data() + cc.size();
     if (!ok || major < 1 || major > 99 || minor < 0 || minor > 9)
-      root.fail("compute_capability", fmt::format("expected a compute capability like \"9.0\", got '{}'", cc));
+      root.fail("compute_capability",
+                fmt::format("expected a compute capability like \"9.0\", got '{}'", cc));
     g.cc_major = major;
     g.cc_minor = minor;
   }
@@ -252,13 +269,16 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     g.nvlink.note = nv.optional_string("note").value_or("");
     if (kind == "none") {
       g.nvlink.kind = LinkKind::kNone;
-      if (g.nvlink.note.empty()) nv.fail("note", "kind 'none' needs a note saying how the cards exchange data");
+      if (g.nvlink.note.empty())
+        nv.fail("note", "kind 'none' needs a note saying how the cards exchange data");
     } else {
       g.nvlink.kind = kind == "bridge" ? LinkKind::kBridge : LinkKind::kSwitch;
       g.nvlink.generation = static_cast<int>(nv.required_integer("generation", 1, 9));
-      g.nvlink.GBps_per_gpu_both_directions = nv.required_number("GBps_per_gpu_both_directions", 1, 1e5);
+      g.nvlink.GBps_per_gpu_both_directions =
+          nv.required_number("GBps_per_gpu_both_directions", 1, 1e5);
       if (kind == "bridge")
-        g.nvlink.bridge_max_cards = static_cast<int>(nv.required_integer("bridge_max_cards", 2, 16));
+        g.nvlink.bridge_max_cards =
+            static_cast<int>(nv.required_integer("bridge_max_cards", 2, 16));
     }
     nv.finish();
   }
@@ -275,7 +295,8 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   Catalog c;
   // Sources first: every other file refers to them.
   for (const auto& f : files)
-    if (file_stem(f.path).rfind("sources", 0) == 0 && ends_with(f.path, ".yaml")) parse_sources_file(f, c.sources_);
+    if (file_stem(f.path).rfind("sources", 0) == 0 && ends_with(f.path, ".yaml"))
+      parse_sources_file(f, c.sources_);
 
   std::map<std::string, std::string_view, std::less<>> model_configs;  // "models/x.json" -> text
   const DataFile* model_index = nullptr;
@@ -284,7 +305,8 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
     if (p.find("/gpus/") != std::string::npos && ends_with(p, ".yaml")) {
       GpuSpec g = parse_gpu_file(f, c.sources_);
       if (c.find_gpu(g.id))
-        throw UserError(ErrorCode::kBadFile, fmt::format("{}: GPU id '{}' is defined twice", p, g.id), p);
+        throw UserError(ErrorCode::kBadFile,
+                        fmt::format("{}: GPU id '{}' is defined twice", p, g.id), p);
       c.gpus_.push_back(std::move(g));
     } else if (p.find("/models/") != std::string::npos && ends_with(p, ".json")) {
       model_configs.emplace(p.substr(p.find("/models/") + 8), f.text);
@@ -293,12 +315,14 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
     }
   }
   if (model_index) {
-    StrictMap root(parse_yaml_document(model_index->text, model_index->path), model_index->path, "");
+    StrictMap root(parse_yaml_document(model_index->text, model_index->path), model_index->path,
+                   "");
     for (auto& e : root.map_list("models", true)) {
       const std::string id = e.required_string("id");
       const std::string config = e.required_string("config");
       auto it = model_configs.find(config);
-      if (it == model_configs.end()) e.fail("config", fmt::format("no file models/{} was found", config));
+      if (it == model_configs.end())
+        e.fail("config", fmt::format("no file models/{} was found", config));
       ModelArch arch = read_hf_config(it->second, "data/models/" + config, id);
       arch.name = e.required_string("name");
       auto model = std::make_shared<Model>();
@@ -344,7 +368,8 @@ const GpuSpec& Catalog::gpu(std::string_view id) const {
 
 std::vector<std::string> Catalog::gpu_ids() const {
   std::vector<std::string> out;
-  for (const auto& g : gpus_) out.push_back(g.id);
+  for (const auto& g : gpus_)
+    out.push_back(g.id);
   return out;
 }
 
@@ -361,7 +386,8 @@ ModelPtr Catalog::model(std::string_view id) const {
 
 std::vector<std::string> Catalog::model_ids() const {
   std::vector<std::string> out;
-  for (const auto& m : models_) out.push_back(m->arch.id);
+  for (const auto& m : models_)
+    out.push_back(m->arch.id);
   return out;
 }
 

@@ -29,7 +29,9 @@ struct PcieSpec {
   int lanes = 0;
   double GBps_both_directions = 0;  // NVIDIA's figure: both directions added
   std::vector<std::string> sources;
-  BytesPerSecond per_direction() const { return bytes_per_second_from_GBps(GBps_both_directions / 2); }
+  BytesPerSecond per_direction() const {
+    return bytes_per_second_from_GBps(GBps_both_directions / 2);
+  }
 };
 
 struct NvlinkSpec {
@@ -45,12 +47,12 @@ struct NvlinkSpec {
 };
 
 struct MigProfile {
-  std::string name;                    // "1g.18gb"
-  Figure<double> memory_GB;            // memory of one instance, GB = 1e9 B
+  std::string name;          // "1g.18gb"
+  Figure<double> memory_GB;  // memory of one instance, GB = 1e9 B
   int compute_slices = 0;
   int memory_slices = 0;
   int max_count = 0;
-  std::vector<int> placements;         // memory-slice indices where an instance may start
+  std::vector<int> placements;  // memory-slice indices where an instance may start
   Bytes memory() const { return bytes_from_GB(memory_GB.value.value_or(0)); }
 };
 
@@ -73,7 +75,7 @@ struct GpuSpec {
   std::string name;
   std::string vendor;
   std::string architecture;
-  std::string source_file;             // where it was loaded from
+  std::string source_file;  // where it was loaded from
   Figure<std::string> compute_capability;
   int cc_major = 0;
   int cc_minor = 0;
@@ -81,7 +83,7 @@ struct GpuSpec {
   Figure<std::string> cooling;
   Figure<double> tdp_W;
   Figure<double> boost_clock_MHz;
-  Figure<double> visible_MiB;          // nvidia-smi memory.total
+  Figure<double> visible_MiB;  // nvidia-smi memory.total
   Figure<double> datasheet_GB;
   Figure<std::string> memory_type;
   Figure<double> bandwidth_GBps;
@@ -94,7 +96,9 @@ struct GpuSpec {
 
   // Driver-visible memory in bytes (what a run can allocate before the CUDA context).
   Bytes capacity() const { return bytes_from_MiB(visible_MiB.value.value_or(0)); }
-  BytesPerSecond bandwidth() const { return bytes_per_second_from_GBps(bandwidth_GBps.value.value_or(0)); }
+  BytesPerSecond bandwidth() const {
+    return bytes_per_second_from_GBps(bandwidth_GBps.value.value_or(0));
+  }
   // Dense tensor rate, or nothing where the vendor publishes none.
   std::optional<FlopsPerSecond> dense_rate(TensorPrecision p) const;
   const Figure<double>& tensor_figure(TensorPrecision p) const {

@@ -35,9 +35,10 @@ StrictMap::StrictMap(YAML::Node node, std::string file, std::string path)
     : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
   if (!node_.IsMap()) {
     std::string where_text = path_.empty() ? file_ : fmt::format("{}: key '{}'", file_, path_);
-    throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: expected a map of keys, got {}", where_text, describe_node(node_)),
-                    path_.empty() ? file_ : path_);
+    throw UserError(
+        ErrorCode::kBadFile,
+        fmt::format("{}: expected a map of keys, got {}", where_text, describe_node(node_)),
+        path_.empty() ? file_ : path_);
   }
 }
 
@@ -83,11 +84,13 @@ YAML::Node StrictMap::need(std::string_view key) {
     // A misspelt key is the usual cause: name it.
     std::vector<std::string> present;
     for (const auto& kv : node_)
-      if (kv.first.IsScalar() && !read_.count(kv.first.Scalar())) present.push_back(kv.first.Scalar());
+      if (kv.first.IsScalar() && !read_.count(kv.first.Scalar()))
+        present.push_back(kv.first.Scalar());
     auto near = closest_names(key, present, 1);
-    std::string hint = near.empty() ? ""
-                                    : fmt::format("; the map has an unknown key '{}' — did you mean '{}'?",
-                                                  near.front(), key);
+    std::string hint = near.empty()
+                           ? ""
+                           : fmt::format("; the map has an unknown key '{}' — did you mean '{}'?",
+                                         near.front(), key);
     throw UserError(ErrorCode::kMissingKey,
                     fmt::format("{}: required key '{}' is missing{}", file_, key_path(key), hint),
                     key_path(key));
@@ -111,12 +114,16 @@ std::optional<double> scalar_number(const YAML::Node& n) {
 
 std::string StrictMap::required_string(std::string_view key) {
   YAML::Node n = need(key);
-  if (!n.IsScalar() || n.Scalar().empty()) fail(key, fmt::format("expected text, got {}", describe_node(n)));
+  if (!n.IsScalar() || n.Scalar().empty())
+    fail(key, fmt::format("expected text, got {}", describe_node(n)));
   return n.Scalar();
 }
 
 std::optional<std::string> StrictMap::optional_string(std::string_view key) {
-  if (!has(key) || is_null(key)) { get(key); return std::nullopt; }
+  if (!has(key) || is_null(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_string(key);
 }
 
@@ -130,7 +137,10 @@ double StrictMap::required_number(std::string_view key, double min, double max) 
 }
 
 std::optional<double> StrictMap::optional_number(std::string_view key, double min, double max) {
-  if (!has(key) || is_null(key)) { get(key); return std::nullopt; }
+  if (!has(key) || is_null(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_number(key, min, max);
 }
 
@@ -144,12 +154,17 @@ long long StrictMap::required_integer(std::string_view key, long long min, long 
     ok = ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
   }
   if (!ok) fail(key, fmt::format("expected a whole number, got {}", describe_node(n)));
-  if (v < min || v > max) fail(key, fmt::format("expected a whole number from {} to {}, got {}", min, max, v));
+  if (v < min || v > max)
+    fail(key, fmt::format("expected a whole number from {} to {}, got {}", min, max, v));
   return v;
 }
 
-std::optional<long long> StrictMap::optional_integer(std::string_view key, long long min, long long max) {
-  if (!has(key) || is_null(key)) { get(key); return std::nullopt; }
+std::optional<long long> StrictMap::optional_integer(std::string_view key, long long min,
+                                                     long long max) {
+  if (!has(key) || is_null(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_integer(key, min, max);
 }
 
@@ -164,7 +179,10 @@ bool StrictMap::required_bool(std::string_view key) {
 }
 
 std::optional<bool> StrictMap::optional_bool(std::string_view key) {
-  if (!has(key) || is_null(key)) { get(key); return std::nullopt; }
+  if (!has(key) || is_null(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_bool(key);
 }
 
@@ -188,7 +206,8 @@ std::vector<std::string> StrictMap::string_list(std::string_view key, bool requi
 
 std::vector<long long> StrictMap::integer_list(std::string_view key, long long min, long long max) {
   YAML::Node n = need(key);
-  if (!n.IsSequence()) fail(key, fmt::format("expected a list of whole numbers, got {}", describe_node(n)));
+  if (!n.IsSequence())
+    fail(key, fmt::format("expected a list of whole numbers, got {}", describe_node(n)));
   std::vector<long long> out;
   for (const auto& item : n) {
     long long v = 0;
@@ -199,26 +218,32 @@ std::vector<long long> StrictMap::integer_list(std::string_view key, long long m
       ok = ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
     }
     if (!ok || v < min || v > max)
-      fail(key, fmt::format("expected whole numbers from {} to {}, found {}", min, max, describe_node(item)));
+      fail(key, fmt::format("expected whole numbers from {} to {}, found {}", min, max,
+                            describe_node(item)));
     out.push_back(v);
   }
   return out;
 }
 
-std::string StrictMap::required_choice(std::string_view key, const std::vector<std::string>& allowed) {
+std::string StrictMap::required_choice(std::string_view key,
+                                       const std::vector<std::string>& allowed) {
   std::string v = required_string(key);
   for (const auto& a : allowed)
     if (a == v) return v;
   try {
     throw_unknown_name("value", key_path(key), v, allowed);
   } catch (const UserError& e) {
-    throw UserError(ErrorCode::kUnknownName, fmt::format("{}: {}", where(key), e.what()), key_path(key));
+    throw UserError(ErrorCode::kUnknownName, fmt::format("{}: {}", where(key), e.what()),
+                    key_path(key));
   }
 }
 
 std::optional<std::string> StrictMap::optional_choice(std::string_view key,
                                                       const std::vector<std::string>& allowed) {
-  if (!has(key) || is_null(key)) { get(key); return std::nullopt; }
+  if (!has(key) || is_null(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_choice(key, allowed);
 }
 
@@ -229,7 +254,10 @@ StrictMap StrictMap::required_map(std::string_view key) {
 }
 
 std::optional<StrictMap> StrictMap::optional_map(std::string_view key) {
-  if (!has(key)) { get(key); return std::nullopt; }
+  if (!has(key)) {
+    get(key);
+    return std::nullopt;
+  }
   return required_map(key);
 }
 
@@ -243,26 +271,31 @@ std::vector<StrictMap> StrictMap::map_list(std::string_view key, bool required) 
     std::string p = fmt::format("{}[{}]", key_path(key), i++);
     if (!item.IsMap())
       throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}': expected a map of keys, got {}", file_, p, describe_node(item)),
+                      fmt::format("{}: key '{}': expected a map of keys, got {}", file_, p,
+                                  describe_node(item)),
                       p);
     out.emplace_back(item, file_, p);
   }
   return out;
 }
 
-YAML::Node StrictMap::raw(std::string_view key) { return get(key); }
+YAML::Node StrictMap::raw(std::string_view key) {
+  return get(key);
+}
 
 void StrictMap::finish() const {
   std::vector<std::string> known(read_.begin(), read_.end());
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar())
-      throw UserError(ErrorCode::kBadFile, fmt::format("{}: a key under '{}' is not text", file_, path_), path_);
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: a key under '{}' is not text", file_, path_), path_);
     const std::string& k = kv.first.Scalar();
     if (read_.count(k)) continue;
     auto near = closest_names(k, known, 1);
     std::string hint = near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front());
     throw UserError(ErrorCode::kUnknownName,
-                    fmt::format("{}: unknown key '{}'{}", where(k), key_path(k), hint), key_path(k));
+                    fmt::format("{}: unknown key '{}'{}", where(k), key_path(k), hint),
+                    key_path(k));
   }
 }
 

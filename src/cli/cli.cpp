@@ -47,9 +47,10 @@ std::vector<DataFile> builtin_data_files() {
 std::string Context::read_file(const std::string& path, const std::string& field) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: no such file (given for {})", path, field.empty() ? "input" : field),
-                    field);
+    throw UserError(
+        ErrorCode::kBadFile,
+        fmt::format("{}: no such file (given for {})", path, field.empty() ? "input" : field),
+        field);
   const auto size = fs::file_size(path, ec);
   constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
   if (ec || size > kMaxInputBytes)
@@ -69,10 +70,11 @@ const Catalog& Context::catalog() {
   for (const auto& dir : data_dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
-      throw UserError(ErrorCode::kBadFile, fmt::format("{}: not a folder (given with --data)", dir), "data");
+      throw UserError(ErrorCode::kBadFile, fmt::format("{}: not a folder (given with --data)", dir),
+                      "data");
     std::vector<fs::path> paths;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       if (it->is_regular_file()) paths.push_back(it->path());
     std::sort(paths.begin(), paths.end());
     for (const auto& p : paths) {
@@ -94,11 +96,13 @@ ModelPtr Context::resolve_model(const std::string& arg) {
     return make_model(read_hf_config(text, arg, arg));
   }
   auto near = closest_names(arg, c.model_ids());
-  throw UserError(ErrorCode::kUnknownName,
-                  fmt::format("unknown model '{}'{}; give a catalog id (ftplan models) or a path to a "
-                              "Hugging Face config.json",
-                              arg, near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
-                  "model");
+  throw UserError(
+      ErrorCode::kUnknownName,
+      fmt::format("unknown model '{}'{}; give a catalog id (ftplan models) or a path to a "
+                  "Hugging Face config.json",
+                  arg,
+                  near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
+      "model");
 }
 
 const GpuSpec& Context::resolve_gpu(const std::string& arg) {
@@ -112,18 +116,21 @@ const GpuSpec& Context::resolve_gpu(const std::string& arg) {
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CLI::App app{"ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
-               "Units: GB = 10^9 bytes, GiB = 2^30 bytes."};
+  CLI::App app{
+      "ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
+      "Units: GB = 10^9 bytes, GiB = 2^30 bytes."};
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
   Context ctx(out, err);
   app.add_option("--data", ctx.data_dirs,
-                 "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, sources*.yaml)");
+                 "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, "
+                 "sources*.yaml)");
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
 
   auto commands = registry();
-  std::stable_sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const Command& a, const Command& b) { return a.order < b.order; });
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
@@ -132,10 +139,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   // An unknown command gets a suggestion (CLI11 alone would only say that one is required).
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--data") { ++i; continue; }
+    if (args[i] == "--data") {
+      ++i;
+      continue;
+    }
     if (args[i].starts_with("-")) continue;
     std::vector<std::string> names;
-    for (const auto& c : commands) names.push_back(c.name);
+    for (const auto& c : commands)
+      names.push_back(c.name);
     if (std::find(names.begin(), names.end(), args[i]) == names.end()) {
       auto near = closest_names(args[i], names, 2);
       err << "error: unknown command '" << args[i] << "'"

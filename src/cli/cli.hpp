@@ -48,7 +48,8 @@ struct Command {
   int order = 100;  // position in --help
 };
 
-// Subcommand files register themselves at start-up: `static const bool r = register_command({...});`
+// Subcommand files register themselves at start-up: `static const bool r =
+// register_command({...});`
 bool register_command(Command c);
 
 // Runs the command line `args` (without the program name). Returns the exit code.

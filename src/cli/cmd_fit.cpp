@@ -20,8 +20,12 @@ struct FitOptions {
 std::string run_title(const Workload& w) {
   std::string method;
   switch (w.method) {
-    case Method::kFull: method = "full fine-tune"; break;
-    case Method::kLora: method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets)); break;
+    case Method::kFull:
+      method = "full fine-tune";
+      break;
+    case Method::kLora:
+      method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
     case Method::kQlora:
       method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
       break;
@@ -37,8 +41,9 @@ void print_fit(Context& ctx, const Workload& w, const Placement& p, const Memory
   out << fmt::format("on {} × {}{}{}\n\n", p.count, p.gpu->name,
                      p.count > 1 ? fmt::format(", {} sharding", sharding_name(p.sharding)) : "",
                      p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
-  out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n", group_digits(total),
-                     format_count_short(static_cast<double>(total)), group_digits(trained.count),
+  out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n",
+                     group_digits(total), format_count_short(static_cast<double>(total)),
+                     group_digits(trained.count),
                      format_count_short(static_cast<double>(trained.count)),
                      100.0 * static_cast<double>(trained.count) / static_cast<double>(total));
   TextTable t({"memory per card", "GB>", "GiB>"});
@@ -78,8 +83,10 @@ const bool registered = register_command(
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx);
          MemoryEstimate m = estimate_memory(w, p);
-         if (o->json) ctx.out << fit_json(w, p, m).dump(2) << "\n";
-         else print_fit(ctx, w, p, m);
+         if (o->json)
+           ctx.out << fit_json(w, p, m).dump(2) << "\n";
+         else
+           print_fit(ctx, w, p, m);
        };
      },
      20});

@@ -40,7 +40,8 @@ struct PlacementOptions {
   std::string mig;
   std::string topology;
 
-  void add_to(CLI::App& app, bool multi_card = true, bool with_mig = false, bool with_topology = false);
+  void add_to(CLI::App& app, bool multi_card = true, bool with_mig = false,
+              bool with_topology = false);
   Placement build(Context& ctx) const;
 };
 

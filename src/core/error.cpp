@@ -10,12 +10,18 @@ namespace ftplan {
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidValue: return "invalid_value";
-    case ErrorCode::kUnknownName: return "unknown_name";
-    case ErrorCode::kMissingKey: return "missing_key";
-    case ErrorCode::kBadFile: return "bad_file";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kInfeasible: return "infeasible";
+    case ErrorCode::kInvalidValue:
+      return "invalid_value";
+    case ErrorCode::kUnknownName:
+      return "unknown_name";
+    case ErrorCode::kMissingKey:
+      return "missing_key";
+    case ErrorCode::kBadFile:
+      return "bad_file";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kInfeasible:
+      return "infeasible";
   }
   return "error";
 }
@@ -32,7 +38,8 @@ std::string lower(std::string_view s) {
 // Levenshtein distance with unit costs.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
@@ -53,15 +60,16 @@ std::string strip_separators(std::string_view s) {
 
 }  // namespace
 
-std::vector<std::string> closest_names(std::string_view wanted, const std::vector<std::string>& valid,
-                                       std::size_t at_most) {
+std::vector<std::string> closest_names(std::string_view wanted,
+                                       const std::vector<std::string>& valid, std::size_t at_most) {
   const std::string w = lower(wanted);
   const std::string w_bare = strip_separators(w);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& name : valid) {
     const std::string n = lower(name);
     std::size_t d = std::min(edit_distance(w, n), edit_distance(w_bare, strip_separators(n)));
-    // A name that contains what was typed (or the reverse) is a strong hint: "rtx-pro" -> rtx-pro-6000.
+    // A name that contains what was typed (or the reverse) is a strong hint: "rtx-pro" ->
+    // rtx-pro-6000.
     if (!w_bare.empty() && (strip_separators(n).find(w_bare) != std::string::npos ||
                             w_bare.find(strip_separators(n)) != std::string::npos))
       d = std::min<std::size_t>(d, 1);
@@ -82,10 +90,8 @@ void throw_unknown_name(std::string_view what, std::string_view field, std::stri
                         const std::vector<std::string>& valid) {
   auto near = closest_names(wanted, valid);
   std::string msg = fmt::format("unknown {} '{}'", what, wanted);
-  if (!near.empty())
-    msg += fmt::format("; did you mean {}?", fmt::join(near, ", "));
-  if (valid.size() <= 20)
-    msg += fmt::format(" (valid: {})", fmt::join(valid, ", "));
+  if (!near.empty()) msg += fmt::format("; did you mean {}?", fmt::join(near, ", "));
+  if (valid.size() <= 20) msg += fmt::format(" (valid: {})", fmt::join(valid, ", "));
   throw UserError(ErrorCode::kUnknownName, msg, std::string(field));
 }
 

@@ -10,12 +10,12 @@
 namespace ftplan {
 
 enum class ErrorCode {
-  kInvalidValue,   // a value out of range or of the wrong kind
-  kUnknownName,    // an id, key or option value that does not exist
-  kMissingKey,     // a required key is absent
-  kBadFile,        // a file cannot be read or parsed
-  kUnsupported,    // valid input that ftplan (or the hardware) does not support
-  kInfeasible,     // a request that cannot be evaluated for this hardware (e.g. MIG multi-card)
+  kInvalidValue,  // a value out of range or of the wrong kind
+  kUnknownName,   // an id, key or option value that does not exist
+  kMissingKey,    // a required key is absent
+  kBadFile,       // a file cannot be read or parsed
+  kUnsupported,   // valid input that ftplan (or the hardware) does not support
+  kInfeasible,    // a request that cannot be evaluated for this hardware (e.g. MIG multi-card)
 };
 
 std::string_view error_code_name(ErrorCode code);
@@ -34,10 +34,12 @@ class UserError : public std::runtime_error {
 };
 
 // "unknown GPU 'h200nvl'; did you mean h200-nvl, h200-sxm?" — the closest valid names.
-std::vector<std::string> closest_names(std::string_view wanted, const std::vector<std::string>& valid,
+std::vector<std::string> closest_names(std::string_view wanted,
+                                       const std::vector<std::string>& valid,
                                        std::size_t at_most = 3);
 // An error for a name that is not among `valid`, naming the closest ones, or all when few.
 [[noreturn]] void throw_unknown_name(std::string_view what, std::string_view field,
-                                     std::string_view wanted, const std::vector<std::string>& valid);
+                                     std::string_view wanted,
+                                     const std::vector<std::string>& valid);
 
 }  // namespace ftplan

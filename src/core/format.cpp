@@ -27,10 +27,16 @@ std::string format_count_short(double n) {
   return fmt::format("{:.0f}", n);
 }
 
-std::string format_fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+std::string format_fixed(double v, int decimals) {
+  return fmt::format("{:.{}f}", v, decimals);
+}
 
-std::string format_GB(Bytes b, int decimals) { return format_fixed(to_GB(b), decimals) + " GB"; }
-std::string format_GiB(Bytes b, int decimals) { return format_fixed(to_GiB(b), decimals) + " GiB"; }
+std::string format_GB(Bytes b, int decimals) {
+  return format_fixed(to_GB(b), decimals) + " GB";
+}
+std::string format_GiB(Bytes b, int decimals) {
+  return format_fixed(to_GiB(b), decimals) + " GiB";
+}
 
 std::string format_seconds(Seconds s) {
   const double v = s.value;
@@ -46,12 +52,15 @@ std::string format_TFLOPS(FlopsPerSecond r, int decimals) {
   return format_fixed(to_TFLOPS(r), decimals) + " TFLOPS";
 }
 
-std::string format_GBps(BytesPerSecond r, int decimals) { return format_fixed(to_GBps(r), decimals) + " GB/s"; }
+std::string format_GBps(BytesPerSecond r, int decimals) {
+  return format_fixed(to_GBps(r), decimals) + " GB/s";
+}
 
 std::string format_number(double v, int max_decimals) {
   std::string s = fmt::format("{:.{}f}", v, max_decimals);
   if (s.find('.') != std::string::npos) {
-    while (!s.empty() && s.back() == '0') s.pop_back();
+    while (!s.empty() && s.back() == '0')
+      s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();
   }
   return s == "-0" ? "0" : s;

@@ -8,13 +8,13 @@
 
 namespace ftplan {
 
-std::string group_digits(std::int64_t n);                      // 8,030,261,248
-std::string format_count_short(double n);                      // 8.03 B, 41.9 M
-std::string format_GB(Bytes b, int decimals = 1);              // "16.7 GB"
-std::string format_GiB(Bytes b, int decimals = 1);             // "15.6 GiB"
-std::string format_seconds(Seconds s);                         // "1.23 s", "45.6 ms", "12.3 µs"
-std::string format_TFLOPS(FlopsPerSecond r, int decimals = 1); // "835.5 TFLOPS"
-std::string format_GBps(BytesPerSecond r, int decimals = 0);   // "4800 GB/s"
+std::string group_digits(std::int64_t n);                       // 8,030,261,248
+std::string format_count_short(double n);                       // 8.03 B, 41.9 M
+std::string format_GB(Bytes b, int decimals = 1);               // "16.7 GB"
+std::string format_GiB(Bytes b, int decimals = 1);              // "15.6 GiB"
+std::string format_seconds(Seconds s);                          // "1.23 s", "45.6 ms", "12.3 µs"
+std::string format_TFLOPS(FlopsPerSecond r, int decimals = 1);  // "835.5 TFLOPS"
+std::string format_GBps(BytesPerSecond r, int decimals = 0);    // "4800 GB/s"
 std::string format_fixed(double v, int decimals);               // "1.66"
 // A decimal number without trailing zeros: 835.5, 4800, 0.25.
 std::string format_number(double v, int max_decimals = 3);

@@ -9,13 +9,13 @@
 namespace ftplan {
 
 struct Derivation {
-  std::string id;        // stable key, e.g. "memory.model_states"
-  std::string label;     // what the figure is
+  std::string id;     // stable key, e.g. "memory.model_states"
+  std::string label;  // what the figure is
   double value = 0;
-  std::string unit;      // "GB", "s", "FLOP/B", ...
-  std::string formula;   // the formula in words and symbols
+  std::string unit;                                         // "GB", "s", "FLOP/B", ...
+  std::string formula;                                      // the formula in words and symbols
   std::vector<std::pair<std::string, std::string>> inputs;  // name -> value with unit
-  std::string source;    // where the formula comes from
+  std::string source;                                       // where the formula comes from
 };
 
 class Trace {

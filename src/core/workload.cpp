@@ -21,7 +21,8 @@ struct NameTable {
   }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
-    for (const auto& [v, n] : entries) out.emplace_back(n);
+    for (const auto& [v, n] : entries)
+      out.emplace_back(n);
     return out;
   }
   E parse(std::string_view s, std::string_view what, std::string_view field) const {
@@ -31,7 +32,8 @@ struct NameTable {
   }
 };
 
-constexpr NameTable<Method, 3> kMethods{{{{Method::kFull, "full"}, {Method::kLora, "lora"}, {Method::kQlora, "qlora"}}}};
+constexpr NameTable<Method, 3> kMethods{
+    {{{Method::kFull, "full"}, {Method::kLora, "lora"}, {Method::kQlora, "qlora"}}}};
 constexpr NameTable<Optimizer, 8> kOptimizers{{{{Optimizer::kAdamW, "adamw"},
                                                 {Optimizer::kAdamW8bit, "adamw-8bit"},
                                                 {Optimizer::kPagedAdamW, "paged-adamw"},
@@ -53,18 +55,33 @@ constexpr NameTable<Sharding, 5> kShardings{{{{Sharding::kNone, "none"},
 constexpr NameTable<Recompute, 3> kRecomputes{{{{Recompute::kNone, "none"},
                                                 {Recompute::kSelective, "selective"},
                                                 {Recompute::kFull, "full"}}}};
-constexpr NameTable<Attention, 2> kAttentions{{{{Attention::kFlash, "flash"}, {Attention::kEager, "eager"}}}};
+constexpr NameTable<Attention, 2> kAttentions{
+    {{{Attention::kFlash, "flash"}, {Attention::kEager, "eager"}}}};
 
 }  // namespace
 
-std::string_view method_name(Method m) { return kMethods.name(m); }
-std::string_view optimizer_name(Optimizer o) { return kOptimizers.name(o); }
-std::string_view compute_format_name(ComputeFormat f) { return kFormats.name(f); }
-std::string_view sharding_name(Sharding s) { return kShardings.name(s); }
-std::string_view recompute_name(Recompute r) { return kRecomputes.name(r); }
-std::string_view attention_name(Attention a) { return kAttentions.name(a); }
+std::string_view method_name(Method m) {
+  return kMethods.name(m);
+}
+std::string_view optimizer_name(Optimizer o) {
+  return kOptimizers.name(o);
+}
+std::string_view compute_format_name(ComputeFormat f) {
+  return kFormats.name(f);
+}
+std::string_view sharding_name(Sharding s) {
+  return kShardings.name(s);
+}
+std::string_view recompute_name(Recompute r) {
+  return kRecomputes.name(r);
+}
+std::string_view attention_name(Attention a) {
+  return kAttentions.name(a);
+}
 
-Method parse_method(std::string_view s, std::string_view field) { return kMethods.parse(s, "method", field); }
+Method parse_method(std::string_view s, std::string_view field) {
+  return kMethods.parse(s, "method", field);
+}
 Optimizer parse_optimizer(std::string_view s, std::string_view field) {
   return kOptimizers.parse(s, "optimizer", field);
 }
@@ -81,38 +98,75 @@ Attention parse_attention(std::string_view s, std::string_view field) {
   return kAttentions.parse(s, "attention implementation", field);
 }
 
-const std::vector<std::string>& method_names() { static const auto v = kMethods.names(); return v; }
-const std::vector<std::string>& optimizer_names() { static const auto v = kOptimizers.names(); return v; }
-const std::vector<std::string>& compute_format_names() { static const auto v = kFormats.names(); return v; }
-const std::vector<std::string>& sharding_names() { static const auto v = kShardings.names(); return v; }
+const std::vector<std::string>& method_names() {
+  static const auto v = kMethods.names();
+  return v;
+}
+const std::vector<std::string>& optimizer_names() {
+  static const auto v = kOptimizers.names();
+  return v;
+}
+const std::vector<std::string>& compute_format_names() {
+  static const auto v = kFormats.names();
+  return v;
+}
+const std::vector<std::string>& sharding_names() {
+  static const auto v = kShardings.names();
+  return v;
+}
 
 ProjectionSet parse_targets(std::string_view list, std::string_view field) {
   static const std::vector<std::pair<std::string, ProjectionSet>> names = {
-      {"q", kProjQ}, {"k", kProjK}, {"v", kProjV}, {"o", kProjO},
-      {"gate", kProjGate}, {"up", kProjUp}, {"down", kProjDown},
-      {"q_proj", kProjQ}, {"k_proj", kProjK}, {"v_proj", kProjV}, {"o_proj", kProjO},
-      {"gate_proj", kProjGate}, {"up_proj", kProjUp}, {"down_proj", kProjDown},
-      {"qkv_proj", kProjQ | kProjK | kProjV}, {"gate_up_proj", kProjGate | kProjUp},
-      {"output_proj", kProjO}, {"w1", kProjGate}, {"w3", kProjUp}, {"w2", kProjDown},
-      {"attention", kProjQ | kProjK | kProjV | kProjO}, {"mlp", kProjGate | kProjUp | kProjDown},
-      {"all", kAllProjections}, {"all-linear", kAllProjections}};
+      {"q", kProjQ},
+      {"k", kProjK},
+      {"v", kProjV},
+      {"o", kProjO},
+      {"gate", kProjGate},
+      {"up", kProjUp},
+      {"down", kProjDown},
+      {"q_proj", kProjQ},
+      {"k_proj", kProjK},
+      {"v_proj", kProjV},
+      {"o_proj", kProjO},
+      {"gate_proj", kProjGate},
+      {"up_proj", kProjUp},
+      {"down_proj", kProjDown},
+      {"qkv_proj", kProjQ | kProjK | kProjV},
+      {"gate_up_proj", kProjGate | kProjUp},
+      {"output_proj", kProjO},
+      {"w1", kProjGate},
+      {"w3", kProjUp},
+      {"w2", kProjDown},
+      {"attention", kProjQ | kProjK | kProjV | kProjO},
+      {"mlp", kProjGate | kProjUp | kProjDown},
+      {"all", kAllProjections},
+      {"all-linear", kAllProjections}};
   ProjectionSet set = 0;
   std::size_t start = 0;
   while (start <= list.size()) {
     std::size_t comma = list.find(',', start);
-    std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    std::string_view item = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
     if (item.empty())
-      throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("empty entry in target list '{}'; expected names such as q,k,v,o,gate,up,down", list),
-                      std::string(field));
+      throw UserError(
+          ErrorCode::kInvalidValue,
+          fmt::format(
+              "empty entry in target list '{}'; expected names such as q,k,v,o,gate,up,down", list),
+          std::string(field));
     bool found = false;
     for (const auto& [n, bits] : names)
-      if (n == item) { set |= bits; found = true; }
+      if (n == item) {
+        set |= bits;
+        found = true;
+      }
     if (!found) {
       std::vector<std::string> valid;
-      for (const auto& [n, bits] : names) valid.push_back(n);
+      for (const auto& [n, bits] : names)
+        valid.push_back(n);
       throw_unknown_name("target module", field, item, valid);
     }
     if (comma == std::string_view::npos) break;
@@ -128,33 +182,47 @@ void validate(const Workload& w) {
   if (!w.model) bad("model", "no model given");
   if (w.method != Method::kFull) {
     if (w.lora.rank < 1 || w.lora.rank > 65536)
-      bad("rank", fmt::format("LoRA rank must be a whole number from 1 to 65536, got {}", w.lora.rank));
-    if (w.lora.targets == 0) bad("targets", "LoRA needs at least one target module (e.g. q,k,v,o,gate,up,down)");
+      bad("rank",
+          fmt::format("LoRA rank must be a whole number from 1 to 65536, got {}", w.lora.rank));
+    if (w.lora.targets == 0)
+      bad("targets", "LoRA needs at least one target module (e.g. q,k,v,o,gate,up,down)");
   }
   if (w.method == Method::kQlora) {
-    if (w.quant.bits < 2 || w.quant.bits > 8) bad("quant_bits", fmt::format("quantized weights need 2 to 8 bits, got {}", w.quant.bits));
-    if (w.quant.block < 1 || w.quant.block > 65536) bad("quant_block", fmt::format("quantization block size must be 1 to 65536, got {}", w.quant.block));
+    if (w.quant.bits < 2 || w.quant.bits > 8)
+      bad("quant_bits", fmt::format("quantized weights need 2 to 8 bits, got {}", w.quant.bits));
+    if (w.quant.block < 1 || w.quant.block > 65536)
+      bad("quant_block",
+          fmt::format("quantization block size must be 1 to 65536, got {}", w.quant.block));
     if (w.quant.second_block < 1 || w.quant.second_block > 65536)
-      bad("quant_second_block", fmt::format("second-level block size must be 1 to 65536, got {}", w.quant.second_block));
+      bad("quant_second_block",
+          fmt::format("second-level block size must be 1 to 65536, got {}", w.quant.second_block));
   }
-  if (w.seq < 1 || w.seq > (1 << 24)) bad("seq", fmt::format("sequence length must be 1 to 16777216 tokens, got {}", w.seq));
+  if (w.seq < 1 || w.seq > (1 << 24))
+    bad("seq", fmt::format("sequence length must be 1 to 16777216 tokens, got {}", w.seq));
   if (w.micro_batch < 1 || w.micro_batch > 65536)
-    bad("micro_batch", fmt::format("micro-batch must be 1 to 65536 sequences, got {}", w.micro_batch));
+    bad("micro_batch",
+        fmt::format("micro-batch must be 1 to 65536 sequences, got {}", w.micro_batch));
   if (w.grad_accum < 1 || w.grad_accum > 1000000)
-    bad("grad_accum", fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}", w.grad_accum));
+    bad("grad_accum",
+        fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",
+                    w.grad_accum));
 }
 
 void validate(const Placement& p) {
   if (!p.gpu) throw UserError(ErrorCode::kInvalidValue, "no GPU given", "gpu");
   if (p.count < 1 || p.count > 65536)
-    throw UserError(ErrorCode::kInvalidValue,
-                    fmt::format("number of GPUs must be a whole number from 1 to 65536, got {}", p.count), "gpus");
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("number of GPUs must be a whole number from 1 to 65536, got {}", p.count),
+        "gpus");
   if (p.mig && p.count > 1)
-    throw UserError(ErrorCode::kInfeasible,
-                    fmt::format("a run on MIG instances must use one instance: NCCL does not support MIG "
-                                "(NVIDIA MIG user guide), so {} cards' worth of {} instances cannot form one run",
-                                p.count, p.mig->name),
-                    "gpus");
+    throw UserError(
+        ErrorCode::kInfeasible,
+        fmt::format(
+            "a run on MIG instances must use one instance: NCCL does not support MIG "
+            "(NVIDIA MIG user guide), so {} cards' worth of {} instances cannot form one run",
+            p.count, p.mig->name),
+        "gpus");
 }
 
 }  // namespace ftplan

@@ -16,14 +16,14 @@ enum class Method { kFull, kLora, kQlora };
 
 // Optimizers, with the bytes each keeps per trained parameter (memory/optimizer.cpp).
 enum class Optimizer {
-  kAdamW,          // mixed precision: BF16 weight + BF16 grad + FP32 master, m, v = 16 B (ZeRO count)
-  kAdamW8bit,      // bitsandbytes 8-bit states: 2 + 2 + 4 + 1 + 1 = 10 B
-  kPagedAdamW,     // as kAdamW, states in CUDA unified memory that can be evicted to the host
-  kPagedAdamW8bit, // as kAdamW8bit, paged
-  kAdamWBf16,      // pure BF16: weight, grad, m, v in BF16, no master copy = 8 B
-  kSgdMomentum,    // BF16 weight + grad + FP32 master + FP32 momentum = 12 B
-  kSgd,            // BF16 weight + grad + FP32 master = 8 B
-  kAdafactor,      // BF16 weight + grad + FP32 master + factored second moment (row + column)
+  kAdamW,       // mixed precision: BF16 weight + BF16 grad + FP32 master, m, v = 16 B (ZeRO count)
+  kAdamW8bit,   // bitsandbytes 8-bit states: 2 + 2 + 4 + 1 + 1 = 10 B
+  kPagedAdamW,  // as kAdamW, states in CUDA unified memory that can be evicted to the host
+  kPagedAdamW8bit,  // as kAdamW8bit, paged
+  kAdamWBf16,       // pure BF16: weight, grad, m, v in BF16, no master copy = 8 B
+  kSgdMomentum,     // BF16 weight + grad + FP32 master + FP32 momentum = 12 B
+  kSgd,             // BF16 weight + grad + FP32 master = 8 B
+  kAdafactor,       // BF16 weight + grad + FP32 master + factored second moment (row + column)
 };
 
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
@@ -54,8 +54,8 @@ const std::vector<std::string>& sharding_names();
 ProjectionSet parse_targets(std::string_view list, std::string_view field = "targets");
 
 struct LoraConfig {
-  int rank = 16;                           // seed: rank 16
-  ProjectionSet targets = kAllProjections; // seed: all seven block projections
+  int rank = 16;                            // seed: rank 16
+  ProjectionSet targets = kAllProjections;  // seed: all seven block projections
 };
 
 // NF4 with double quantization (Dettmers et al. 2023, QLoRA §3): 4-bit codes, one 8-bit
@@ -70,11 +70,12 @@ struct QuantConfig {
 
 // The activation-memory and runtime options real recipes use (memory/activations.*).
 struct TrainingOptions {
-  bool optimizer_in_backward = false;  // optimizer step fused into backward: gradients never all live
-  bool offload_optimizer = false;      // optimizer states (and master weights) in host memory
-  bool offload_parameters = false;     // FSDP CPU offload of parameters
-  bool offload_activations = false;    // saved activations in host memory
-  bool chunked_loss = false;           // cross-entropy computed in chunks: no full-vocab logits
+  bool optimizer_in_backward =
+      false;                         // optimizer step fused into backward: gradients never all live
+  bool offload_optimizer = false;    // optimizer states (and master weights) in host memory
+  bool offload_parameters = false;   // FSDP CPU offload of parameters
+  bool offload_activations = false;  // saved activations in host memory
+  bool chunked_loss = false;         // cross-entropy computed in chunks: no full-vocab logits
 };
 
 enum class PeakKind { kAllocated, kReserved };
@@ -86,9 +87,9 @@ struct Workload {
   LoraConfig lora;
   QuantConfig quant;
   ComputeFormat precision = ComputeFormat::kBF16;
-  std::int64_t seq = 2048;        // tokens per sequence
-  std::int64_t micro_batch = 1;   // sequences per card per forward/backward
-  std::int64_t grad_accum = 1;    // micro-batches per optimizer step
+  std::int64_t seq = 2048;       // tokens per sequence
+  std::int64_t micro_batch = 1;  // sequences per card per forward/backward
+  std::int64_t grad_accum = 1;   // micro-batches per optimizer step
   Recompute recompute = Recompute::kFull;
   Attention attention = Attention::kFlash;
   TrainingOptions options;

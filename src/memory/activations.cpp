@@ -2,6 +2,8 @@
 
 namespace ftplan {
 
-RuntimeMemory runtime_memory(const Workload&, const Placement&) { return {}; }
+RuntimeMemory runtime_memory(const Workload&, const Placement&) {
+  return {};
+}
 
 }  // namespace ftplan

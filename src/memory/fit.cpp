@@ -9,9 +9,12 @@ namespace ftplan {
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::kFits: return "fits";
-    case Verdict::kTight: return "tight";
-    case Verdict::kDoesNotFit: return "does-not-fit";
+    case Verdict::kFits:
+      return "fits";
+    case Verdict::kTight:
+      return "tight";
+    case Verdict::kDoesNotFit:
+      return "does-not-fit";
   }
   return "?";
 }
@@ -39,35 +42,55 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, co
   m.peak = m.states.total() + m.activations + m.overhead;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
-  const std::string where = p.mig ? fmt::format("a {} instance of {}", p.mig->name, p.gpu->name)
-                                  : (cards > 1 ? fmt::format("each of {} × {}", cards, p.gpu->name) : p.gpu->name);
+  const std::string where =
+      p.mig ? fmt::format("a {} instance of {}", p.mig->name, p.gpu->name)
+            : (cards > 1 ? fmt::format("each of {} × {}", cards, p.gpu->name) : p.gpu->name);
   switch (m.verdict) {
     case Verdict::kFits:
-      m.reason = fmt::format("peak {} leaves {} of {} on {}", format_GB(m.peak), format_GB(m.headroom),
-                             format_GB(m.capacity), where);
+      m.reason = fmt::format("peak {} leaves {} of {} on {}", format_GB(m.peak),
+                             format_GB(m.headroom), format_GB(m.capacity), where);
       break;
     case Verdict::kTight:
-      m.reason = fmt::format("peak {} leaves only {} of {} on {} (under {:.0f} % of the card): too little to plan "
-                             "with; use more cards, sharding, QLoRA or a smaller micro-batch",
-                             format_GB(m.peak), format_GB(m.headroom), format_GB(m.capacity), where,
-                             kTightHeadroomFraction * 100);
+      m.reason = fmt::format(
+          "peak {} leaves only {} of {} on {} (under {:.0f} % of the card): too little to plan "
+          "with; use more cards, sharding, QLoRA or a smaller micro-batch",
+          format_GB(m.peak), format_GB(m.headroom), format_GB(m.capacity), where,
+          kTightHeadroomFraction * 100);
       break;
     case Verdict::kDoesNotFit:
-      m.reason = fmt::format("peak {} exceeds the {} of {} by {}", format_GB(m.peak), format_GB(m.capacity),
-                             where, format_GB(m.peak - m.capacity));
+      m.reason = fmt::format("peak {} exceeds the {} of {} by {}", format_GB(m.peak),
+                             format_GB(m.capacity), where, format_GB(m.peak - m.capacity));
       break;
   }
   if (trace) {
-    trace->add({"memory.capacity", "memory a run can use", to_GB(m.capacity), "GB",
-                p.mig ? "the MIG profile's memory" : "driver-visible memory (nvidia-smi MiB × 1,048,576 B)",
-                {{"card", p.gpu->id}, {"visible MiB", p.mig ? "-" : format_number(p.gpu->visible_MiB.value.value_or(0))}},
-                "GPU data file (nvidia-smi memory.total)"});
-    trace->add({"memory.free", "free after model states", to_GB(m.free), "GB", "capacity − model states per card",
-                {{"capacity", format_GB(m.capacity, 3)}, {"model states per card", format_GB(m.states.total(), 3)},
-                 {"sharding", std::string(sharding_name(p.sharding))}, {"cards", std::to_string(cards)}},
-                "seed § memory: what is left for activations, the CUDA context and temporary buffers"});
-    trace->add({"memory.peak", "estimated peak per card", to_GB(m.peak), "GB", "model states + activations + overhead",
-                {{"model states", format_GB(m.states.total(), 3)}, {"activations", format_GB(m.activations, 3)},
+    trace->add(
+        {"memory.capacity",
+         "memory a run can use",
+         to_GB(m.capacity),
+         "GB",
+         p.mig ? "the MIG profile's memory"
+               : "driver-visible memory (nvidia-smi MiB × 1,048,576 B)",
+         {{"card", p.gpu->id},
+          {"visible MiB", p.mig ? "-" : format_number(p.gpu->visible_MiB.value.value_or(0))}},
+         "GPU data file (nvidia-smi memory.total)"});
+    trace->add(
+        {"memory.free",
+         "free after model states",
+         to_GB(m.free),
+         "GB",
+         "capacity − model states per card",
+         {{"capacity", format_GB(m.capacity, 3)},
+          {"model states per card", format_GB(m.states.total(), 3)},
+          {"sharding", std::string(sharding_name(p.sharding))},
+          {"cards", std::to_string(cards)}},
+         "seed § memory: what is left for activations, the CUDA context and temporary buffers"});
+    trace->add({"memory.peak",
+                "estimated peak per card",
+                to_GB(m.peak),
+                "GB",
+                "model states + activations + overhead",
+                {{"model states", format_GB(m.states.total(), 3)},
+                 {"activations", format_GB(m.activations, 3)},
                  {"overhead", format_GB(m.overhead, 3)}},
                 "memory/activations (Korthikanti et al. 2022) and runtime overheads"});
   }

@@ -1,4 +1,5 @@
-// Does a workload fit a card (or each card of several, or one MIG instance), and with how much room.
+// Does a workload fit a card (or each card of several, or one MIG instance), and with how much
+// room.
 #pragma once
 
 #include <string>
@@ -22,15 +23,15 @@ std::string_view verdict_name(Verdict v);  // "fits", "tight", "does-not-fit"
 inline constexpr double kTightHeadroomFraction = 0.10;
 
 struct MemoryEstimate {
-  ModelStates states;      // per card
-  Bytes activations;       // per card: saved activations, logits and backward temporaries
-  Bytes overhead;          // per card: CUDA context, library workspaces, allocator reserve
-  Bytes capacity;          // per card, or per MIG instance
-  Bytes free;              // capacity - model states: the seed's "free for activations"
-  Bytes peak;              // model states + activations + overhead
-  Bytes headroom;          // capacity - peak
+  ModelStates states;  // per card
+  Bytes activations;   // per card: saved activations, logits and backward temporaries
+  Bytes overhead;      // per card: CUDA context, library workspaces, allocator reserve
+  Bytes capacity;      // per card, or per MIG instance
+  Bytes free;          // capacity - model states: the seed's "free for activations"
+  Bytes peak;          // model states + activations + overhead
+  Bytes headroom;      // capacity - peak
   Verdict verdict = Verdict::kFits;
-  std::string reason;      // one sentence a user can act on
+  std::string reason;  // one sentence a user can act on
 };
 
 // Per-card memory of `w` placed as `p`. `replica` lets a caller that evaluates many placements of

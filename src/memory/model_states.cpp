@@ -10,22 +10,29 @@ namespace ftplan {
 
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
-std::string fmt_count(ParamCount n) { return group_digits(n); }
-std::string fmt_GB(Bytes b) { return fmt::format("{:.3f} GB", to_GB(b)); }
+std::string fmt_count(ParamCount n) {
+  return group_digits(n);
+}
+std::string fmt_GB(Bytes b) {
+  return fmt::format("{:.3f} GB", to_GB(b));
+}
 
 // The LoRA adapter parameters of one tensor: A [r, in] and B [out, r] per copy.
 ParamCount adapter_params(const TensorSpec& t, const LoraConfig& lora, const ModelArch& arch) {
   const ProjectionSet hit = t.projections & lora.targets;
   if (hit == 0) return 0;
   if (hit != t.projections)
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("{} fuses {} into one module ({}); LoRA adapts a module whole: target all "
-                                "of {} or none of them",
-                                arch.id, projection_set_name(t.projections), t.name,
-                                projection_set_name(t.projections)),
-                    "targets");
+    throw UserError(
+        ErrorCode::kUnsupported,
+        fmt::format("{} fuses {} into one module ({}); LoRA adapts a module whole: target all "
+                    "of {} or none of them",
+                    arch.id, projection_set_name(t.projections), t.name,
+                    projection_set_name(t.projections)),
+        "targets");
   const std::int64_t per_expert_copies = t.layers * t.experts;  // adapters are per expert
   return static_cast<ParamCount>(lora.rank) * (t.in_features + t.out_features) * per_expert_copies;
 }
@@ -34,7 +41,8 @@ ParamCount adapter_params(const TensorSpec& t, const LoraConfig& lora, const Mod
 
 double quantized_bits_per_param(const QuantConfig& q) {
   // QLoRA §3: 4-bit codes + 8-bit absmax per block of 64 + 32-bit constant per 256 absmax values.
-  if (q.double_quant) return q.bits + 8.0 / q.block + 32.0 / (static_cast<double>(q.block) * q.second_block);
+  if (q.double_quant)
+    return q.bits + 8.0 / q.block + 32.0 / (static_cast<double>(q.block) * q.second_block);
   return q.bits + 32.0 / q.block;
 }
 
@@ -71,7 +79,8 @@ TrainedParams trainable_params(const Workload& w) {
     if (n == 0) continue;
     out.count += n;
     const std::int64_t copies = t.layers * t.experts;
-    out.factored_state_elems += copies * ((w.lora.rank + t.in_features) + (t.out_features + w.lora.rank));
+    out.factored_state_elems +=
+        copies * ((w.lora.rank + t.in_features) + (t.out_features + w.lora.rank));
   }
   return out;
 }
@@ -107,29 +116,47 @@ ModelStates model_states(const Workload& w, Trace* trace) {
   }
 
   if (trace) {
-    trace->add({"params.trainable", "trainable parameters", n, "parameters",
-                w.method == Method::kFull ? "every parameter of the model"
-                                          : "sum over targeted projections of r · (in + out) per layer (and expert)",
-                {{"total parameters", fmt_count(inv.total)},
-                 {"rank", w.method == Method::kFull ? "-" : std::to_string(w.lora.rank)},
-                 {"targets", w.method == Method::kFull ? "-" : projection_set_name(w.lora.targets)}},
-                "LoRA: Hu et al. 2021; seed: rank 16 on all seven block projections"});
+    trace->add(
+        {"params.trainable",
+         "trainable parameters",
+         n,
+         "parameters",
+         w.method == Method::kFull
+             ? "every parameter of the model"
+             : "sum over targeted projections of r · (in + out) per layer (and expert)",
+         {{"total parameters", fmt_count(inv.total)},
+          {"rank", w.method == Method::kFull ? "-" : std::to_string(w.lora.rank)},
+          {"targets", w.method == Method::kFull ? "-" : projection_set_name(w.lora.targets)}},
+         "LoRA: Hu et al. 2021; seed: rank 16 on all seven block projections"});
     if (w.method != Method::kFull)
-      trace->add({"memory.frozen_weights", "frozen base weights", to_GB(s.frozen_weights + s.quantization_constants), "GB",
-                  w.method == Method::kLora ? "2 B × all parameters (BF16 base)"
-                                            : fmt::format("block linear weights × {:.4f} bits / 8 (NF4 + double quantization) + "
-                                                          "other parameters × 2 B (BF16)",
-                                                          quantized_bits_per_param(w.quant)),
-                  {{"parameters", fmt_count(inv.total)}, {"block linear parameters", fmt_count(inv.block_linear)}},
-                  "seed § memory; QLoRA paper §3 (4 + 8/64 + 32/(64·256) = 4.127 bits)"});
-    trace->add({"memory.trained_states", "weights, gradients and optimizer states of what is trained",
-                to_GB(s.trained_weights + s.gradients + s.master_weights + s.optimizer_states), "GB",
+      trace->add(
+          {"memory.frozen_weights",
+           "frozen base weights",
+           to_GB(s.frozen_weights + s.quantization_constants),
+           "GB",
+           w.method == Method::kLora
+               ? "2 B × all parameters (BF16 base)"
+               : fmt::format("block linear weights × {:.4f} bits / 8 (NF4 + double quantization) + "
+                             "other parameters × 2 B (BF16)",
+                             quantized_bits_per_param(w.quant)),
+           {{"parameters", fmt_count(inv.total)},
+            {"block linear parameters", fmt_count(inv.block_linear)}},
+           "seed § memory; QLoRA paper §3 (4 + 8/64 + 32/(64·256) = 4.127 bits)"});
+    trace->add({"memory.trained_states",
+                "weights, gradients and optimizer states of what is trained",
+                to_GB(s.trained_weights + s.gradients + s.master_weights + s.optimizer_states),
+                "GB",
                 fmt::format("trainable parameters × {} B ({})",
                             opt.weight + opt.gradient + opt.master + opt.states, opt.basis),
-                {{"trainable parameters", fmt_count(trained.count)}, {"optimizer", std::string(optimizer_name(w.optimizer))}},
+                {{"trainable parameters", fmt_count(trained.count)},
+                 {"optimizer", std::string(optimizer_name(w.optimizer))}},
                 "ZeRO paper §3.1 (16 B per parameter with mixed-precision Adam); seed"});
-    trace->add({"memory.model_states", "model states of one replica", to_GB(s.total()), "GB",
-                "frozen weights + trained weights + gradients + master weights + optimizer states + quantization constants",
+    trace->add({"memory.model_states",
+                "model states of one replica",
+                to_GB(s.total()),
+                "GB",
+                "frozen weights + trained weights + gradients + master weights + optimizer states "
+                "+ quantization constants",
                 {{"frozen weights", fmt_GB(s.frozen_weights)},
                  {"trained weights", fmt_GB(s.trained_weights)},
                  {"gradients", fmt_GB(s.gradients)},

@@ -10,8 +10,9 @@ namespace ftplan {
 
 // What a method trains.
 struct TrainedParams {
-  ParamCount count = 0;               // trainable parameters
-  ParamCount factored_state_elems = 0;  // Adafactor: sum of (rows + cols) over matrices + vector sizes
+  ParamCount count = 0;  // trainable parameters
+  ParamCount factored_state_elems =
+      0;  // Adafactor: sum of (rows + cols) over matrices + vector sizes
 };
 
 // Trainable parameters: every parameter for a full fine-tune; LoRA adapters r·(in + out) per
@@ -20,10 +21,10 @@ TrainedParams trainable_params(const Workload& w);
 
 // Bytes of one replica's model states (not yet divided across cards).
 struct ModelStates {
-  Bytes frozen_weights;          // LoRA/QLoRA base: BF16, or NF4 codes for QLoRA block linears
-  Bytes trained_weights;         // 16-bit copy of what is trained
+  Bytes frozen_weights;   // LoRA/QLoRA base: BF16, or NF4 codes for QLoRA block linears
+  Bytes trained_weights;  // 16-bit copy of what is trained
   Bytes gradients;
-  Bytes master_weights;          // FP32 copy of what is trained
+  Bytes master_weights;  // FP32 copy of what is trained
   Bytes optimizer_states;
   Bytes quantization_constants;  // QLoRA absmax constants (first and second level)
   Bytes total() const {

@@ -16,9 +16,9 @@ std::string_view mlp_activation_name(MlpActivation a) {
 }
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama",   "mistral", "mixtral",      "qwen2",
-                                                 "qwen3",   "qwen3_moe", "gemma3",     "gemma3_text",
-                                                 "phi3",    "gpt_oss"};
+  static const std::vector<std::string> types = {"llama", "mistral",   "mixtral", "qwen2",
+                                                 "qwen3", "qwen3_moe", "gemma3",  "gemma3_text",
+                                                 "phi3",  "gpt_oss"};
   return types;
 }
 
@@ -36,10 +36,11 @@ class ConfigKeys {
 
   std::int64_t dim(const char* key) const {
     if (!obj_.contains(key))
-      throw UserError(ErrorCode::kMissingKey,
-                      fmt::format("{}: required key '{}' is missing (a positive whole number is expected)",
-                                  file_, name(key)),
-                      name(key));
+      throw UserError(
+          ErrorCode::kMissingKey,
+          fmt::format("{}: required key '{}' is missing (a positive whole number is expected)",
+                      file_, name(key)),
+          name(key));
     return checked_dim(key);
   }
 
@@ -57,9 +58,10 @@ class ConfigKeys {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
     if (!v.is_boolean())
-      throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}' must be true or false, got {}", file_, name(key), v.dump()),
-                      name(key));
+      throw UserError(
+          ErrorCode::kInvalidValue,
+          fmt::format("{}: key '{}' must be true or false, got {}", file_, name(key), v.dump()),
+          name(key));
     return v.get<bool>();
   }
 
@@ -69,8 +71,8 @@ class ConfigKeys {
     const json& v = obj_.at(key);
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
       throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}' must be a whole number >= 0, got {}", file_, name(key),
-                                  v.dump()),
+                      fmt::format("{}: key '{}' must be a whole number >= 0, got {}", file_,
+                                  name(key), v.dump()),
                       name(key));
     return v.get<std::int64_t>();
   }
@@ -101,7 +103,8 @@ class ConfigKeys {
     const json& v = obj_.at(key);
     if (!v.is_array())
       throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}' must be a list of text values", file_, name(key)), name(key));
+                      fmt::format("{}: key '{}' must be a list of text values", file_, name(key)),
+                      name(key));
     for (const auto& item : v) {
       if (!item.is_string())
         throw UserError(ErrorCode::kInvalidValue,
@@ -172,9 +175,11 @@ void read_common(ModelArch& m, const ConfigKeys& k, bool class_defaults) {
           fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}", m.heads,
                       m.kv_heads));
   // Keep every parameter product exactly representable and far from int64 overflow.
-  require(m.layers <= 100000, k.file(), k.name("num_hidden_layers"),
-          fmt::format("key 'num_hidden_layers' = {} is beyond any model ftplan can plan for (at most 100000)",
-                      m.layers));
+  require(
+      m.layers <= 100000, k.file(), k.name("num_hidden_layers"),
+      fmt::format(
+          "key 'num_hidden_layers' = {} is beyond any model ftplan can plan for (at most 100000)",
+          m.layers));
 }
 
 // Sliding-window attention: which layers attend to a window instead of the whole sequence.
@@ -197,7 +202,8 @@ void read_sliding_window(ModelArch& m, const ConfigKeys& k, std::int64_t every_n
 
 }  // namespace
 
-ModelArch read_hf_config(std::string_view json_text, const std::string& file, const std::string& id) {
+ModelArch read_hf_config(std::string_view json_text, const std::string& file,
+                         const std::string& id) {
   json root;
   try {
     root = json::parse(json_text);
@@ -206,14 +212,20 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file, co
                     fmt::format("{}: not valid JSON (byte {}): {}", file, e.byte,
                                 std::string(e.what()).substr(0, 200)),
                     file);
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw UserError(
+        ErrorCode::kBadFile,
+        fmt::format("{}: not valid JSON: {}", file, std::string(e.what()).substr(0, 200)), file);
   }
   if (!root.is_object())
-    throw UserError(ErrorCode::kBadFile, fmt::format("{}: expected a JSON object (a config.json)", file), file);
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: expected a JSON object (a config.json)", file), file);
   if (!root.contains("model_type") || !root["model_type"].is_string())
-    throw UserError(ErrorCode::kMissingKey,
-                    fmt::format("{}: required key 'model_type' is missing or not text (expected one of: {})",
-                                file, fmt::join(supported_model_types(), ", ")),
-                    "model_type");
+    throw UserError(
+        ErrorCode::kMissingKey,
+        fmt::format("{}: required key 'model_type' is missing or not text (expected one of: {})",
+                    file, fmt::join(supported_model_types(), ", ")),
+        "model_type");
 
   ModelArch m;
   m.id = id;
@@ -234,11 +246,12 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file, co
   }
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("{}: model_type '{}' is not supported (supported: {}); decoder-only "
-                                "transformers of these families can be planned",
-                                file, type, fmt::join(types, ", ")),
-                    "model_type");
+    throw UserError(
+        ErrorCode::kUnsupported,
+        fmt::format("{}: model_type '{}' is not supported (supported: {}); decoder-only "
+                    "transformers of these families can be planned",
+                    file, type, fmt::join(types, ", ")),
+        "model_type");
   m.model_type = type;
   ConfigKeys k(*text, file, prefix);
 
@@ -299,13 +312,15 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file, co
     m.qk_norm = true;
     m.norms_per_layer = 4;  // input, post-attention, pre-feedforward, post-feedforward
     m.activation = MlpActivation::kGeGLU;
-    const std::int64_t pattern = k.has("sliding_window_pattern") ? k.dim("sliding_window_pattern") : 6;
-    if (!k.has("sliding_window")) notes.push_back("sliding_window = 4096 (Gemma3TextConfig default)");
+    const std::int64_t pattern =
+        k.has("sliding_window_pattern") ? k.dim("sliding_window_pattern") : 6;
+    if (!k.has("sliding_window"))
+      notes.push_back("sliding_window = 4096 (Gemma3TextConfig default)");
     m.sliding_window = k.has("sliding_window") ? k.optional_count("sliding_window") : 4096;
     const auto layer_types = k.string_list("layer_types");
-    m.sliding_layers = layer_types.empty()
-                           ? m.layers - m.layers / pattern
-                           : std::count(layer_types.begin(), layer_types.end(), "sliding_attention");
+    m.sliding_layers = layer_types.empty() ? m.layers - m.layers / pattern
+                                           : std::count(layer_types.begin(), layer_types.end(),
+                                                        "sliding_attention");
   } else if (type == "phi3") {
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
@@ -318,8 +333,8 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file, co
     m.qkv_bias = m.o_bias = k.flag_or("attention_bias", true);
     m.attention_sinks = true;
     m.num_experts = k.dim("num_local_experts");
-    m.experts_per_token = k.has("num_experts_per_tok") ? k.dim("num_experts_per_tok")
-                                                       : k.dim("experts_per_token");
+    m.experts_per_token =
+        k.has("num_experts_per_tok") ? k.dim("num_experts_per_tok") : k.dim("experts_per_token");
     m.moe_intermediate = m.intermediate;
     m.moe_layers = m.layers;
     m.router_bias = true;
@@ -330,8 +345,8 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file, co
   }
   if (m.is_moe())
     require(m.experts_per_token <= m.num_experts, file, k.name("num_experts_per_tok"),
-            fmt::format("num_experts_per_tok {} exceeds the number of experts {}", m.experts_per_token,
-                        m.num_experts));
+            fmt::format("num_experts_per_tok {} exceeds the number of experts {}",
+                        m.experts_per_token, m.num_experts));
   return m;
 }
 

@@ -10,7 +10,8 @@
 namespace ftplan {
 
 // `file` names the source in messages; `id` becomes ModelArch::id.
-ModelArch read_hf_config(std::string_view json_text, const std::string& file, const std::string& id);
+ModelArch read_hf_config(std::string_view json_text, const std::string& file,
+                         const std::string& id);
 
 // The model_type values read_hf_config understands.
 const std::vector<std::string>& supported_model_types();

@@ -6,14 +6,22 @@ namespace ftplan {
 
 std::string_view tensor_kind_name(TensorKind k) {
   switch (k) {
-    case TensorKind::kLinear: return "linear";
-    case TensorKind::kEmbedding: return "embedding";
-    case TensorKind::kOutput: return "output";
-    case TensorKind::kNorm: return "norm";
-    case TensorKind::kBias: return "bias";
-    case TensorKind::kRouter: return "router";
-    case TensorKind::kExpert: return "expert";
-    case TensorKind::kOther: return "other";
+    case TensorKind::kLinear:
+      return "linear";
+    case TensorKind::kEmbedding:
+      return "embedding";
+    case TensorKind::kOutput:
+      return "output";
+    case TensorKind::kNorm:
+      return "norm";
+    case TensorKind::kBias:
+      return "bias";
+    case TensorKind::kRouter:
+      return "router";
+    case TensorKind::kExpert:
+      return "expert";
+    case TensorKind::kOther:
+      return "other";
   }
   return "other";
 }
@@ -28,21 +36,23 @@ std::string projection_set_name(ProjectionSet s) {
 
 std::int64_t TensorSpec::numel() const {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    n *= d;
   return n;
 }
 
-ParamCount TensorSpec::total() const { return numel() * copies(); }
+ParamCount TensorSpec::total() const {
+  return numel() * copies();
+}
 
 namespace {
 
 // Collects tensors in Hugging Face order with their counts.
 class InventoryBuilder {
  public:
-  explicit InventoryBuilder(const ModelArch& a) : a_(a) {}
-
   void linear(std::string name, std::int64_t in, std::int64_t out, ProjectionSet proj,
-              std::int64_t layers, TensorKind kind = TensorKind::kLinear, std::int64_t experts = 1) {
+              std::int64_t layers, TensorKind kind = TensorKind::kLinear,
+              std::int64_t experts = 1) {
     TensorSpec t;
     t.name = std::move(name);
     t.shape = {out, in};  // nn.Linear weight: [out_features, in_features]
@@ -72,7 +82,6 @@ class InventoryBuilder {
   ParamInventory& inventory() { return inv_; }
 
  private:
-  const ModelArch& a_;
   ParamInventory inv_;
 };
 
@@ -124,7 +133,8 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
   const std::int64_t H = a.hidden, I = a.moe_intermediate, E = a.num_experts, L = a.moe_layers;
   if (L == 0) return;
   if (a.expert_naming == "w1") {
-    // Mixtral: block_sparse_moe.gate [E, H]; experts.{E}.w1 (gate), w3 (up) [I, H], w2 (down) [H, I].
+    // Mixtral: block_sparse_moe.gate [E, H]; experts.{E}.w1 (gate), w3 (up) [I, H], w2 (down) [H,
+    // I].
     const std::string p = "model.layers.{L}.block_sparse_moe.";
     b.linear(p + "gate.weight", H, E, 0, L, TensorKind::kRouter);
     b.linear(p + "experts.{E}.w1.weight", H, I, kProjGate, L, TensorKind::kExpert, E);
@@ -180,7 +190,7 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
 }  // namespace
 
 ParamInventory build_param_inventory(const ModelArch& a) {
-  InventoryBuilder b(a);
+  InventoryBuilder b;
   const std::int64_t H = a.hidden, L = a.layers;
   {
     TensorSpec emb;
@@ -194,9 +204,11 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   add_moe_mlp(b, a);
   // RMSNorms: input_layernorm and post_attention_layernorm (Gemma 3 adds pre/post-feedforward).
   static constexpr const char* norm_names[] = {"input_layernorm", "post_attention_layernorm",
-                                               "pre_feedforward_layernorm", "post_feedforward_layernorm"};
+                                               "pre_feedforward_layernorm",
+                                               "post_feedforward_layernorm"};
   for (int i = 0; i < a.norms_per_layer; ++i)
-    b.vector(fmt::format("model.layers.{{L}}.{}.weight", norm_names[i]), H, TensorKind::kNorm, L, true);
+    b.vector(fmt::format("model.layers.{{L}}.{}.weight", norm_names[i]), H, TensorKind::kNorm, L,
+             true);
   b.vector("model.norm.weight", H, TensorKind::kNorm, 1, false);
   if (!a.tied_embeddings) {
     TensorSpec head;
@@ -215,11 +227,20 @@ ParamInventory build_param_inventory(const ModelArch& a) {
     if (t.is_block_linear()) inv.block_linear += n;
     switch (t.kind) {
       case TensorKind::kEmbedding:
-      case TensorKind::kOutput: inv.embedding_and_output += n; break;
-      case TensorKind::kNorm: inv.norms += n; break;
-      case TensorKind::kBias: inv.biases += n; break;
-      case TensorKind::kOther: inv.other += n; break;
-      default: break;
+      case TensorKind::kOutput:
+        inv.embedding_and_output += n;
+        break;
+      case TensorKind::kNorm:
+        inv.norms += n;
+        break;
+      case TensorKind::kBias:
+        inv.biases += n;
+        break;
+      case TensorKind::kOther:
+        inv.other += n;
+        break;
+      default:
+        break;
     }
     // Active parameters per token: experts count experts_per_token of num_experts; the input
     // embedding is a lookup, not a multiply, and is left out (the convention of MoE model cards).

@@ -28,7 +28,9 @@ json figure_json(const Figure<T>& f) {
   return j;
 }
 
-double gb(Bytes b) { return round_to(to_GB(b), 3); }
+double gb(Bytes b) {
+  return round_to(to_GB(b), 3);
+}
 
 }  // namespace
 
@@ -42,7 +44,8 @@ json gpu_json(const GpuSpec& g) {
   j["form_factor"] = figure_json(g.form_factor);
   j["cooling"] = figure_json(g.cooling);
   j["tdp_W"] = figure_json(g.tdp_W);
-  if (g.boost_clock_MHz.value || !g.boost_clock_MHz.sources.empty()) j["boost_clock_MHz"] = figure_json(g.boost_clock_MHz);
+  if (g.boost_clock_MHz.value || !g.boost_clock_MHz.sources.empty())
+    j["boost_clock_MHz"] = figure_json(g.boost_clock_MHz);
   j["memory"] = {{"visible_MiB", figure_json(g.visible_MiB)},
                  {"visible_GB", round_to(to_GB(g.capacity()), 2)},
                  {"visible_GiB", round_to(to_GiB(g.capacity()), 2)},
@@ -52,7 +55,8 @@ json gpu_json(const GpuSpec& g) {
   j["fp32_TFLOPS"] = figure_json(g.fp32_TFLOPS);
   json rates;
   for (auto p : kAllTensorPrecisions)
-    if (p != TensorPrecision::kINT8) rates[std::string(tensor_precision_name(p))] = figure_json(g.tensor_figure(p));
+    if (p != TensorPrecision::kINT8)
+      rates[std::string(tensor_precision_name(p))] = figure_json(g.tensor_figure(p));
   j["tensor_dense_TFLOPS"] = rates;
   j["tensor_dense_TOPS"] = {{"int8", figure_json(g.tensor_figure(TensorPrecision::kINT8))}};
   j["pcie"] = {{"generation", g.pcie.generation},
@@ -113,7 +117,8 @@ json model_summary_json(const Model& m) {
                 {"experts_per_token", a.experts_per_token},
                 {"expert_intermediate_size", a.moe_intermediate},
                 {"moe_layers", a.moe_layers}};
-  if (a.sliding_window > 0) j["sliding_window"] = {{"window", a.sliding_window}, {"layers", a.sliding_layers}};
+  if (a.sliding_window > 0)
+    j["sliding_window"] = {{"window", a.sliding_window}, {"layers", a.sliding_layers}};
   if (!m.hf_repo.empty()) j["hf_repo"] = m.hf_repo;
   if (!m.publisher_params.empty()) j["publisher_params"] = m.publisher_params;
   if (!m.sources.empty()) j["source"] = m.sources;
@@ -133,12 +138,8 @@ json params_json(const Model& m) {
                    {"other", inv.other}};
   json tensors = json::array();
   for (const auto& t : inv.tensors) {
-    json tj = {{"name", t.name},
-               {"shape", t.shape},
-               {"kind", tensor_kind_name(t.kind)},
-               {"layers", t.layers},
-               {"copies", t.copies()},
-               {"params", t.total()}};
+    json tj = {{"name", t.name},     {"shape", t.shape},     {"kind", tensor_kind_name(t.kind)},
+               {"layers", t.layers}, {"copies", t.copies()}, {"params", t.total()}};
     if (t.experts > 1) tj["experts"] = t.experts;
     if (t.projections) tj["projections"] = projection_set_name(t.projections);
     tensors.push_back(tj);
@@ -219,7 +220,8 @@ json trace_json(const Trace& t) {
   json out = json::array();
   for (const auto& d : t.items()) {
     json inputs = json::object();
-    for (const auto& [k, v] : d.inputs) inputs[k] = v;
+    for (const auto& [k, v] : d.inputs)
+      inputs[k] = v;
     out.push_back({{"id", d.id},
                    {"label", d.label},
                    {"value", d.value},

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ftplan needs to build and test, skipping those already present.
+# Usage: scripts/install-deps.sh [--browser]   (--browser adds chromium and Node.js for browser tests)
+set -euo pipefail
+
+packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
+          nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev
+          libgtest-dev libbenchmark-dev)
+if [[ "${1:-}" == "--browser" ]]; then
+  packages+=(chromium nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "Installing: ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
+    echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds and runs every test: unit, golden (seed figures), properties, CLI cases; the same suite
+# under AddressSanitizer + UndefinedBehaviorSanitizer; every libFuzzer target for a bounded time;
+# browser tests in headless Chromium; the CUDA targets compile when a toolkit is present.
+# Usage: ./test.sh [quick]   (quick: the default build and its tests only)
+set -euo pipefail
+cd "$(dirname "$0")"
+mode="${1:-all}"
+scripts/install-deps.sh --browser
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "format: clang-format (.clang-format)"
+clang-format --dry-run --Werror $(git ls-files '*.cpp' '*.hpp' '*.cu')
+
+step "build + tests (build/)"
+cmake --preset default >/dev/null
+cmake --build --preset default
+ctest --preset default -j2
+[[ "$mode" == quick ]] && exit 0
+
+step "sanitizers: ASan + UBSan build + tests (build-asan/)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j2
+
+step "fuzzing: every parser for a bounded time (build-fuzz/)"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+for fuzzer in build-fuzz/fuzz_*; do
+  [[ -x "$fuzzer" ]] || continue
+  name=$(basename "$fuzzer")
+  corpus="fuzz/corpus/${name#fuzz_}"
+  mkdir -p "build-fuzz/corpus-$name"
+  echo "$name: 20 s"
+  "$fuzzer" -max_total_time="${FTPLAN_FUZZ_SECONDS:-20}" -print_final_stats=0 \
+    "build-fuzz/corpus-$name" $( [[ -d "$corpus" ]] && echo "$corpus" ) 2>&1 | tail -2
+done
+
+if [[ -f tests/browser/package.json ]]; then
+  step "browser tests: headless Chromium via playwright-core"
+  (cd tests/browser && npm ci --no-audit --no-fund --silent && node run.mjs)
+fi
+echo
+echo "all tests passed"

@@ -1,0 +1,39 @@
+// Inputs the fuzzers once crashed on: each must now be accepted or rejected with a UserError.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "model/config_reader.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+TEST(FuzzRegressions, EveryStoredInputIsHandled) {
+  const std::filesystem::path dir =
+      std::filesystem::path(FTPLAN_SOURCE_DIR) / "tests/cases/fuzz-regressions";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string name = entry.path().filename().string();
+    try {
+      if (name.starts_with("config_json"))
+        read_hf_config(buf.str(), name, "x");
+      else if (name.starts_with("gpu_yaml"))
+        parse_gpu_file({name, buf.str()}, test::catalog().sources());
+      else
+        ADD_FAILURE() << "unknown prefix: " << name;
+    } catch (const UserError&) {
+    }
+    ++count;
+  }
+  EXPECT_GT(count, 0);
+}
+
+}  // namespace
+}  // namespace ftplan
