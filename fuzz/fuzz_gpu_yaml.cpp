@@ -17,7 +17,7 @@ const std::map<std::string, ftplan::SourceInfo, std::less<>>& sources() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    ftplan::GpuSpec g = ftplan::parse_gpu_file({"fuzz.yaml", text}, sources());
+    ftplan::GpuSpec g = ftplan::parse_gpu_file({"fuzz.yaml", text, {}}, sources());
     if (g.capacity().value <= 0) __builtin_trap();  // an accepted card has memory
   } catch (const ftplan::UserError&) {
   }

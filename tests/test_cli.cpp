@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "support.hpp"
 
 namespace ftplan {
@@ -92,6 +94,31 @@ TEST(Cli, HelpExitsZero) {
   r = test::run_cli({"fit", "--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--rank"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+TEST(Cli, DataFolderAddsCards) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "ftplan-test-data";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "gpus");
+  fs::copy_file(fs::path(FTPLAN_SOURCE_DIR) / "tests/cases/gpus/my-lab-card.yaml",
+                dir / "gpus/my-lab-card.yaml");
+  auto r = test::run_cli({"--data", dir.string(), "fit", "--model", "llama-3.1-8b", "--method",
+                          "qlora", "--gpu", "my-lab-card", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"gpu\": \"my-lab-card\""), std::string::npos) << r.out;
+  // A card file whose id disagrees with its name inside a data folder is refused.
+  fs::rename(dir / "gpus/my-lab-card.yaml", dir / "gpus/other-name.yaml");
+  r = test::run_cli({"--data", dir.string(), "gpus"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("does not match the file name"), std::string::npos) << r.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace

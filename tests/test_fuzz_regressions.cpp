@@ -25,7 +25,7 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
       if (name.starts_with("config_json"))
         read_hf_config(buf.str(), name, "x");
       else if (name.starts_with("gpu_yaml"))
-        parse_gpu_file({name, buf.str()}, test::catalog().sources());
+        parse_gpu_file({name, buf.str(), {}}, test::catalog().sources());
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {

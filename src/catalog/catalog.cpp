@@ -78,6 +78,19 @@ std::string file_stem(std::string_view path) {
   return std::string(dot == std::string_view::npos ? name : name.substr(0, dot));
 }
 
+// The path below the data folder ("gpus/h200-nvl.yaml").
+std::string relative_to_data_folder(const DataFile& f) {
+  if (!f.relative.empty()) return f.relative;
+  if (starts_with(f.path, "data/")) return f.path.substr(5);
+  return f.path;
+}
+
+bool is_sources_file(const DataFile& f) {
+  const std::string rel = relative_to_data_folder(f);
+  return rel.find('/') == std::string::npos && starts_with(rel, "sources") &&
+         ends_with(rel, ".yaml");
+}
+
 std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& sources) {
   auto ids = m.string_list("source", true);
   for (const auto& id : ids) {
@@ -286,7 +299,7 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   g.price_USD = number_figure(root, "price_USD", 1, 1e7, sources, false);
   root.finish();
   const std::string stem = file_stem(file.path);
-  if (ends_with(file.path, ".yaml") && starts_with(file.path, "data/gpus/") && stem != g.id)
+  if (starts_with(relative_to_data_folder(file), "gpus/") && stem != g.id)
     root.fail("id", fmt::format("id '{}' does not match the file name '{}'", g.id, stem));
   return g;
 }
@@ -301,17 +314,19 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   std::map<std::string, std::string_view, std::less<>> model_configs;  // "models/x.json" -> text
   const DataFile* model_index = nullptr;
   for (const auto& f : files) {
-    const std::string p = f.path;
-    if (p.find("/gpus/") != std::string::npos && ends_with(p, ".yaml")) {
+    const std::string p = relative_to_data_folder(f);
+    if (starts_with(p, "gpus/") && ends_with(p, ".yaml")) {
       GpuSpec g = parse_gpu_file(f, c.sources_);
       if (c.find_gpu(g.id))
         throw UserError(ErrorCode::kBadFile,
                         fmt::format("{}: GPU id '{}' is defined twice", p, g.id), p);
       c.gpus_.push_back(std::move(g));
-    } else if (p.find("/models/") != std::string::npos && ends_with(p, ".json")) {
-      model_configs.emplace(p.substr(p.find("/models/") + 8), f.text);
-    } else if (ends_with(p, "models/catalog.yaml")) {
+    } else if (starts_with(p, "models/") && ends_with(p, ".json")) {
+      model_configs.emplace(p.substr(7), f.text);
+    } else if (p == "models/catalog.yaml") {
       model_index = &f;
+    } else if (!is_sources_file(f) && (ends_with(p, ".yaml") || ends_with(p, ".json"))) {
+      c.other_files_.insert_or_assign(p, f);
     }
   }
   if (model_index) {
@@ -388,6 +403,20 @@ std::vector<std::string> Catalog::model_ids() const {
   std::vector<std::string> out;
   for (const auto& m : models_)
     out.push_back(m->arch.id);
+  return out;
+}
+
+const DataFile* Catalog::file(std::string_view relative_path) const {
+  auto it = other_files_.find(relative_path);
+  return it == other_files_.end() ? nullptr : &it->second;
+}
+
+std::vector<const DataFile*> Catalog::files_under(std::string_view folder) const {
+  std::vector<const DataFile*> out;
+  std::string prefix(folder);
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  for (const auto& [rel, f] : other_files_)
+    if (rel.rfind(prefix, 0) == 0) out.push_back(&f);
   return out;
 }
 

@@ -16,8 +16,9 @@
 namespace ftplan {
 
 struct DataFile {
-  std::string path;       // relative, e.g. "data/gpus/h200-nvl.yaml"
-  std::string_view text;  // must outlive Catalog::load only
+  std::string path;       // as named in messages, e.g. "data/gpus/h200-nvl.yaml"
+  std::string_view text;  // must outlive the Catalog
+  std::string relative;   // below the data folder ("gpus/h200-nvl.yaml"); empty: path minus "data/"
 };
 
 struct SourceInfo {
@@ -63,10 +64,18 @@ class Catalog {
   // Adds a card read from a user's file (same schema as data/gpus/*.yaml). Returns it.
   const GpuSpec& add_gpu_file(const DataFile& file);
 
+  // Other data tables (efficiencies, topologies, overheads, measured runs, ...) are parsed by the
+  // module that owns them (e.g. perf/efficiency.cpp) from these texts. Paths are relative to the
+  // data folder ("efficiency/default.yaml"); a later --data folder overrides an earlier file.
+  const DataFile* file(std::string_view relative_path) const;
+  std::vector<const DataFile*> files_under(std::string_view relative_folder) const;
+
  private:
   std::deque<GpuSpec> gpus_;  // deque: references stay valid when a card is added
   std::vector<ModelPtr> models_;
   std::map<std::string, SourceInfo, std::less<>> sources_;
+  std::map<std::string, DataFile, std::less<>>
+      other_files_;  // key: path relative to the data folder
 };
 
 // Parses one card file against the known source ids (exposed for the fuzzer and tests).

@@ -40,7 +40,7 @@ bool register_command(Command c) {
 std::vector<DataFile> builtin_data_files() {
   std::vector<DataFile> files;
   for (const auto& f : embedded::files())
-    if (f.path.starts_with("data/")) files.push_back({std::string(f.path), f.text});
+    if (f.path.starts_with("data/")) files.push_back({std::string(f.path), f.text, {}});
   return files;
 }
 
@@ -81,7 +81,7 @@ const Catalog& Context::catalog() {
       const std::string ext = p.extension().string();
       if (ext != ".yaml" && ext != ".json") continue;
       texts_.push_back(std::make_unique<std::string>(read_file(p.string(), "data")));
-      files.push_back({p.generic_string(), *texts_.back()});
+      files.push_back({p.generic_string(), *texts_.back(), fs::relative(p, dir).generic_string()});
     }
   }
   catalog_ = std::make_unique<Catalog>(Catalog::load(files));
@@ -110,7 +110,7 @@ const GpuSpec& Context::resolve_gpu(const std::string& arg) {
   if (const GpuSpec* g = catalog_->find_gpu(arg)) return *g;
   if (looks_like_path(arg)) {
     texts_.push_back(std::make_unique<std::string>(read_file(arg, "gpu")));
-    return catalog_->add_gpu_file({arg, *texts_.back()});
+    return catalog_->add_gpu_file({arg, *texts_.back(), {}});
   }
   return catalog_->gpu(arg);  // throws with the closest ids
 }
