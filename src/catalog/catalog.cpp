@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <charconv>
 
+#include "catalog/figure_reader.hpp"
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "model/config_reader.hpp"
 
 namespace ftplan {
-
-using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
 std::string_view tensor_precision_name(TensorPrecision p) {
   static constexpr std::string_view names[] = {"fp64", "tf32", "bf16", "fp16",
@@ -91,6 +90,8 @@ bool is_sources_file(const DataFile& f) {
          ends_with(rel, ".yaml");
 }
 
+}  // namespace
+
 std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& sources) {
   auto ids = m.string_list("source", true);
   for (const auto& id : ids) {
@@ -106,6 +107,8 @@ std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& source
   }
   return ids;
 }
+
+namespace {
 
 // Reads the keys every figure may have besides its value.
 template <class T>
@@ -128,8 +131,10 @@ void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, 
   m.finish();
 }
 
-Figure<double> number_figure(StrictMap& parent, std::string_view key, double min, double max,
-                             const SourceTable& sources, bool required, bool tensor_rate = false) {
+}  // namespace
+
+Figure<double> read_number_figure(StrictMap& parent, std::string_view key, double min, double max,
+                                  const SourceTable& sources, bool required, bool tensor_rate) {
   Figure<double> f;
   if (!parent.has(key)) {
     if (required) parent.required_map(key);  // throws, naming a misspelt key if there is one
@@ -144,6 +149,15 @@ Figure<double> number_figure(StrictMap& parent, std::string_view key, double min
   read_figure_common(m, f, sources, tensor_rate);
   return f;
 }
+
+double required_known(StrictMap& parent, std::string_view key, double min, double max,
+                      const SourceTable& sources) {
+  Figure<double> f = read_number_figure(parent, key, min, max, sources, true);
+  if (!f.value) parent.fail(key, "this figure must be known (a number, not null)");
+  return *f.value;
+}
+
+namespace {
 
 Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const SourceTable& sources,
                                 const std::vector<std::string>& allowed = {}) {
@@ -193,7 +207,7 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
   for (auto& p : m.map_list("profiles", true)) {
     MigProfile prof;
     prof.name = p.required_string("name");
-    prof.memory_GB = number_figure(p, "memory_GB", 0.1, 1e4, sources, true);
+    prof.memory_GB = read_number_figure(p, "memory_GB", 0.1, 1e4, sources, true);
     if (!prof.memory_GB.value) p.fail("memory_GB", "a MIG profile needs a known memory size");
     prof.compute_slices =
         static_cast<int>(p.required_integer("compute_slices", 1, mig.compute_slices));
@@ -241,30 +255,30 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   g.form_factor = text_figure(root, "form_factor", sources,
                               {"pcie-dual-slot", "pcie-single-slot", "sxm", "oam"});
   g.cooling = text_figure(root, "cooling", sources, {"passive", "active", "liquid", "system"});
-  g.tdp_W = number_figure(root, "tdp_W", 10, 5000, sources, true);
-  g.boost_clock_MHz = number_figure(root, "boost_clock_MHz", 100, 10000, sources, false);
+  g.tdp_W = read_number_figure(root, "tdp_W", 10, 5000, sources, true);
+  g.boost_clock_MHz = read_number_figure(root, "boost_clock_MHz", 100, 10000, sources, false);
   {
     StrictMap mem = root.required_map("memory");
-    g.visible_MiB = number_figure(mem, "visible_MiB", 1024, 1e8, sources, true);
-    g.datasheet_GB = number_figure(mem, "datasheet_GB", 1, 1e5, sources, true);
+    g.visible_MiB = read_number_figure(mem, "visible_MiB", 1024, 1e8, sources, true);
+    g.datasheet_GB = read_number_figure(mem, "datasheet_GB", 1, 1e5, sources, true);
     g.memory_type = text_figure(mem, "type", sources);
-    g.bandwidth_GBps = number_figure(mem, "bandwidth_GBps", 10, 1e6, sources, true);
+    g.bandwidth_GBps = read_number_figure(mem, "bandwidth_GBps", 10, 1e6, sources, true);
     mem.finish();
     if (!g.visible_MiB.value) mem.fail("visible_MiB", "the driver-visible memory must be known");
     if (!g.bandwidth_GBps.value) mem.fail("bandwidth_GBps", "the memory bandwidth must be known");
   }
-  g.fp32_TFLOPS = number_figure(root, "fp32_TFLOPS", 0.01, 1e5, sources, true);
+  g.fp32_TFLOPS = read_number_figure(root, "fp32_TFLOPS", 0.01, 1e5, sources, true);
   {
     StrictMap rates = root.required_map("tensor_dense_TFLOPS");
     for (auto p : kAllTensorPrecisions) {
       if (p == TensorPrecision::kINT8) continue;
       g.tensor_dense[static_cast<std::size_t>(p)] =
-          number_figure(rates, tensor_precision_name(p), 0.01, 1e6, sources, true, true);
+          read_number_figure(rates, tensor_precision_name(p), 0.01, 1e6, sources, true, true);
     }
     rates.finish();
     StrictMap tops = root.required_map("tensor_dense_TOPS");
     g.tensor_dense[static_cast<std::size_t>(TensorPrecision::kINT8)] =
-        number_figure(tops, "int8", 0.01, 1e6, sources, true, true);
+        read_number_figure(tops, "int8", 0.01, 1e6, sources, true, true);
     tops.finish();
   }
   {
@@ -296,7 +310,7 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     nv.finish();
   }
   g.mig = parse_mig(root, sources);
-  g.price_USD = number_figure(root, "price_USD", 1, 1e7, sources, false);
+  g.price_USD = read_number_figure(root, "price_USD", 1, 1e7, sources, false);
   root.finish();
   const std::string stem = file_stem(file.path);
   if (starts_with(relative_to_data_folder(file), "gpus/") && stem != g.id)

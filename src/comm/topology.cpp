@@ -1,0 +1,188 @@
+#include "comm/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "catalog/figure_reader.hpp"
+#include "catalog/strict_yaml.hpp"
+#include "core/error.hpp"
+
+namespace ftplan {
+
+std::string_view link_level_name(LinkLevel l) {
+  switch (l) {
+    case LinkLevel::kNvlink:
+      return "nvlink";
+    case LinkLevel::kPcie:
+      return "pcie";
+    case LinkLevel::kNetwork:
+      return "network";
+  }
+  return "?";
+}
+
+std::vector<std::string> CommConstants::preset_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : presets)
+    out.push_back(p.name);
+  return out;
+}
+
+namespace {
+
+const DataFile& need_file(const Catalog& c, std::string_view rel) {
+  const DataFile* f = c.file(rel);
+  if (!f)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("data file '{}' is missing from the data folder", rel),
+                    std::string(rel));
+  return *f;
+}
+
+}  // namespace
+
+CommConstants load_comm_constants(const Catalog& catalog) {
+  CommConstants k;
+  const auto& src = catalog.sources();
+  {
+    const DataFile& f = need_file(catalog, "comm/links.yaml");
+    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    k.base_latency = Seconds(required_known(root, "base_latency_us", 0, 1e6, src) * 1e-6);
+    StrictMap links = root.required_map("links");
+    auto read_link = [&](std::string_view name, Seconds& latency, double& fraction) {
+      StrictMap l = links.required_map(name);
+      latency = Seconds(required_known(l, "step_latency_us", 0, 1e6, src) * 1e-6);
+      fraction = required_known(l, "achieved_fraction", 0.01, 1.0, src);
+      l.finish();
+    };
+    read_link("nvlink", k.nvlink_step_latency, k.nvlink_fraction);
+    read_link("pcie", k.pcie_step_latency, k.pcie_fraction);
+    read_link("network", k.network_step_latency, k.network_fraction);
+    links.finish();
+    k.cards_per_node = static_cast<int>(required_known(root, "cards_per_node", 1, 1024, src));
+    k.network_GBps_per_node = required_known(root, "network_GBps_per_node", 0.1, 1e5, src);
+    k.ddp_bucket_MB = required_known(root, "ddp_bucket_MB", 0.001, 1e6, src);
+    root.finish();
+  }
+  {
+    const DataFile& f = need_file(catalog, "comm/topologies.yaml");
+    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    for (auto& p : root.map_list("presets", true)) {
+      CommConstants::Preset preset;
+      preset.name = p.required_string("name");
+      preset.description = p.required_string("description");
+      preset.link = p.required_choice("link", {"pcie", "nvlink-bridge", "nvswitch"});
+      preset.domain_cards = static_cast<int>(p.required_integer("domain_cards", 1, 1024));
+      p.finish();
+      k.presets.push_back(std::move(preset));
+    }
+    root.finish();
+  }
+  return k;
+}
+
+const Link& Topology::slowest() const {
+  if (nodes() > 1) return inter_node;
+  if (domains() > 1 || domain_cards == 1) return intra_node;
+  return intra_domain;
+}
+
+std::string default_topology(const GpuSpec& gpu, int cards) {
+  if (cards <= 1) return "pcie";
+  switch (gpu.nvlink.kind) {
+    case LinkKind::kSwitch:
+      return "nvswitch";
+    case LinkKind::kBridge:
+      return gpu.nvlink.bridge_max_cards >= 4 && cards > 2 ? "nvlink-bridge-4" : "nvlink-bridge-2";
+    case LinkKind::kNone:
+      return "pcie";
+  }
+  return "pcie";
+}
+
+Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_name,
+                        const CommConstants& k, double network_GBps_per_node, int cards_per_node) {
+  const std::string name =
+      preset_name.empty() ? default_topology(gpu, cards) : std::string(preset_name);
+  const CommConstants::Preset* preset = nullptr;
+  for (const auto& p : k.presets)
+    if (p.name == name) preset = &p;
+  if (!preset) throw_unknown_name("topology", "topology", name, k.preset_names());
+
+  Topology t;
+  t.preset = name;
+  t.cards = cards;
+  t.cards_per_node = cards_per_node > 0 ? cards_per_node : k.cards_per_node;
+  t.domain_cards = preset->domain_cards;
+  const double network =
+      network_GBps_per_node > 0 ? network_GBps_per_node : k.network_GBps_per_node;
+
+  // PCIe between domains: NVIDIA lists both directions added (Gen5 x16: 128 GB/s = 64 per
+  // direction).
+  t.intra_node = {LinkLevel::kPcie,
+                  fmt::format("PCIe Gen{} x{}", gpu.pcie.generation, gpu.pcie.lanes),
+                  gpu.pcie.per_direction(), k.pcie_step_latency, k.pcie_fraction};
+  // The network: the node's bandwidth shared by the cards of the node that send at once.
+  t.inter_node = {
+      LinkLevel::kNetwork, fmt::format("network ({} GB/s per node and direction)", network),
+      bytes_per_second_from_GBps(network / std::min(t.cards_per_node, std::max(cards, 1))),
+      k.network_step_latency, k.network_fraction};
+  t.intra_domain = t.intra_node;
+
+  if (preset->link != "pcie") {
+    const bool want_switch = preset->link == "nvswitch";
+    if (gpu.nvlink.kind == LinkKind::kNone)
+      throw UserError(
+          ErrorCode::kUnsupported,
+          fmt::format("{} has no NVLink ({}); topology '{}' is impossible — use 'pcie'", gpu.name,
+                      gpu.nvlink.note.empty() ? "the card's data lists none" : gpu.nvlink.note,
+                      name),
+          "topology");
+    if (want_switch && gpu.nvlink.kind != LinkKind::kSwitch)
+      throw UserError(
+          ErrorCode::kUnsupported,
+          fmt::format(
+              "{} joins cards with NVLink bridges, not an NVSwitch baseboard; use nvlink-bridge-{}",
+              gpu.name, gpu.nvlink.bridge_max_cards),
+          "topology");
+    if (!want_switch && gpu.nvlink.kind != LinkKind::kBridge)
+      throw UserError(
+          ErrorCode::kUnsupported,
+          fmt::format("{} sits on an NVSwitch baseboard; bridges do not apply — use 'nvswitch'",
+                      gpu.name),
+          "topology");
+    if (!want_switch && preset->domain_cards > gpu.nvlink.bridge_max_cards)
+      throw UserError(
+          ErrorCode::kUnsupported,
+          fmt::format("{}'s NVLink bridge joins at most {} cards; '{}' needs {}", gpu.name,
+                      gpu.nvlink.bridge_max_cards, name, preset->domain_cards),
+          "topology");
+    t.intra_domain = {
+        LinkLevel::kNvlink,
+        fmt::format("NVLink {} {}", gpu.nvlink.generation, want_switch ? "switch" : "bridge"),
+        gpu.nvlink.per_direction(), k.nvlink_step_latency, k.nvlink_fraction};
+    if (want_switch) t.domain_cards = std::min(preset->domain_cards, t.cards_per_node);
+  }
+
+  // Notes a user must read before blaming the cards (seed C7–C9).
+  if (t.domain_cards > 1 && cards > t.domain_cards && t.cards_per_node > t.domain_cards)
+    t.notes.push_back(fmt::format(
+        "{} cards form {} NVLink domains of at most {}; traffic between domains crosses {}", cards,
+        t.domains(), t.domain_cards, t.intra_node.name));
+  if (gpu.nvlink.kind == LinkKind::kNone && cards > 1) {
+    // The card's data says how its cards talk without NVLink (peer-to-peer caveats, vendor paths).
+    t.notes.push_back(gpu.nvlink.note);
+    t.notes.push_back(
+        "PCIe peer-to-peer on bare-metal Linux needs the IOMMU disabled and ACS disabled on PCIe "
+        "switches "
+        "(NCCL user guide, troubleshooting); otherwise traffic is staged through host memory");
+  }
+  if (t.nodes() > 1)
+    t.notes.push_back(fmt::format(
+        "{} nodes of {} cards: traffic between nodes shares {} GB/s per node and direction",
+        t.nodes(), t.cards_per_node, network));
+  return t;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,76 @@
+// How the cards of a run are joined: NVLink domains (bridges or a switch), PCIe between domains,
+// a network between nodes (seed § "Mehr als eine Karte: NVLink gegen PCIe").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "core/units.hpp"
+
+namespace ftplan {
+
+enum class LinkLevel { kNvlink, kPcie, kNetwork };
+std::string_view link_level_name(LinkLevel l);
+
+// One kind of link with its cost constants (data/comm/links.yaml).
+struct Link {
+  LinkLevel level = LinkLevel::kPcie;
+  std::string name;                // "NVLink 4 bridge", "PCIe Gen5 x16", "network"
+  BytesPerSecond per_direction;    // nominal, per card and direction
+  Seconds step_latency;            // per ring step (NCCL hwLat)
+  double achieved_fraction = 1.0;  // large-message bus bandwidth / nominal (nccl-tests)
+};
+
+// Constants of the collective model, read once from data/comm/*.yaml.
+struct CommConstants {
+  Seconds base_latency;
+  Seconds nvlink_step_latency, pcie_step_latency, network_step_latency;
+  double nvlink_fraction = 1, pcie_fraction = 1, network_fraction = 1;
+  int cards_per_node = 8;
+  double network_GBps_per_node = 50;
+  double ddp_bucket_MB = 25;
+  struct Preset {
+    std::string name;
+    std::string description;
+    std::string link;  // "pcie" | "nvlink-bridge" | "nvswitch"
+    int domain_cards = 1;
+  };
+  std::vector<Preset> presets;
+  std::vector<std::string> preset_names() const;
+};
+
+CommConstants load_comm_constants(const Catalog& catalog);
+
+struct Topology {
+  std::string preset;
+  int cards = 1;
+  int domain_cards = 1;  // cards per NVLink domain (1: no NVLink)
+  int cards_per_node = 8;
+  Link intra_domain;  // within an NVLink domain (unused when domain_cards == 1)
+  Link intra_node;    // between domains of one node: PCIe
+  Link inter_node;    // between nodes: the network (share of the node's bandwidth per card)
+  std::vector<std::string> notes;  // caveats a user must know (peer-to-peer, bridge limits, ...)
+
+  int domains() const { return (cards + domain_cards - 1) / domain_cards; }
+  int nodes() const { return (cards + cards_per_node - 1) / cards_per_node; }
+  // Cards in the same node as a given card, and in the same NVLink domain.
+  int node_cards() const { return cards < cards_per_node ? cards : cards_per_node; }
+  int domain_size() const { return cards < domain_cards ? cards : domain_cards; }
+  // The slowest link a ring over all cards crosses.
+  const Link& slowest() const;
+};
+
+// The best topology the card supports for `cards` cards: an NVSwitch baseboard for SXM parts,
+// bridges of the largest size the card allows, else PCIe.
+std::string default_topology(const GpuSpec& gpu, int cards);
+
+// Builds the topology; a preset the card cannot have (NVLink on an RTX PRO 6000, a 4-way bridge
+// on a card whose bridge joins 2) is a UserError naming the reason. `network_GBps_per_node` <= 0
+// takes the default.
+Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
+                        const CommConstants& constants, double network_GBps_per_node = 0,
+                        int cards_per_node = 0);
+
+}  // namespace ftplan

@@ -1,0 +1,188 @@
+#include "comm/traffic.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/format.hpp"
+
+namespace ftplan {
+
+std::string_view comm_strategy_name(CommStrategy s) {
+  switch (s) {
+    case CommStrategy::kSingleCard:
+      return "single card";
+    case CommStrategy::kDataParallel:
+      return "data parallel (DDP)";
+    case CommStrategy::kZero1:
+      return "ZeRO-1";
+    case CommStrategy::kZero2:
+      return "ZeRO-2";
+    case CommStrategy::kFsdp:
+      return "FSDP / ZeRO-3";
+    case CommStrategy::kLoraDataParallel:
+      return "LoRA data parallel (base replicated)";
+    case CommStrategy::kShardedBase:
+      return "sharded frozen base (FSDP)";
+  }
+  return "?";
+}
+
+CommStrategy comm_strategy(const Workload& w, const Placement& p) {
+  if (p.count <= 1 || p.mig) return CommStrategy::kSingleCard;
+  const bool adapters = w.method != Method::kFull;
+  switch (p.sharding) {
+    case Sharding::kNone:
+    case Sharding::kDdp:
+      return adapters ? CommStrategy::kLoraDataParallel : CommStrategy::kDataParallel;
+    case Sharding::kZero1:
+      return adapters ? CommStrategy::kLoraDataParallel : CommStrategy::kZero1;
+    case Sharding::kZero2:
+      return adapters ? CommStrategy::kLoraDataParallel : CommStrategy::kZero2;
+    case Sharding::kFsdp:
+      return adapters ? CommStrategy::kShardedBase : CommStrategy::kFsdp;
+  }
+  return CommStrategy::kSingleCard;
+}
+
+CommPlan plan_communication(const Workload& w, const ModelStates& s, const Placement& p,
+                            const Topology& t, const CommConstants& k, Trace* trace) {
+  CommPlan plan;
+  plan.strategy = comm_strategy(w, p);
+  plan.link = t.slowest().name;
+  auto add = [&](std::string what, Collective c, Bytes size, bool per_mb, OverlapWith overlap) {
+    plan.calls.push_back({std::move(what), per_mb, overlap, collective_cost(c, size, t, k)});
+  };
+  // What is gathered: the 16-bit weights of what is trained, plus the frozen base (BF16, or NF4
+  // codes and constants for QLoRA: FSDP gathers the stored form) where it is sharded.
+  const Bytes gradients = s.gradients;
+  const Bytes trained = s.trained_weights;
+  const Bytes base = s.frozen_weights + s.quantization_constants;
+  switch (plan.strategy) {
+    case CommStrategy::kSingleCard:
+      break;
+    case CommStrategy::kDataParallel:
+    case CommStrategy::kLoraDataParallel:
+      // ZeRO paper §7.1: an all-reduce of the gradients per step, 2Ψ of traffic (reduce-scatter Ψ +
+      // all-gather Ψ); for LoRA only the adapters' gradients (seed: "small on every link").
+      add("all-reduce gradients", Collective::kAllReduce, gradients, false, OverlapWith::kBackward);
+      break;
+    case CommStrategy::kZero1:
+    case CommStrategy::kZero2:
+      // ZeRO-1/2 (§7.2.1): reduce-scatter of the gradients, all-gather of the updated weights: 2Ψ.
+      add("reduce-scatter gradients", Collective::kReduceScatter, gradients, false,
+          OverlapWith::kBackward);
+      add("all-gather updated weights", Collective::kAllGather, trained, false,
+          OverlapWith::kNothing);
+      break;
+    case CommStrategy::kFsdp:
+      // ZeRO-3 (§7.2.2): weights all-gathered before the forward and again before the backward
+      // pass, gradients reduce-scattered: 3Ψ, 1.5× data parallel (seed C3).
+      add("all-gather weights (forward)", Collective::kAllGather, trained, true,
+          OverlapWith::kForward);
+      add("all-gather weights (backward)", Collective::kAllGather, trained, true,
+          OverlapWith::kBackward);
+      add("reduce-scatter gradients", Collective::kReduceScatter, gradients, true,
+          OverlapWith::kBackward);
+      break;
+    case CommStrategy::kShardedBase:
+      // Seed § "Mehr als eine Karte": each card stores 1/N of the frozen base and receives the
+      // other (N−1)/N layer by layer in the forward pass and again in the backward pass (which
+      // needs the weights to pass gradients to earlier layers' adapters): per micro-batch, whatever
+      // its size.
+      add("all-gather frozen base (forward)", Collective::kAllGather, base, true,
+          OverlapWith::kForward);
+      add("all-gather frozen base (backward)", Collective::kAllGather, base, true,
+          OverlapWith::kBackward);
+      // The adapters are sharded with their modules and travel along: small next to the base.
+      add("all-gather adapters (forward)", Collective::kAllGather, trained, true,
+          OverlapWith::kForward);
+      add("all-gather adapters (backward)", Collective::kAllGather, trained, true,
+          OverlapWith::kBackward);
+      add("reduce-scatter adapter gradients", Collective::kReduceScatter, gradients, true,
+          OverlapWith::kBackward);
+      break;
+  }
+  for (const auto& c : plan.calls) {
+    const double per_step = c.per_micro_batch ? static_cast<double>(w.grad_accum) : 1.0;
+    if (c.per_micro_batch) {
+      plan.received_per_card_per_micro_batch += c.cost.received_per_card;
+      plan.min_link_seconds_per_micro_batch += c.cost.min_link_seconds;
+    }
+    plan.received_per_card_per_step += c.cost.received_per_card * per_step;
+    plan.min_link_seconds_per_step += c.cost.min_link_seconds * per_step;
+  }
+  if (trace && plan.strategy != CommStrategy::kSingleCard) {
+    Derivation d{"comm.received_per_card",
+                 "bytes each card receives per optimizer step",
+                 to_GB(plan.received_per_card_per_step),
+                 "GB",
+                 "Σ collectives: buffer × bus factor (all-reduce 2(N−1)/N, all-gather / "
+                 "reduce-scatter (N−1)/N), "
+                 "× micro-batches per step for per-micro-batch collectives",
+                 {{"strategy", std::string(comm_strategy_name(plan.strategy))},
+                  {"cards", std::to_string(t.cards)},
+                  {"micro-batches per step", std::to_string(w.grad_accum)}},
+                 "ZeRO paper §7; nccl-tests PERFORMANCE.md; seed § NVLink gegen PCIe"};
+    for (const auto& c : plan.calls)
+      d.inputs.emplace_back(
+          c.what, fmt::format("{} of {}", collective_name(c.cost.kind), format_GB(c.cost.size, 2)));
+    trace->add(std::move(d));
+    trace->add(
+        {"comm.min_link_seconds",
+         "lower bound on link time per step",
+         plan.min_link_seconds_per_step.value,
+         "s",
+         "per collective: bytes crossing each link level / its nominal per-direction rate; the "
+         "slowest level counts",
+         {{"slowest link", plan.link}, {"per direction", format_GBps(t.slowest().per_direction)}},
+         "seed C5 (141 GB over PCIe Gen5 at 64 GB/s ≥ 2.2 s)"});
+  }
+  return plan;
+}
+
+ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute, const Workload& w,
+                               const Topology& t, const CommConstants& k) {
+  ScaleEstimate e;
+  const double micro_batches = static_cast<double>(w.grad_accum);
+  e.compute_per_step = (compute.forward + compute.backward) * micro_batches + compute.optimizer;
+  Seconds fwd_mb, bwd_mb, none_mb, bwd_step, none_step;
+  Seconds first_layer;  // the first layer's gather starts before any compute it could hide behind
+  const double layers = std::max<double>(1, static_cast<double>(w.model->arch.layers));
+  for (const auto& c : plan.calls) {
+    const Seconds time = c.cost.estimated_seconds;
+    if (c.per_micro_batch) {
+      if (c.overlap == OverlapWith::kForward) {
+        fwd_mb += time;
+        first_layer += time / layers;
+      } else if (c.overlap == OverlapWith::kBackward) {
+        bwd_mb += time;
+      } else {
+        none_mb += time;
+      }
+    } else if (c.overlap == OverlapWith::kBackward) {
+      bwd_step += time;
+    } else {
+      none_step += time;
+    }
+    e.comm_per_step += time * (c.per_micro_batch ? micro_batches : 1.0);
+  }
+  auto exposed = [](Seconds comm, Seconds hide) { return comm > hide ? comm - hide : Seconds(0); };
+  Seconds per_mb =
+      exposed(fwd_mb, compute.forward) + exposed(bwd_mb, compute.backward) + none_mb + first_layer;
+  // Gradient reductions once per step run in buckets during the last micro-batch's backward pass;
+  // the last bucket (PyTorch DDP: 25 MB) starts when the backward pass ends.
+  Seconds last_bucket;
+  if (bwd_step.value > 0) {
+    const CollectiveCost bucket =
+        collective_cost(Collective::kAllReduce, bytes_from_GB(k.ddp_bucket_MB / 1000), t, k);
+    last_bucket = std::min(bucket.estimated_seconds, bwd_step);
+  }
+  e.exposed_per_step =
+      per_mb * micro_batches + exposed(bwd_step, compute.backward) + last_bucket + none_step;
+  e.step_seconds = e.compute_per_step + e.exposed_per_step;
+  e.scaling_efficiency = e.step_seconds.value > 0 ? e.compute_per_step / e.step_seconds : 1.0;
+  return e;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,73 @@
+// What a parallel strategy moves between cards per micro-batch and per optimizer step, how long
+// the links need at least, and how much of it hides behind compute.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/collectives.hpp"
+#include "comm/topology.hpp"
+#include "core/trace.hpp"
+#include "core/workload.hpp"
+#include "memory/model_states.hpp"
+
+namespace ftplan {
+
+enum class CommStrategy {
+  kSingleCard,
+  kDataParallel,  // full fine-tune, replicated: all-reduce of gradients per step (ZeRO: 2Ψ)
+  kZero1,         // optimizer states sharded: reduce-scatter gradients + all-gather weights (2Ψ)
+  kZero2,         // + gradients sharded: same volume as ZeRO-1
+  kFsdp,  // ZeRO-3: all-gather weights forward and backward + reduce-scatter gradients (3Ψ)
+  kLoraDataParallel,  // LoRA/QLoRA, base replicated: all-reduce of the adapter gradients
+  kShardedBase,       // LoRA/QLoRA with the frozen base sharded: base gathered forward and backward
+};
+std::string_view comm_strategy_name(CommStrategy s);
+CommStrategy comm_strategy(const Workload& w, const Placement& p);
+
+enum class OverlapWith { kForward, kBackward, kNothing };
+
+// One collective of the strategy.
+struct CommCall {
+  std::string what;             // "all-gather weights (forward)"
+  bool per_micro_batch = true;  // else once per optimizer step
+  OverlapWith overlap = OverlapWith::kNothing;
+  CollectiveCost cost;
+};
+
+struct CommPlan {
+  CommStrategy strategy = CommStrategy::kSingleCard;
+  std::vector<CommCall> calls;
+  Bytes received_per_card_per_micro_batch;
+  Bytes received_per_card_per_step;
+  Seconds min_link_seconds_per_micro_batch;  // lower bound at nominal link rates
+  Seconds min_link_seconds_per_step;
+  std::string link;  // the slowest link crossed
+};
+
+// `replica` = model_states(w) (the planner computes it once per workload).
+CommPlan plan_communication(const Workload& w, const ModelStates& replica, const Placement& p,
+                            const Topology& t, const CommConstants& k, Trace* trace = nullptr);
+
+// Compute time of one micro-batch on one card, from the step model.
+struct ComputeTimes {
+  Seconds forward;
+  Seconds backward;   // including recomputation
+  Seconds optimizer;  // the update, once per step
+};
+
+struct ScaleEstimate {
+  Seconds compute_per_step;       // grad_accum × (forward + backward) + optimizer
+  Seconds comm_per_step;          // estimated collective time (achieved rates), before overlap
+  Seconds exposed_per_step;       // what does not hide behind compute
+  Seconds step_seconds;           // compute + exposed
+  double scaling_efficiency = 1;  // compute / step: the share of ideal N× throughput
+};
+
+// Exposed communication = max(0, comm − overlappable compute) per phase: forward gathers hide
+// behind the forward pass, backward gathers and gradient reductions behind the backward pass
+// (bucketed; the last bucket and the first layer's gather cannot hide).
+ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute, const Workload& w,
+                               const Topology& t, const CommConstants& k);
+
+}  // namespace ftplan
