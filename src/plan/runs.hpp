@@ -1,0 +1,59 @@
+// A runs file: the training runs a team plans, the cards it may buy or rent, prices and limits.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "core/workload.hpp"
+
+namespace ftplan {
+
+struct PlannedRun {
+  std::string name;
+  Workload workload;                        // seq, method, options; micro-batch and recompute below
+  std::optional<std::int64_t> micro_batch;  // fixed by the file; else searched
+  std::optional<Recompute> recompute;       // fixed by the file; else searched
+  std::int64_t global_batch = 64;           // sequences per optimizer step
+  double tokens = 0;                        // tokens to train (tokens, or epochs × dataset_tokens)
+  std::optional<double> deadline_hours;
+  int count = 1;                            // how many runs like this one (experiments, seeds)
+  std::vector<const GpuSpec*> gpus;         // this run's candidates (empty: the file's)
+  int line = 0;                             // where it is defined, for messages
+
+  double steps() const;                     // tokens / (global_batch × seq), rounded up
+};
+
+struct Prices {
+  std::map<std::string, double, std::less<>> per_card_hour_USD;  // rental price per card and hour
+  std::optional<double> per_kWh_USD;
+};
+
+struct RunsFile {
+  std::string file;
+  std::vector<PlannedRun> runs;
+  std::vector<const GpuSpec*> gpus;  // candidate card types
+  std::vector<int> counts = {1, 2, 4, 8};
+  std::string topology;              // empty: the best each card supports
+  bool allow_mig = true;
+  Prices prices;
+  std::optional<double> power_limit_W;  // most power the cards of one run may draw together (TDP sum)
+};
+
+// Resolves a model name of the file (catalog id or config.json path) — supplied by the front end,
+// which may read files; the core does not.
+using ModelResolver = std::function<ModelPtr(const std::string& id_or_path)>;
+
+// Strict: unknown key, wrong type, out-of-range value, unknown model or GPU → UserError naming the
+// file, the line and the key.
+RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
+                         const ModelResolver& resolve_model);
+
+// The built-in default: examples/seed-runs.yaml, the seed article's runs.
+inline constexpr std::string_view kSeedRunsPath = "examples/seed-runs.yaml";
+
+}  // namespace ftplan
