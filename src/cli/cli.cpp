@@ -45,6 +45,14 @@ std::vector<DataFile> builtin_data_files() {
 }
 
 std::string Context::read_file(const std::string& path, const std::string& field) {
+  if (auto it = inline_files.find(path); it != inline_files.end()) return it->second;
+  if (!allow_files)
+    throw UserError(
+        ErrorCode::kUnsupported,
+        fmt::format("{} '{}': files cannot be read through the API; give a catalog id or pass the "
+                    "document's content in the request",
+                    field.empty() ? "input" : field, path),
+        field);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     throw UserError(
@@ -64,10 +72,22 @@ std::string Context::read_file(const std::string& path, const std::string& field
   return buf.str();
 }
 
+const Catalog& builtin_catalog() {
+  static const Catalog catalog = Catalog::load(builtin_data_files());
+  return catalog;
+}
+
 const Catalog& Context::catalog() {
   if (catalog_) return *catalog_;
+  if (data_dirs.empty()) {
+    catalog_ = &builtin_catalog();
+    return *catalog_;
+  }
   std::vector<DataFile> files = builtin_data_files();
   for (const auto& dir : data_dirs) {
+    if (!allow_files)
+      throw UserError(ErrorCode::kUnsupported, "data folders cannot be read through the API",
+                      "data");
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
       throw UserError(ErrorCode::kBadFile, fmt::format("{}: not a folder (given with --data)", dir),
@@ -84,7 +104,8 @@ const Catalog& Context::catalog() {
       files.push_back({p.generic_string(), *texts_.back(), fs::relative(p, dir).generic_string()});
     }
   }
-  catalog_ = std::make_unique<Catalog>(Catalog::load(files));
+  own_ = std::make_unique<Catalog>(Catalog::load(files));
+  catalog_ = own_.get();
   return *catalog_;
 }
 
@@ -106,79 +127,108 @@ ModelPtr Context::resolve_model(const std::string& arg) {
 }
 
 const GpuSpec& Context::resolve_gpu(const std::string& arg) {
-  catalog();
-  if (const GpuSpec* g = catalog_->find_gpu(arg)) return *g;
+  if (const GpuSpec* g = catalog().find_gpu(arg)) return *g;
   if (looks_like_path(arg)) {
-    texts_.push_back(std::make_unique<std::string>(read_file(arg, "gpu")));
-    return catalog_->add_gpu_file({arg, *texts_.back(), {}});
+    std::string text = read_file(arg, "gpu");
+    if (!own_) {  // extend a private copy; the shared built-in catalog stays untouched
+      own_ = std::make_unique<Catalog>(*catalog_);
+      catalog_ = own_.get();
+    }
+    texts_.push_back(std::make_unique<std::string>(std::move(text)));
+    return own_->add_gpu_file({arg, *texts_.back(), {}});
   }
-  return catalog_->gpu(arg);  // throws with the closest ids
+  return catalog().gpu(arg);  // throws with the closest ids
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CLI::App app{
-      "ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
-      "Units: GB = 10^9 bytes, GiB = 2^30 bytes."};
+namespace {
+
+// Builds the app with every registered command; `actions` receives what runs for each.
+void build_app(CLI::App& app, Context& ctx,
+               std::vector<std::pair<CLI::App*, std::function<void()>>>& actions,
+               std::vector<std::string>& command_names) {
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
-  Context ctx(out, err);
   app.add_option("--data", ctx.data_dirs,
                  "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, "
                  "sources*.yaml)");
-  if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
-
   auto commands = registry();
   std::stable_sort(commands.begin(), commands.end(),
                    [](const Command& a, const Command& b) { return a.order < b.order; });
-  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions.emplace_back(sub, c.setup(*sub, ctx));
+    command_names.push_back(c.name);
   }
+}
 
-  // An unknown command gets a suggestion (CLI11 alone would only say that one is required).
+// An unknown command gets a suggestion (CLI11 alone would only say that one is required).
+void check_command_name(const std::vector<std::string>& args,
+                        const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--data") {
       ++i;
       continue;
     }
     if (args[i].starts_with("-")) continue;
-    std::vector<std::string> names;
-    for (const auto& c : commands)
-      names.push_back(c.name);
     if (std::find(names.begin(), names.end(), args[i]) == names.end()) {
       auto near = closest_names(args[i], names, 2);
-      err << "error: unknown command '" << args[i] << "'"
-          << (near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")))
-          << "\nCommands: " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
-      return kExitUserError;
+      throw UserError(
+          ErrorCode::kUnknownName,
+          fmt::format("unknown command '{}'{}\nCommands: {}", args[i],
+                      near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")),
+                      fmt::join(names, ", ")),
+          "command");
     }
-    break;
+    return;
   }
+}
+
+constexpr const char* kAppDescription =
+    "ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
+    "Units: GB = 10^9 bytes, GiB = 2^30 bytes.";
+
+}  // namespace
+
+std::string option_of_parse_error(const std::string& message) {
+  auto at = message.find("--");
+  if (at == std::string::npos) return {};
+  auto end = message.find_first_of(" :,='\"", at);
+  return message.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+}
+
+bool execute(const std::vector<std::string>& args, Context& ctx) {
+  CLI::App app{kAppDescription};
+  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
+  std::vector<std::string> names;
+  build_app(app, ctx, actions, names);
+  check_command_name(args, names);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return kExitOk;
+    ctx.out << app.help();
+    return false;
   } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
+    ctx.out << app.help("", CLI::AppFormatMode::All);
+    return false;
+  }
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) action();
+  return true;
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Context ctx(out, err);
+  if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
+  try {
+    execute(args, ctx);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      out << app.help();
-      return kExitOk;
-    }
-    // Help for a subcommand arrives as CallForHelp from the subcommand's own parser.
+    if (e.get_exit_code() == 0) return kExitOk;
     err << "error: " << e.what() << "\n";
     err << "Run 'ftplan --help' or 'ftplan <command> --help' for the options.\n";
     return kExitUserError;
-  }
-  try {
-    for (auto& [sub, action] : actions)
-      if (sub->parsed()) action();
-    return kExitOk;
   } catch (const UserError& e) {
     err << "error: " << e.what() << "\n";
     return kExitUserError;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,11 +35,24 @@ class Context {
   std::string read_file(const std::string& path, const std::string& field);
 
   std::vector<std::string> data_dirs;  // --data (and FTPLAN_DATA)
+  // False for requests from the network: no file is read, only catalog ids and `inline_files`.
+  bool allow_files = true;
+  // Texts handed in with a request (a pasted config.json, a runs document), by the name the
+  // command line uses for them (kInlineModel, kInlineRuns). read_file() looks here first.
+  std::map<std::string, std::string, std::less<>> inline_files;
 
  private:
-  std::unique_ptr<Catalog> catalog_;
+  const Catalog* catalog_ = nullptr;  // the shared built-in catalog, or own_
+  std::unique_ptr<Catalog> own_;      // built when --data or a card file extends the catalog
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
+
+// Names of texts passed inline (Context::inline_files).
+inline constexpr const char* kInlineModel = "inline:config.json";
+inline constexpr const char* kInlineRuns = "inline:runs.yaml";
+
+// The built-in catalog, parsed once per process and shared (read-only) by every command.
+const Catalog& builtin_catalog();
 
 // A subcommand: `setup` adds it to the app and returns what runs when it was chosen.
 struct Command {
@@ -54,6 +68,14 @@ bool register_command(Command c);
 
 // Runs the command line `args` (without the program name). Returns the exit code.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Runs one command with output to ctx.out and lets errors through as exceptions (UserError,
+// CLI::ParseError), for front ends that report them in their own way (the HTTP API).
+// Returns false when only help was printed.
+bool execute(const std::vector<std::string>& args, Context& ctx);
+
+// The option an unexpected-argument or conversion error of CLI11 is about ("--rank"), if any.
+std::string option_of_parse_error(const std::string& message);
 
 // The built-in data as DataFiles (embedded at build time).
 std::vector<DataFile> builtin_data_files();

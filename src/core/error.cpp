@@ -64,24 +64,31 @@ std::vector<std::string> closest_names(std::string_view wanted,
                                        const std::vector<std::string>& valid, std::size_t at_most) {
   const std::string w = lower(wanted);
   const std::string w_bare = strip_separators(w);
-  std::vector<std::pair<std::size_t, std::string>> scored;
+  struct Scored {
+    std::size_t rank;  // 1 for a name that contains what was typed (or the reverse), else distance
+    std::size_t distance;  // edit distance, orders names of equal rank
+    std::string name;
+  };
+  std::vector<Scored> scored;
   for (const auto& name : valid) {
     const std::string n = lower(name);
-    std::size_t d = std::min(edit_distance(w, n), edit_distance(w_bare, strip_separators(n)));
+    const std::size_t d = std::min(edit_distance(w, n), edit_distance(w_bare, strip_separators(n)));
+    std::size_t rank = d;
     // A name that contains what was typed (or the reverse) is a strong hint: "rtx-pro" ->
     // rtx-pro-6000.
     if (!w_bare.empty() && (strip_separators(n).find(w_bare) != std::string::npos ||
                             w_bare.find(strip_separators(n)) != std::string::npos))
-      d = std::min<std::size_t>(d, 1);
-    scored.emplace_back(d, name);
+      rank = std::min<std::size_t>(rank, 1);
+    scored.push_back({rank, d, name});
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.distance < b.distance;
+  });
   const std::size_t limit = std::max<std::size_t>(2, w.size() / 2);
   std::vector<std::string> out;
-  for (const auto& [d, name] : scored) {
-    if (out.size() >= at_most || d > limit) break;
-    out.push_back(name);
+  for (const auto& s : scored) {
+    if (out.size() >= at_most || s.rank > limit) break;
+    out.push_back(s.name);
   }
   return out;
 }

@@ -10,7 +10,8 @@
 namespace ftplan {
 
 double PlannedRun::steps() const {
-  const double tokens_per_step = static_cast<double>(global_batch) * static_cast<double>(workload.seq);
+  const double tokens_per_step =
+      static_cast<double>(global_batch) * static_cast<double>(workload.seq);
   return std::ceil(tokens / tokens_per_step);
 }
 
@@ -18,11 +19,32 @@ namespace {
 
 // Keys a run (or the file's `defaults`) may carry: the CLI's option names with '_' for '-'.
 const std::vector<std::string>& run_keys() {
-  static const std::vector<std::string> keys = {
-      "name", "model", "method", "rank", "targets", "optimizer", "precision", "seq", "micro_batch",
-      "recompute", "attention", "global_batch", "tokens", "epochs", "dataset_tokens", "deadline_hours",
-      "count", "gpus", "quant_block", "quant_second_block", "double_quant", "optimizer_in_backward",
-      "offload_optimizer", "offload_params", "offload_activations", "chunked_loss"};
+  static const std::vector<std::string> keys = {"name",
+                                                "model",
+                                                "method",
+                                                "rank",
+                                                "targets",
+                                                "optimizer",
+                                                "precision",
+                                                "seq",
+                                                "micro_batch",
+                                                "recompute",
+                                                "attention",
+                                                "global_batch",
+                                                "tokens",
+                                                "epochs",
+                                                "dataset_tokens",
+                                                "deadline_hours",
+                                                "count",
+                                                "gpus",
+                                                "quant_block",
+                                                "quant_second_block",
+                                                "double_quant",
+                                                "optimizer_in_backward",
+                                                "offload_optimizer",
+                                                "offload_params",
+                                                "offload_activations",
+                                                "chunked_loss"};
   return keys;
 }
 
@@ -30,7 +52,8 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
   std::vector<const GpuSpec*> out;
   for (const auto& id : m.string_list("gpus", false)) {
     if (id == "all") {
-      for (const auto& g : catalog.gpus()) out.push_back(&g);
+      for (const auto& g : catalog.gpus())
+        out.push_back(&g);
       continue;
     }
     const GpuSpec* g = catalog.find_gpu(id);
@@ -67,10 +90,14 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& r
   };
   w.method = guarded("method", [&] { return parse_method(r.required_string("method"), "method"); });
   if (auto v = r.optional_integer("rank", 1, 65536)) w.lora.rank = static_cast<int>(*v);
-  if (auto v = r.optional_string("targets")) w.lora.targets = guarded("targets", [&] { return parse_targets(*v); });
-  if (auto v = r.optional_string("optimizer")) w.optimizer = guarded("optimizer", [&] { return parse_optimizer(*v); });
-  if (auto v = r.optional_string("precision")) w.precision = guarded("precision", [&] { return parse_compute_format(*v); });
-  if (auto v = r.optional_string("attention")) w.attention = guarded("attention", [&] { return parse_attention(*v); });
+  if (auto v = r.optional_string("targets"))
+    w.lora.targets = guarded("targets", [&] { return parse_targets(*v); });
+  if (auto v = r.optional_string("optimizer"))
+    w.optimizer = guarded("optimizer", [&] { return parse_optimizer(*v); });
+  if (auto v = r.optional_string("precision"))
+    w.precision = guarded("precision", [&] { return parse_compute_format(*v); });
+  if (auto v = r.optional_string("attention"))
+    w.attention = guarded("attention", [&] { return parse_attention(*v); });
   if (auto v = r.optional_string("recompute")) {
     run.recompute = guarded("recompute", [&] { return parse_recompute(*v); });
     w.recompute = *run.recompute;
@@ -82,8 +109,8 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& r
   }
   run.global_batch = r.optional_integer("global_batch", 1, 1 << 24).value_or(64);
   if (run.micro_batch && run.global_batch % *run.micro_batch != 0)
-    r.fail("global_batch", fmt::format("global_batch {} is not a multiple of micro_batch {}", run.global_batch,
-                                       *run.micro_batch));
+    r.fail("global_batch", fmt::format("global_batch {} is not a multiple of micro_batch {}",
+                                       run.global_batch, *run.micro_batch));
   const auto tokens = r.optional_number("tokens", 1, 1e16);
   const auto epochs = r.optional_number("epochs", 1e-3, 1e6);
   const auto dataset = r.optional_number("dataset_tokens", 1, 1e16);
@@ -92,13 +119,15 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& r
   if (epochs.has_value() != dataset.has_value())
     r.fail(epochs ? "dataset_tokens" : "epochs", "'epochs' and 'dataset_tokens' go together");
   if (!tokens && !epochs)
-    r.fail("tokens", "how much to train is missing: give 'tokens', or 'epochs' with 'dataset_tokens'");
+    r.fail("tokens",
+           "how much to train is missing: give 'tokens', or 'epochs' with 'dataset_tokens'");
   run.tokens = tokens ? *tokens : *epochs * *dataset;
   run.deadline_hours = r.optional_number("deadline_hours", 1e-3, 1e6);
   run.count = static_cast<int>(r.optional_integer("count", 1, 100000).value_or(1));
   run.gpus = read_gpus(r, catalog);
   if (auto v = r.optional_integer("quant_block", 1, 65536)) w.quant.block = static_cast<int>(*v);
-  if (auto v = r.optional_integer("quant_second_block", 1, 65536)) w.quant.second_block = static_cast<int>(*v);
+  if (auto v = r.optional_integer("quant_second_block", 1, 65536))
+    w.quant.second_block = static_cast<int>(*v);
   if (auto v = r.optional_bool("double_quant")) w.quant.double_quant = *v;
   w.options.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
   w.options.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
@@ -125,7 +154,8 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     out.gpus = read_gpus(*c, catalog);
     if (c->has("counts")) {
       out.counts.clear();
-      for (auto n : c->integer_list("counts", 1, 65536)) out.counts.push_back(static_cast<int>(n));
+      for (auto n : c->integer_list("counts", 1, 65536))
+        out.counts.push_back(static_cast<int>(n));
       if (out.counts.empty()) c->fail("counts", "needs at least one card count");
     }
     out.topology = c->optional_string("topology").value_or("");
@@ -134,7 +164,8 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     c->finish();
   }
   if (out.gpus.empty())
-    for (const auto& g : catalog.gpus()) out.gpus.push_back(&g);
+    for (const auto& g : catalog.gpus())
+      out.gpus.push_back(&g);
   if (auto p = root.optional_map("prices")) {
     if (auto per_hour = p->optional_map("per_card_hour_USD")) {
       for (const auto& kv : per_hour->node()) {
@@ -163,7 +194,8 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     for (const auto& kv : defaults) {
       const std::string key = kv.first.as<std::string>("");
       bool known = false;
-      for (const auto& k : run_keys()) known |= k == key && k != "name" && k != "model";
+      for (const auto& k : run_keys())
+        known |= k == key && k != "name" && k != "model";
       if (!known) {
         try {
           throw_unknown_name("key", "defaults", key, run_keys());
@@ -175,17 +207,21 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
   }
   YAML::Node runs = root.raw("runs");
   if (!runs.IsDefined() || !runs.IsSequence() || runs.size() == 0)
-    root.fail("runs", "expected a list of runs (each with name, model, method, and tokens or epochs)");
+    root.fail("runs",
+              "expected a list of runs (each with name, model, method, and tokens or epochs)");
   std::size_t i = 0;
   for (const auto& item : runs) {
     const std::string path = fmt::format("runs[{}]", i++);
     if (!item.IsMap())
       throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}': expected a map of keys, got {}", file, path, describe_node(item)), path);
+                      fmt::format("{}: key '{}': expected a map of keys, got {}", file, path,
+                                  describe_node(item)),
+                      path);
     YAML::Node merged = YAML::Clone(item);
     if (defaults.IsMap())
       for (const auto& kv : defaults)
-        if (!merged[kv.first.as<std::string>("")]) merged[kv.first.as<std::string>("")] = YAML::Clone(kv.second);
+        if (!merged[kv.first.as<std::string>("")])
+          merged[kv.first.as<std::string>("")] = YAML::Clone(kv.second);
     StrictMap r(merged, file, path);
     out.runs.push_back(read_run(r, catalog, resolve));
   }

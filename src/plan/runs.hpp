@@ -21,11 +21,11 @@ struct PlannedRun {
   std::int64_t global_batch = 64;           // sequences per optimizer step
   double tokens = 0;                        // tokens to train (tokens, or epochs × dataset_tokens)
   std::optional<double> deadline_hours;
-  int count = 1;                            // how many runs like this one (experiments, seeds)
-  std::vector<const GpuSpec*> gpus;         // this run's candidates (empty: the file's)
-  int line = 0;                             // where it is defined, for messages
+  int count = 1;                     // how many runs like this one (experiments, seeds)
+  std::vector<const GpuSpec*> gpus;  // this run's candidates (empty: the file's)
+  int line = 0;                      // where it is defined, for messages
 
-  double steps() const;                     // tokens / (global_batch × seq), rounded up
+  double steps() const;  // tokens / (global_batch × seq), rounded up
 };
 
 struct Prices {
@@ -38,10 +38,11 @@ struct RunsFile {
   std::vector<PlannedRun> runs;
   std::vector<const GpuSpec*> gpus;  // candidate card types
   std::vector<int> counts = {1, 2, 4, 8};
-  std::string topology;              // empty: the best each card supports
+  std::string topology;  // empty: the best each card supports
   bool allow_mig = true;
   Prices prices;
-  std::optional<double> power_limit_W;  // most power the cards of one run may draw together (TDP sum)
+  std::optional<double>
+      power_limit_W;  // most power the cards of one run may draw together (TDP sum)
 };
 
 // Resolves a model name of the file (catalog id or config.json path) — supplied by the front end,

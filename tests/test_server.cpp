@@ -1,0 +1,150 @@
+// The HTTP API: every endpoint with good and bad input, in-process (server::handle) and over a
+// real socket (cpp-httplib client against `serve` on a free port).
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "server/api.hpp"
+#include "server/server.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+using nlohmann::json;
+using server::Request;
+using server::Response;
+
+Response call(const std::string& method, const std::string& path, const std::string& body = "") {
+  Request r;
+  r.method = method;
+  r.path = path;
+  r.body = body;
+  return server::handle(r);
+}
+
+void expect_error(const Response& r, int status, const std::string& code,
+                  const std::string& field = "") {
+  EXPECT_EQ(r.status, status) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["error"]["code"], code) << r.body;
+  EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+  if (!field.empty()) EXPECT_EQ(j["error"]["field"], field) << r.body;
+}
+
+TEST(ServerApi, HealthAndCatalogs) {
+  EXPECT_EQ(call("GET", "/healthz").status, 200);
+  const Response gpus = call("GET", "/api/gpus");
+  ASSERT_EQ(gpus.status, 200);
+  EXPECT_GE(json::parse(gpus.body)["gpus"].size(), 16u);
+  const Response models = call("GET", "/api/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_GE(json::parse(models.body)["models"].size(), 8u);
+}
+
+TEST(ServerApi, FitGivesTheCliJson) {
+  const std::string body =
+      R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "rtx-pro-6000", "micro_batch": 1})";
+  const Response r = call("POST", "/api/fit", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto cli = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                  "rtx-pro-6000", "--micro-batch", "1", "--json"});
+  EXPECT_EQ(json::parse(r.body), json::parse(cli.out));
+  EXPECT_NEAR(json::parse(r.body)["memory_GB"]["free"].get<double>(), 85.91, 0.01);
+}
+
+TEST(ServerApi, PastedConfigJson) {
+  const std::string config =
+      R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 688,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+    "tie_word_embeddings": true})";
+  const Response r = call("POST", "/api/fit",
+                          R"({"config": )" + config + R"(, "method": "full", "gpu": "rtx-4090"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["params"]["total"].get<long long>(),
+            1000 * 256 + 4 * (2 * 256 * 256 + 2 * 256 * 64 + 3 * 256 * 688) + 9 * 256);
+}
+
+TEST(ServerApi, BadInputGetsAJsonErrorWithTheField) {
+  expect_error(call("POST", "/api/fit", "{bad"), 400, "invalid_value", "body");
+  expect_error(
+      call("POST", "/api/fit", R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200nvl"})"),
+      400, "unknown_name", "gpu");
+  expect_error(call("POST", "/api/fit",
+                    R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", "rank": 0})"),
+               400, "invalid_value", "rank");
+  expect_error(
+      call("POST", "/api/fit",
+           R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", "rank": "x"})"),
+      400, "invalid_value", "rank");
+  expect_error(
+      call("POST", "/api/fit",
+           R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", "colour": 1})"),
+      400, "invalid_value", "colour");
+  expect_error(call("POST", "/api/fit", R"([1, 2])"), 400, "invalid_value");
+  expect_error(call("POST", "/api/fit", R"({"method": "lora", "gpu": "h200-nvl"})"), 400,
+               "invalid_value", "model");
+}
+
+TEST(ServerApi, NoFileIsEverRead) {
+  expect_error(call("POST", "/api/fit",
+                    R"({"model": "/etc/passwd.json", "method": "lora", "gpu": "h200-nvl"})"),
+               400, "unsupported", "model");
+  expect_error(call("POST", "/api/fit",
+                    R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "../../etc/x.yaml"})"),
+               400, "unsupported", "gpu");
+  expect_error(call("GET", "/../../etc/passwd"), 404, "not_found");
+  expect_error(call("GET", "/web/../data/gpus/h200-nvl.yaml"), 404, "not_found");
+}
+
+TEST(ServerApi, StatusCodes) {
+  expect_error(call("GET", "/api/nothing"), 404, "not_found");
+  expect_error(call("DELETE", "/api/fit"), 405, "method_not_allowed");
+  expect_error(call("GET", "/api/fit"), 405, "method_not_allowed");
+  expect_error(call("POST", "/healthz"), 405, "method_not_allowed");
+  server::ApiLimits small;
+  small.max_body_bytes = 100;
+  Request big;
+  big.method = "POST";
+  big.path = "/api/fit";
+  big.body = std::string(101, ' ');
+  expect_error(server::handle(big, small), 413, "payload_too_large");
+}
+
+TEST(ServerSocket, ServesOverLoopbackAndKeepsServingAfterBadRequests) {
+  server::ServerOptions o;
+  o.port = 0;
+  o.threads = 2;
+  o.limits.max_body_bytes = 4096;
+  std::promise<int> bound;
+  std::thread t([&] { server::serve(o, [&](int port) { bound.set_value(port); }); });
+  t.detach();  // the server runs until the test process ends
+  auto fut = bound.get_future();
+  ASSERT_EQ(fut.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  httplib::Client c("127.0.0.1", fut.get());
+  c.set_read_timeout(10, 0);
+  auto oversized = c.Post("/api/fit", std::string(8192, 'x'), "application/json");
+  ASSERT_TRUE(oversized);
+  EXPECT_EQ(oversized->status, 413);
+  auto traversal = c.Get("/../../etc/passwd");
+  ASSERT_TRUE(traversal);
+  EXPECT_EQ(traversal->status, 404);
+  auto malformed = c.Post("/api/fit", "{", "application/json");
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  auto ok = c.Post("/api/fit", R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl"})",
+                   "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(json::parse(ok->body)["verdict"], "fits");
+  auto health = c.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+}  // namespace
+}  // namespace ftplan
