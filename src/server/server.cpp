@@ -36,6 +36,7 @@ bool serve(const ServerOptions& o, const std::function<void(int)>& on_listening)
   svr.set_read_timeout(o.read_timeout_seconds, 0);
   svr.set_write_timeout(o.write_timeout_seconds, 0);
   svr.set_keep_alive_timeout(5);
+  svr.set_tcp_nodelay(true);  // small JSON replies: no Nagle delay
   const ApiLimits limits = o.limits;
   auto handler = [limits](const httplib::Request& req, httplib::Response& res) {
     respond(req, res, limits);
