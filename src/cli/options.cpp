@@ -7,11 +7,14 @@
 
 namespace ftplan::cli {
 
-void WorkloadOptions::add_to(CLI::App& app, bool runtime) {
-  app.add_option("--model", model,
-                 "Catalog model id (ftplan models) or path to a Hugging Face config.json")
-      ->required();
-  app.add_option("--method", method, "Training method: full | lora | qlora")->required();
+void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
+  auto* model_opt = app.add_option(
+      "--model", model, "Catalog model id (ftplan models) or path to a Hugging Face config.json");
+  auto* method_opt = app.add_option("--method", method, "Training method: full | lora | qlora");
+  if (required) {
+    model_opt->required();
+    method_opt->required();
+  }
   app.add_option("--rank", rank, "LoRA/QLoRA rank (default 16, as in the seed)");
   app.add_option("--targets", targets,
                  "LoRA target modules, comma-separated: q,k,v,o,gate,up,down (default: all seven), "

@@ -29,7 +29,9 @@ struct WorkloadOptions {
   TrainingOptions training;
 
   // `runtime`: also the options of the activation model (sequence, batch, recompute, ...).
-  void add_to(CLI::App& app, bool runtime = true);
+  // `required`: --model and --method must be given (false where the run is optional, as in
+  // `ftplan compare`; the caller checks `model.empty()`).
+  void add_to(CLI::App& app, bool runtime = true, bool required = true);
   Workload build(Context& ctx) const;
 };
 

@@ -1,0 +1,134 @@
+// ftplan roofline: one GEMM on one card: FLOPs, bytes, arithmetic intensity against the card's
+// ops:byte, and whether it is compute- or memory-bound.
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "cli/cli.hpp"
+#include "cli/perf_options.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "perf/step.hpp"
+#include "render/perf_json.hpp"
+#include "render/table.hpp"
+
+namespace ftplan::cli {
+namespace {
+
+struct RooflineOptions {
+  std::string gemm;
+  std::string dtype = "bf16";
+  std::string gpu;
+  std::string mig;
+  CalibrationOptions calibration;
+  bool json = false;
+};
+
+GemmShape parse_gemm(const std::string& text) {
+  auto bad = [&]() -> UserError {
+    return UserError(ErrorCode::kInvalidValue,
+                     fmt::format("--gemm expects M,N,K: three whole numbers from 1 to 2^31 "
+                                 "(M tokens, N output features, K input features), got '{}'",
+                                 text),
+                     "gemm");
+  };
+  double dims[3] = {0, 0, 0};
+  std::size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t comma = text.find(',', start);
+    if ((i < 2) != (comma != std::string::npos)) throw bad();
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    long long v = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + end, v);
+    if (ec != std::errc() || ptr != text.data() + end || end == start || v < 1 || v > (1LL << 31))
+      throw bad();
+    dims[i] = static_cast<double>(v);
+    start = end + 1;
+  }
+  return {dims[0], dims[1], dims[2]};
+}
+
+TensorPrecision parse_dtype(const std::string& name) {
+  if (auto p = tensor_precision_from_name(name)) return *p;
+  std::vector<std::string> valid;
+  for (auto p : kAllTensorPrecisions)
+    valid.emplace_back(tensor_precision_name(p));
+  throw_unknown_name("dtype", "dtype", name, valid);
+}
+
+void print_roofline(Context& ctx, const Device& d, const GemmRoofline& r) {
+  std::ostream& out = ctx.out;
+  const std::string dtype = tensor_precision_name(r.dtype).data();
+  out << fmt::format("GEMM C[{}×{}] = A[{}×{}] · B[{}×{}] in {} on {}\n\n",
+                     format_number(r.shape.m), format_number(r.shape.n), format_number(r.shape.m),
+                     format_number(r.shape.k), format_number(r.shape.k), format_number(r.shape.n),
+                     dtype, d.name());
+  TextTable t({"figure", "value>", "how"});
+  t.row({"FLOPs", format_count_short(r.cost.flops.value) + "FLOP", "2·M·N·K"});
+  t.row({"bytes moved", format_count_short(r.cost.bytes.value) + "B",
+         fmt::format("{} B × (M·K + K·N + M·N)", format_number(element_bytes(r.dtype)))});
+  t.row({"arithmetic intensity", format_fixed(r.intensity, 1) + " FLOP/B", "FLOPs / bytes"});
+  t.row({"card ops:byte", format_fixed(r.ops_per_byte, 1) + " FLOP/B",
+         fmt::format("{} / {}", format_TFLOPS(r.peak), format_GBps(d.bandwidth))});
+  t.row({"attainable rate", format_TFLOPS(r.attainable), "min(peak, intensity × bandwidth)"});
+  t.row({"time at the roofline", format_seconds(r.min_time), "FLOPs / attainable rate"});
+  t.row({"estimated time", format_seconds(r.estimated.time()),
+         fmt::format("at {:.0f} % of peak compute, {:.0f} % of bandwidth (gemm efficiency)",
+                     100 * r.estimated.compute_efficiency, 100 * r.estimated.memory_efficiency)});
+  t.print(out);
+  out << fmt::format("\nbound: {} — intensity {:.1f} {} the card's ops:byte {:.1f}\n",
+                     r.compute_bound ? "compute" : "memory", r.intensity,
+                     r.compute_bound ? "exceeds" : "is below", r.ops_per_byte);
+  if (d.mig) out << "note: " << d.assumption << "\n";
+}
+
+const bool registered = register_command(
+    {"roofline", "One GEMM on a card: FLOPs, bytes, arithmetic intensity, ops:byte, bound",
+     [](CLI::App& app, Context& ctx) {
+       auto o = std::make_shared<RooflineOptions>();
+       app.add_option("--gemm", o->gemm,
+                      "M,N,K of C[M×N] = A[M×K]·B[K×N] (M tokens, N output features, K input "
+                      "features), e.g. 2048,14336,4096")
+           ->required();
+       app.add_option("--dtype", o->dtype,
+                      "Element type of A, B and C: fp64 | tf32 | bf16 | fp16 | fp8 | fp6 | fp4 | "
+                      "int8 (default bf16)");
+       app.add_option("--gpu", o->gpu,
+                      "GPU id (ftplan gpus) or path to a card file in the data/gpus schema")
+           ->required();
+       app.add_option("--mig", o->mig, "One MIG instance of this profile (e.g. 1g.18gb)");
+       o->calibration.add_to(app);
+       app.add_flag("--json", o->json, "Print JSON");
+       return [&ctx, o] {
+         const GemmShape shape = parse_gemm(o->gemm);
+         const TensorPrecision dtype = parse_dtype(o->dtype);
+         const GpuSpec& g = ctx.resolve_gpu(o->gpu);
+         Device d = make_device(g);
+         if (!o->mig.empty()) {
+           const MigProfile* m = g.mig.supported ? g.mig.find(o->mig) : nullptr;
+           if (!g.mig.supported)
+             throw UserError(ErrorCode::kUnsupported,
+                             fmt::format("{} has no MIG: {}", g.name, g.mig.unsupported_reason),
+                             "mig");
+           if (!m)
+             throw_unknown_name(fmt::format("MIG profile on {}", g.id), "mig", o->mig,
+                                g.mig.profile_names());
+           d = make_device(g, *m);
+         }
+         if (!d.rate(dtype))
+           throw UserError(ErrorCode::kUnsupported,
+                           fmt::format("no roofline for {}: {}", tensor_precision_name(dtype),
+                                       d.missing_rate_reason(dtype)),
+                           "dtype");
+         const EfficiencyTable e = o->calibration.for_gpu(ctx, g, true);
+         const GemmRoofline r = gemm_roofline(shape, dtype, d, e);
+         if (o->json)
+           ctx.out << roofline_json(d, r).dump(2) << "\n";
+         else
+           print_roofline(ctx, d, r);
+       };
+     },
+     30});
+
+}  // namespace
+}  // namespace ftplan::cli

@@ -1,0 +1,206 @@
+#include "perf/device.hpp"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <cctype>
+#include <charconv>
+
+#include "catalog/strict_yaml.hpp"
+#include "core/error.hpp"
+#include "perf/ops.hpp"
+
+namespace ftplan {
+
+namespace {
+
+std::string vendor_label(const GpuSpec& g) {
+  if (g.vendor == "nvidia") return "NVIDIA";
+  if (g.vendor == "amd") return "AMD";
+  return g.vendor;
+}
+
+// "NVIDIA RTX PRO 6000 ..." -> "RTX PRO 6000 ..." (the vendor is named separately).
+std::string name_without_vendor(const GpuSpec& g) {
+  const std::string prefix = vendor_label(g) + " ";
+  return g.name.rfind(prefix, 0) == 0 ? g.name.substr(prefix.size()) : g.name;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> Device::ops_per_byte(TensorPrecision p) const {
+  auto r = rate(p);
+  if (!r || bandwidth.value <= 0) return std::nullopt;
+  return ftplan::ops_per_byte(*r, bandwidth);
+}
+
+std::string Device::name() const {
+  if (!gpu) return "?";
+  return mig ? fmt::format("{} instance of {}", mig->name, gpu->name) : gpu->name;
+}
+
+std::string Device::missing_rate_reason(TensorPrecision p) const {
+  const auto& f = gpu->tensor_figure(p);
+  std::string why = f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason);
+  return fmt::format("{} publishes no dense {} rate for the {}{}", vendor_label(*gpu),
+                     upper(tensor_precision_name(p)), name_without_vendor(*gpu), why);
+}
+
+std::string Device::missing_vector_rate_reason() const {
+  const auto& f = gpu->fp32_TFLOPS;
+  return fmt::format("{} publishes no FP32 rate for the {}{}", vendor_label(*gpu),
+                     name_without_vendor(*gpu),
+                     f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason));
+}
+
+Device make_device(const GpuSpec& g) {
+  Device d;
+  d.gpu = &g;
+  for (auto p : kAllTensorPrecisions)
+    d.tensor_rate[static_cast<std::size_t>(p)] = g.dense_rate(p);
+  if (g.fp32_TFLOPS.value && *g.fp32_TFLOPS.value > 0)
+    d.vector_rate = flops_per_second_from_TFLOPS(*g.fp32_TFLOPS.value);
+  d.bandwidth = g.bandwidth();
+  return d;
+}
+
+Device make_device(const GpuSpec& g, const MigProfile& m) {
+  Device d = make_device(g);
+  d.mig = &m;
+  d.compute_share = static_cast<double>(m.compute_slices) / g.mig.compute_slices;
+  d.memory_share = static_cast<double>(m.memory_slices) / g.mig.memory_slices;
+  for (auto& r : d.tensor_rate)
+    if (r) *r *= d.compute_share;
+  if (d.vector_rate) *d.vector_rate *= d.compute_share;
+  d.bandwidth *= d.memory_share;
+  d.assumption = fmt::format(
+      "{}: rates × {}/{} compute slices, bandwidth × {}/{} memory slices (assumes an instance gets "
+      "that share of the SMs and memory controllers)",
+      m.name, m.compute_slices, g.mig.compute_slices, m.memory_slices, g.mig.memory_slices);
+  return d;
+}
+
+Device make_device(const Placement& p) {
+  assert(p.gpu);
+  return p.mig ? make_device(*p.gpu, *p.mig) : make_device(*p.gpu);
+}
+
+// ---- training formats
+// ----------------------------------------------------------------------------
+
+namespace {
+
+using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
+
+int parse_cc(StrictMap& m, std::string_view key) {
+  const std::string s = m.required_string(key);
+  auto dot = s.find('.');
+  int major = 0, minor = 0;
+  bool ok =
+      dot != std::string::npos &&
+      std::from_chars(s.data(), s.data() + dot, major).ptr == s.data() + dot &&
+      std::from_chars(s.data() + dot + 1, s.data() + s.size(), minor).ptr == s.data() + s.size();
+  if (!ok || major < 1 || major > 99 || minor < 0 || minor > 9)
+    m.fail(key, fmt::format("expected a compute capability like \"8.9\", got '{}'", s));
+  return major * 10 + minor;
+}
+
+}  // namespace
+
+TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& sources) {
+  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  TrainingFormats t;
+  t.file_ = file.path;
+  std::array<bool, 5> seen{};
+  for (auto& m : root.map_list("formats", true)) {
+    TrainingFormat f;
+    const std::string id = m.required_choice("id", compute_format_names());
+    f.format = parse_compute_format(id);
+    f.name = m.required_string("name");
+    f.description = m.required_string("description");
+    for (auto& r : m.map_list("rules", true)) {
+      FormatRule rule;
+      if (r.has("min_cc")) rule.min_cc = parse_cc(r, "min_cc");
+      rule.supported = r.required_bool("supported");
+      rule.reason = r.optional_string("reason").value_or("");
+      rule.caveat = r.optional_string("caveat").value_or("");
+      if (!rule.supported && rule.reason.empty())
+        r.fail("reason", "an unsupported rule needs a 'reason' saying why");
+      auto ids = r.string_list("source", true);
+      for (const auto& sid : ids)
+        if (!sources.count(sid))
+          r.fail("source",
+                 fmt::format("source id '{}' is not defined in any data/sources*.yaml", sid));
+      rule.sources = ids;
+      r.finish();
+      f.rules.push_back(std::move(rule));
+    }
+    if (f.rules.empty()) m.fail("rules", "a format needs at least one rule");
+    if (f.rules.back().min_cc)
+      m.fail("rules", "the last rule must have no min_cc, so that every card is covered");
+    m.finish();
+    const auto i = static_cast<std::size_t>(f.format);
+    if (seen[i]) m.fail("id", fmt::format("format '{}' is listed twice", id));
+    seen[i] = true;
+    t.formats_[i] = std::move(f);
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i])
+      root.fail("formats", fmt::format("format '{}' is missing",
+                                       compute_format_name(static_cast<ComputeFormat>(i))));
+  root.finish();
+  return t;
+}
+
+FormatSupport TrainingFormats::check(const GpuSpec& g, ComputeFormat f) const {
+  const TrainingFormat& tf = format(f);
+  const bool cc_known = g.compute_capability.known();
+  const int cc = g.cc_major * 10 + g.cc_minor;
+  FormatSupport s;
+  s.format = f;
+  for (const auto& rule : tf.rules) {
+    if (rule.min_cc && (!cc_known || cc < *rule.min_cc)) continue;
+    s.supported = rule.supported;
+    s.reason = rule.reason;
+    s.caveat = rule.caveat;
+    s.sources = rule.sources;
+    if (!s.supported && !cc_known) s.reason += " (the card's compute capability is unknown)";
+    return s;
+  }
+  return s;  // unreachable: the last rule has no min_cc (checked when parsing)
+}
+
+TrainingFormats load_training_formats(const Catalog& catalog) {
+  const DataFile* f = catalog.file("training_formats.yaml");
+  if (!f)
+    throw UserError(ErrorCode::kBadFile,
+                    "data/training_formats.yaml is missing from the data files", "data");
+  return TrainingFormats::parse(*f, catalog.sources());
+}
+
+void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
+  const FormatSupport s = formats.check(g, f);
+  const std::string cc = g.compute_capability.value.value_or("unknown");
+  if (!s.supported)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("{} training is not supported on {} (compute capability {}): {}",
+                                formats.format(f).name, g.name, cc, s.reason),
+                    "precision");
+  const Device d = make_device(g);
+  const TensorPrecision p = tensor_precision_of(f);
+  if (!d.rate(p))
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("cannot time {} training: {}; give the rate in a card file "
+                                "(--gpu FILE, data/gpus schema) to estimate it",
+                                formats.format(f).name, d.missing_rate_reason(p)),
+                    "gpu");
+}
+
+}  // namespace ftplan

@@ -1,0 +1,713 @@
+#include "perf/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "memory/model_states.hpp"
+#include "memory/optimizer.hpp"
+
+namespace ftplan {
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm:
+      return "gemm";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kAdapter:
+      return "adapter";
+    case OpClass::kDequant:
+      return "dequant";
+    case OpClass::kNorm:
+      return "norm";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kEmbedding:
+      return "embedding";
+    case OpClass::kLoss:
+      return "loss";
+    case OpClass::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& op_class_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (auto c : kAllOpClasses)
+      v.emplace_back(op_class_name(c));
+    return v;
+  }();
+  return names;
+}
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+GemmCost gemm_cost(const GemmShape& s, double a_bytes, double b_bytes, double c_bytes) {
+  // 2·M·N·K FLOPs; A[M×K], B[K×N] read once, C[M×N] written once (NVIDIA Matrix Multiplication
+  // Background user guide, "Math and Memory Bounds").
+  return {Flops(2.0 * s.m * s.n * s.k),
+          Bytes(a_bytes * s.m * s.k + b_bytes * s.k * s.n + c_bytes * s.m * s.n)};
+}
+
+double element_bytes(TensorPrecision p) {
+  switch (p) {
+    case TensorPrecision::kFP64:
+      return 8;
+    case TensorPrecision::kTF32:
+      return 4;  // stored as FP32
+    case TensorPrecision::kBF16:
+    case TensorPrecision::kFP16:
+      return 2;
+    case TensorPrecision::kFP8:
+    case TensorPrecision::kINT8:
+      return 1;
+    case TensorPrecision::kFP6:
+      return 0.75;
+    case TensorPrecision::kFP4:
+      return 0.5;
+  }
+  return 2;
+}
+
+TensorPrecision tensor_precision_of(ComputeFormat f) {
+  switch (f) {
+    case ComputeFormat::kBF16:
+      return TensorPrecision::kBF16;
+    case ComputeFormat::kFP16:
+      return TensorPrecision::kFP16;
+    case ComputeFormat::kFP8:
+    case ComputeFormat::kMXFP8:
+      return TensorPrecision::kFP8;
+    case ComputeFormat::kNVFP4:
+      return TensorPrecision::kFP4;
+  }
+  return TensorPrecision::kBF16;
+}
+
+double operand_bytes(ComputeFormat f) {
+  switch (f) {
+    case ComputeFormat::kBF16:
+    case ComputeFormat::kFP16:
+      return 2;
+    case ComputeFormat::kFP8:
+      return 1;  // E4M3 / E5M2 with one FP32 scale per tensor
+    case ComputeFormat::kMXFP8:
+      return 1.0 + 1.0 / 32;  // OCP MX v1.0: one E8M0 scale per block of 32
+    case ComputeFormat::kNVFP4:
+      return 0.5 + 1.0 / 16;  // NVFP4: one E4M3 scale per block of 16 (+ an FP32 tensor scale)
+  }
+  return 2;
+}
+
+double causal_pairs(std::int64_t seq, std::int64_t window) {
+  // Query i (0-based) attends to keys max(0, i - W + 1) .. i: min(i + 1, W) keys.
+  // Σ_{i<s} min(i+1, W) = s(s+1)/2 when s <= W, else W(W+1)/2 + (s - W)·W.
+  const double s = static_cast<double>(seq);
+  if (window <= 0 || window >= seq) return s * (s + 1) / 2;
+  const double w = static_cast<double>(window);
+  return w * (w + 1) / 2 + (s - w) * w;
+}
+
+Flops StepOps::micro_batch_flops() const {
+  Flops f;
+  for (const auto& op : ops)
+    if (op.phase != Phase::kOptimizer) f += op.total_flops();
+  return f;
+}
+
+Bytes StepOps::micro_batch_bytes() const {
+  Bytes b;
+  for (const auto& op : ops)
+    if (op.phase != Phase::kOptimizer) b += op.total_bytes();
+  return b;
+}
+
+Flops StepOps::model_flops_per_micro_batch() const {
+  Flops f;
+  for (const auto& op : ops)
+    if (op.model_flops) f += op.total_flops();
+  return f;
+}
+
+namespace {
+
+// Activations between layers stay BF16 (2 B) in every format: Transformer Engine quantizes only
+// the inputs of its GEMMs (TE documentation, "Using FP8 with Transformer Engine").
+constexpr double kAct = 2.0;
+constexpr double kFp32 = 4.0;
+constexpr double kIndex = 8.0;  // int64 token ids and expert indices (PyTorch's default)
+
+// FLOPs per element of the element-wise kernels, counted from their formulas (one FLOP per
+// add, multiply, divide, exp, rsqrt or tanh).
+// RMSNorm y = x · rsqrt(mean(x²) + ε) · w: square, sum, scale by rstd, scale by w.
+constexpr double kRmsNormFlops = 4;
+// Its backward dx = rstd · (w·dy − x · rstd² · mean(w·dy·x)): about twice the forward.
+constexpr double kRmsNormBackwardFlops = 8;
+// SwiGLU silu(g)·u = g / (1 + exp(−g)) · u: negate, exp, add, divide, multiply.
+constexpr double kSwiGluFlops = 5;
+// GeGLU with the tanh GELU: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))·u: 10 operations.
+constexpr double kGeGluFlops = 10;
+// Rotary embedding x·cos + rotate_half(x)·sin: two multiplies and an add.
+constexpr double kRotaryFlops = 3;
+// Softmax over a row (max, subtract, exp, sum, divide) and log-softmax + NLL for the loss.
+constexpr double kSoftmaxFlops = 5;
+// FP8/FP4 quantization of a GEMM operand: amax and scale-multiply per element.
+constexpr double kCastFlops = 2;
+
+// FLOPs of one optimizer update per trained parameter, counted from the update rules.
+double update_flops_per_param(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdamW:
+    case Optimizer::kPagedAdamW:
+    case Optimizer::kAdamWBf16:
+      // m = β1·m + (1−β1)·g (3); v = β2·v + (1−β2)·g² (4); w −= lr·(m/(√v + ε) + λ·w) (7)
+      // (Loshchilov & Hutter 2019, AdamW); bias corrections are per tensor.
+      return 14;
+    case Optimizer::kAdamW8bit:
+    case Optimizer::kPagedAdamW8bit:
+      // as AdamW, plus dequantizing and requantizing m and v (Dettmers et al. 2022): 2 each.
+      return 18;
+    case Optimizer::kSgdMomentum:
+      return 6;  // buf = μ·buf + g (2); w −= lr·(buf + λ·w) (4)
+    case Optimizer::kSgd:
+      return 4;  // w −= lr·(g + λ·w)
+    case Optimizer::kAdafactor:
+      // row/column mean squares (≈4), the factored estimate (≈3), rsqrt update and clipping (≈5)
+      return 12;
+  }
+  return 14;
+}
+
+std::string replace_suffix(const std::string& name, std::string_view from, std::string_view to) {
+  if (name.size() >= from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0)
+    return name.substr(0, name.size() - from.size()) + std::string(to);
+  return name + std::string(to);
+}
+
+// The short, stable name of a block linear layer.
+std::string linear_name(const TensorSpec& t) {
+  const bool expert = t.kind == TensorKind::kExpert;
+  if (t.kind == TensorKind::kRouter) return "moe.router";
+  const char* prefix = expert ? "moe.expert." : nullptr;
+  auto mlp = [&](const char* n) { return std::string(prefix ? prefix : "mlp.") + n; };
+  switch (t.projections) {
+    case kProjQ:
+      return "attn.q_proj";
+    case kProjK:
+      return "attn.k_proj";
+    case kProjV:
+      return "attn.v_proj";
+    case kProjQ | kProjK | kProjV:
+      return "attn.qkv_proj";
+    case kProjO:
+      return "attn.o_proj";
+    case kProjGate:
+      return mlp("gate_proj");
+    case kProjUp:
+      return mlp("up_proj");
+    case kProjGate | kProjUp:
+      return mlp("gate_up_proj");
+    case kProjDown:
+      return mlp("down_proj");
+    default:
+      return expert ? "moe.expert.linear" : "linear";
+  }
+}
+
+class Builder {
+ public:
+  explicit Builder(const Workload& w) : w_(w), a_(w.model->arch) {
+    T_ = static_cast<double>(w.tokens_per_micro_batch());
+    out_.tokens_per_micro_batch = w.tokens_per_micro_batch();
+    out_.grad_accum = w.grad_accum;
+    out_.layers = a_.layers;
+    out_.precision = w.precision;
+    qlora_ = w.method == Method::kQlora;
+    // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
+    base_format_ =
+        qlora_ ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16 : ComputeFormat::kBF16)
+               : w.precision;
+    out_.mfu_precision = tensor_precision_of(base_format_);
+    low_precision_ = base_format_ != ComputeFormat::kBF16 && base_format_ != ComputeFormat::kFP16;
+  }
+
+  StepOps build() {
+    emit_embedding();
+    emit_block();
+    emit_head();
+    emit_optimizer();
+    for (const auto& op : out_.ops)
+      if (op.unit == ComputeUnit::kTensor)
+        out_.tensor_precisions_used |= 1u << static_cast<unsigned>(op.precision);
+    return std::move(out_);
+  }
+
+ private:
+  // ---- helpers -------------------------------------------------------------------------------
+  Op vector_op(std::string name, OpClass cls, Phase phase, double flops, double bytes,
+               std::int64_t count) const {
+    Op op;
+    op.name = std::move(name);
+    op.op_class = cls;
+    op.phase = phase;
+    op.unit = ComputeUnit::kVector;
+    op.flops = Flops(flops);
+    op.bytes = Bytes(bytes);
+    op.count = count;
+    return op;
+  }
+
+  Op gemm_op(std::string name, OpClass cls, Phase phase, GemmShape shape, double a_bytes,
+             double b_bytes, double c_bytes, TensorPrecision p, std::int64_t count,
+             bool model_flops) const {
+    Op op;
+    op.name = std::move(name);
+    op.op_class = cls;
+    op.phase = phase;
+    op.unit = ComputeUnit::kTensor;
+    op.precision = p;
+    const GemmCost c = gemm_cost(shape, a_bytes, b_bytes, c_bytes);
+    op.flops = c.flops;
+    op.bytes = c.bytes;
+    op.gemm = shape;
+    op.count = count;
+    op.model_flops = model_flops;
+    return op;
+  }
+
+  void forward(Op op) { block_fwd_.push_back(std::move(op)); }
+  // Backward ops of one forward group, in the order the backward pass runs them.
+  void backward_group(std::vector<Op> ops) { block_bwd_groups_.push_back(std::move(ops)); }
+
+  bool has_bias(const TensorSpec& t) const {
+    if (t.kind == TensorKind::kRouter) return a_.router_bias;
+    if (t.kind == TensorKind::kExpert) return a_.expert_bias;
+    if (t.projections & (kProjQ | kProjK | kProjV)) return a_.qkv_bias;
+    if (t.projections == kProjO) return a_.o_bias;
+    return a_.mlp_bias;
+  }
+
+  // ---- a linear layer: base GEMMs, QLoRA dequantization, FP8 casts, LoRA adapters ------------
+  void emit_linear(const TensorSpec& t) {
+    const std::string base = linear_name(t);
+    const bool expert = t.kind == TensorKind::kExpert;
+    const bool router = t.kind == TensorKind::kRouter;
+    // Tokens through this weight: all of them, or for an expert its share of the T·k routed
+    // copies under balanced routing (each token goes to experts_per_token of num_experts).
+    const double M = expert ? T_ * static_cast<double>(a_.experts_per_token) /
+                                  static_cast<double>(a_.num_experts)
+                            : T_;
+    const double in = static_cast<double>(t.in_features);
+    const double outf = static_cast<double>(t.out_features);
+    const std::int64_t count = t.layers * t.experts;  // one GEMM per layer (and expert)
+    const bool trained = w_.method == Method::kFull;
+    // The MoE router stays in BF16 under FP8 recipes (Megatron keeps it in higher precision).
+    const ComputeFormat fmt_used = router ? ComputeFormat::kBF16 : base_format_;
+    const TensorPrecision p = tensor_precision_of(fmt_used);
+    const double opnd = operand_bytes(fmt_used);
+    const bool cast = low_precision_ && !router;
+    const double numel = in * outf;
+
+    std::vector<Op> bwd;
+    // QLoRA: the NF4 weight is dequantized to BF16 before every use (bitsandbytes MatMul4Bit:
+    // dequantize_4bit, then a BF16 matmul): reads the codes and constants, writes the BF16 weight.
+    if (qlora_ && t.is_block_linear()) {
+      const QuantizedBytes q = quantized_weight_bytes(t.in_features * t.out_features, w_.quant);
+      const double blocks = std::ceil(numel / w_.quant.block);
+      const double flops = numel + (w_.quant.double_quant ? blocks : 0.0);  // absmax·code
+      const double bytes = q.codes.value + q.constants.value + kAct * numel;
+      forward(vector_op(base + ".nf4_dequant.fwd", OpClass::kDequant, Phase::kForward, flops, bytes,
+                        count));
+      bwd.push_back(vector_op(base + ".nf4_dequant.bwd", OpClass::kDequant, Phase::kBackward, flops,
+                              bytes, count));
+    }
+    // FP8/FP4 recipes quantize the GEMM operands: the input activation and the weight in the
+    // forward pass, the output gradient in the backward pass (Transformer Engine).
+    const std::string cast_name = std::string(compute_format_name(fmt_used)) + "_cast";
+    if (cast) {
+      const double elems = M * in + numel;
+      forward(vector_op(base + "." + cast_name + ".fwd", OpClass::kElementwise, Phase::kForward,
+                        kCastFlops * elems, (kAct + opnd) * elems, count));
+    }
+    // Forward: Y[M×out] = X[M×in] · Wᵀ, plus the bias in the GEMM epilogue.
+    Op fwd = gemm_op(base + ".fwd", OpClass::kGemm, Phase::kForward, {M, outf, in}, opnd, opnd,
+                     kAct, p, count, true);
+    if (has_bias(t)) {
+      fwd.flops += Flops(M * outf);
+      fwd.bytes += Bytes(kAct * outf);
+    }
+    forward(fwd);
+
+    // LoRA (Hu et al. 2021): Y += s · (X·Aᵀ)·Bᵀ with A[r×in], B[out×r], in BF16.
+    const bool lora = w_.method != Method::kFull && (t.projections & w_.lora.targets) != 0;
+    const double r = static_cast<double>(w_.lora.rank);
+    const TensorPrecision bf16 = TensorPrecision::kBF16;
+    if (lora) {
+      forward(gemm_op(base + ".lora_a.fwd", OpClass::kAdapter, Phase::kForward, {M, r, in}, kAct,
+                      kAct, kAct, bf16, count, true));
+      forward(gemm_op(base + ".lora_b.fwd", OpClass::kAdapter, Phase::kForward, {M, outf, r}, kAct,
+                      kAct, kAct, bf16, count, true));
+      // Y = base + s·adapter: reads both, writes Y.
+      forward(vector_op(base + ".lora_add.fwd", OpClass::kElementwise, Phase::kForward,
+                        2 * M * outf, 3 * kAct * M * outf, count));
+    }
+
+    // Backward.
+    if (cast)
+      bwd.push_back(vector_op(base + "." + cast_name + ".bwd", OpClass::kElementwise,
+                              Phase::kBackward, kCastFlops * M * outf, (kAct + opnd) * M * outf,
+                              count));
+    // Input gradient dX[M×in] = dY[M×out] · W: every layer, frozen or not (the gradient must
+    // reach the adapters and layers below).
+    bwd.push_back(gemm_op(base + ".dgrad", OpClass::kGemm, Phase::kBackward, {M, in, outf}, opnd,
+                          opnd, kAct, p, count, true));
+    // Weight gradient dW[out×in] = dYᵀ · X: trained weights only (the bias gradient, a column
+    // sum of dY, rides in the epilogue).
+    if (trained) {
+      Op wgrad = gemm_op(base + ".wgrad", OpClass::kGemm, Phase::kBackward, {outf, in, M}, opnd,
+                         opnd, kAct, p, count, true);
+      if (has_bias(t)) {
+        wgrad.flops += Flops(M * outf);
+        wgrad.bytes += Bytes(kAct * outf);
+      }
+      bwd.push_back(wgrad);
+    }
+    if (lora) {
+      // dB = dYᵀ·(X·Aᵀ), d(X·Aᵀ) = dY·B, dA = d(X·Aᵀ)ᵀ·X, dX_adapter = d(X·Aᵀ)·A.
+      bwd.push_back(gemm_op(base + ".lora_b.wgrad", OpClass::kAdapter, Phase::kBackward,
+                            {outf, r, M}, kAct, kAct, kAct, bf16, count, true));
+      bwd.push_back(gemm_op(base + ".lora_b.dgrad", OpClass::kAdapter, Phase::kBackward,
+                            {M, r, outf}, kAct, kAct, kAct, bf16, count, true));
+      bwd.push_back(gemm_op(base + ".lora_a.wgrad", OpClass::kAdapter, Phase::kBackward, {r, in, M},
+                            kAct, kAct, kAct, bf16, count, true));
+      bwd.push_back(gemm_op(base + ".lora_a.dgrad", OpClass::kAdapter, Phase::kBackward, {M, in, r},
+                            kAct, kAct, kAct, bf16, count, true));
+      // dX = dX_base + dX_adapter.
+      bwd.push_back(vector_op(base + ".lora_add.bwd", OpClass::kElementwise, Phase::kBackward,
+                              M * in, 3 * kAct * M * in, count));
+    }
+    backward_group(std::move(bwd));
+  }
+
+  // ---- element-wise parts of a block ---------------------------------------------------------
+  void emit_norms() {
+    // RMSNorm over H per token: reads x and the weight, writes y and the FP32 rstd it saves.
+    const double H = static_cast<double>(a_.hidden);
+    const std::int64_t count = a_.norms_per_layer * a_.layers;
+    forward(vector_op("norm.fwd", OpClass::kNorm, Phase::kForward, kRmsNormFlops * T_ * H,
+                      2 * kAct * T_ * H + kAct * H + kFp32 * T_, count));
+    backward_group(
+        {vector_op("norm.bwd", OpClass::kNorm, Phase::kBackward, kRmsNormBackwardFlops * T_ * H,
+                   3 * kAct * T_ * H + kAct * H + kFp32 * T_, count)});
+  }
+
+  void emit_qk_norm() {
+    if (!a_.qk_norm) return;
+    // Qwen3 / Gemma 3: RMSNorm over head_dim on every query and key head.
+    const double elems = T_ * static_cast<double>(a_.q_dim() + a_.kv_dim());
+    const double rows = T_ * static_cast<double>(a_.heads + a_.kv_heads);
+    const double d = static_cast<double>(a_.head_dim);
+    forward(vector_op("attn.qk_norm.fwd", OpClass::kNorm, Phase::kForward, kRmsNormFlops * elems,
+                      2 * kAct * elems + 2 * kAct * d + kFp32 * rows, a_.layers));
+    backward_group({vector_op("attn.qk_norm.bwd", OpClass::kNorm, Phase::kBackward,
+                              kRmsNormBackwardFlops * elems,
+                              3 * kAct * elems + 2 * kAct * d + kFp32 * rows, a_.layers)});
+  }
+
+  void emit_rotary() {
+    // Rotary position embedding on q and k (Su et al. 2021): reads x and the cos/sin tables of
+    // the sequence's positions, writes the rotated x; the backward rotates by −θ (same cost).
+    const double elems = T_ * static_cast<double>(a_.q_dim() + a_.kv_dim());
+    const double tables = 2 * kAct * static_cast<double>(w_.seq * a_.head_dim);
+    const double bytes = 2 * kAct * elems + tables;
+    forward(vector_op("attn.rotary.fwd", OpClass::kElementwise, Phase::kForward,
+                      kRotaryFlops * elems, bytes, a_.layers));
+    backward_group({vector_op("attn.rotary.bwd", OpClass::kElementwise, Phase::kBackward,
+                              kRotaryFlops * elems, bytes, a_.layers)});
+  }
+
+  void emit_attention_core() {
+    const std::int64_t sliding = std::min(a_.sliding_window > 0 ? a_.sliding_layers : 0, a_.layers);
+    emit_attention_group("attention.core", a_.layers - sliding, 0);
+    emit_attention_group("attention.sliding", sliding, a_.sliding_window);
+  }
+
+  void emit_attention_group(const std::string& name, std::int64_t layers, std::int64_t window) {
+    if (layers <= 0) return;
+    const double q = T_ * static_cast<double>(a_.q_dim());    // elements of Q (and O, dO, dQ)
+    const double kv = T_ * static_cast<double>(a_.kv_dim());  // elements of K (and V, dK, dV)
+    const double d = static_cast<double>(a_.head_dim);
+    const double heads = static_cast<double>(a_.heads);
+    const double b = static_cast<double>(w_.micro_batch);
+    const double lse = kFp32 * T_ * heads;  // the log-sum-exp FlashAttention saves per row
+    Op fwd, bwd;
+    if (w_.attention == Attention::kFlash) {
+      // FlashAttention (Dao et al. 2022): tiles in on-chip memory, no s² traffic. QKᵀ and P·V
+      // are 2·d FLOPs per (query, key) pair each; causal masking skips the masked tiles, and a
+      // sliding window limits each query to its last W keys (Dao 2023, FlashAttention-2).
+      const double pairs = causal_pairs(w_.seq, window) * b * heads;
+      const double flops = 4 * d * pairs;
+      fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward, flops,
+                      kAct * (2 * q + 2 * kv) + lse, layers);
+      // Backward recomputes S = QKᵀ and computes dV, dP, dQ, dK: five products of the forward's
+      // size against two, 2.5× the forward FLOPs (FlashAttention-2 §4 counts it so). Reads Q, K,
+      // V, O, dO and the log-sum-exp; writes dQ, dK, dV.
+      bwd = vector_op(name + ".bwd", OpClass::kAttention, Phase::kBackward, 2.5 * flops,
+                      kAct * (3 * q + 2 * kv) + lse + kAct * (q + 2 * kv), layers);
+    } else {
+      // Eager attention (Hugging Face "eager"): the full s×s score matrix per head is computed
+      // (the mask is applied, not skipped), written and read back. Forward: write S, read S and
+      // write P (softmax), read P for P·V: 4 passes of 2 B per score.
+      const double s = static_cast<double>(w_.seq);
+      const double scores = b * heads * s * s;
+      fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward,
+                      4 * d * scores + kSoftmaxFlops * scores,
+                      kAct * (2 * q + 2 * kv) + 4 * kAct * scores, layers);
+      // Backward: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = softmax'(dP), dQ = dS·K, dK = dSᵀ·Q: read P, write
+      // dP, read dP and P, write dS, read dS twice: 7 passes of 2 B per score.
+      bwd = vector_op(name + ".bwd", OpClass::kAttention, Phase::kBackward,
+                      8 * d * scores + 4 * scores,
+                      kAct * (2 * q + 2 * kv) + 7 * kAct * scores + kAct * (q + 2 * kv), layers);
+    }
+    // The attention core runs on the tensor cores in BF16 (FlashAttention-2/3's training path).
+    for (Op* op : {&fwd, &bwd}) {
+      op->unit = ComputeUnit::kTensor;
+      op->precision = TensorPrecision::kBF16;
+    }
+    attention_fwd_.push_back(fwd);
+    forward(std::move(fwd));
+    backward_group({std::move(bwd)});
+  }
+
+  void emit_residuals() {
+    // Two residual adds per layer: read both inputs, write the sum. In the backward pass the
+    // gradients of the two branches are summed the same way.
+    const double H = static_cast<double>(a_.hidden);
+    const std::int64_t count = 2 * a_.layers;
+    forward(vector_op("residual.fwd", OpClass::kElementwise, Phase::kForward, T_ * H,
+                      3 * kAct * T_ * H, count));
+    backward_group({vector_op("residual.bwd", OpClass::kElementwise, Phase::kBackward, T_ * H,
+                              3 * kAct * T_ * H, count)});
+  }
+
+  void emit_activation(const std::string& name, double tokens, double width, std::int64_t count) {
+    // Gated MLP: act(gate)·up reads gate and up, writes one tensor; the backward reads gate, up
+    // and the output gradient, writes d(gate) and d(up), about twice the forward's arithmetic.
+    const double per = a_.activation == MlpActivation::kGeGLU ? kGeGluFlops : kSwiGluFlops;
+    const double elems = tokens * width;
+    forward(vector_op(name + ".fwd", OpClass::kElementwise, Phase::kForward, per * elems,
+                      3 * kAct * elems, count));
+    backward_group({vector_op(name + ".bwd", OpClass::kElementwise, Phase::kBackward,
+                              2 * per * elems, 5 * kAct * elems, count)});
+  }
+
+  void emit_moe_routing(bool before_experts) {
+    const double H = static_cast<double>(a_.hidden);
+    const double E = static_cast<double>(a_.num_experts);
+    const double k = static_cast<double>(a_.experts_per_token);
+    const std::int64_t L = a_.moe_layers;
+    if (before_experts) {
+      // Softmax over E router logits and top-k: reads T×E, writes k weights (FP32) and indices.
+      forward(vector_op("moe.route.fwd", OpClass::kElementwise, Phase::kForward,
+                        kSoftmaxFlops * T_ * E, kAct * T_ * E + (kFp32 + kIndex) * T_ * k, L));
+      // Gather each token's hidden state once per chosen expert.
+      forward(vector_op("moe.dispatch.fwd", OpClass::kElementwise, Phase::kForward, 0,
+                        2 * kAct * T_ * k * H, L));
+      backward_group({vector_op("moe.dispatch.bwd", OpClass::kElementwise, Phase::kBackward,
+                                T_ * k * H, kAct * T_ * k * H + kAct * T_ * H, L),
+                      vector_op("moe.route.bwd", OpClass::kElementwise, Phase::kBackward,
+                                kSoftmaxFlops * T_ * E, kAct * T_ * E * 2 + kFp32 * T_ * k, L)});
+    } else {
+      // Weighted sum of the k expert outputs per token.
+      forward(vector_op("moe.combine.fwd", OpClass::kElementwise, Phase::kForward, 2 * T_ * k * H,
+                        kAct * T_ * k * H + kFp32 * T_ * k + kAct * T_ * H, L));
+      backward_group(
+          {vector_op("moe.combine.bwd", OpClass::kElementwise, Phase::kBackward, 3 * T_ * k * H,
+                     kAct * T_ * H + kAct * T_ * k * H + kAct * T_ * k * H + kFp32 * T_ * k, L)});
+    }
+  }
+
+  // ---- one decoder block (aggregated over layers) --------------------------------------------
+  void emit_block() {
+    const auto& tensors = w_.model->params.tensors;
+    auto each = [&](auto pred) {
+      for (const auto& t : tensors)
+        if (t.in_blocks &&
+            (t.kind == TensorKind::kLinear || t.kind == TensorKind::kExpert ||
+             t.kind == TensorKind::kRouter) &&
+            pred(t))
+          emit_linear(t);
+    };
+    const ProjectionSet qkv = kProjQ | kProjK | kProjV;
+    const ProjectionSet gate_up = kProjGate | kProjUp;
+    emit_norms();
+    each([&](const TensorSpec& t) {
+      return t.kind == TensorKind::kLinear && (t.projections & qkv) != 0;
+    });
+    emit_qk_norm();
+    emit_rotary();
+    emit_attention_core();
+    each([&](const TensorSpec& t) {
+      return t.kind == TensorKind::kLinear && t.projections == kProjO;
+    });
+    emit_residuals();
+    // Dense MLP layers.
+    if (a_.dense_layers() > 0) {
+      each([&](const TensorSpec& t) {
+        return t.kind == TensorKind::kLinear && (t.projections & gate_up) != 0;
+      });
+      emit_activation("mlp.act", T_, static_cast<double>(a_.intermediate), a_.dense_layers());
+      each([&](const TensorSpec& t) {
+        return t.kind == TensorKind::kLinear && t.projections == kProjDown;
+      });
+    }
+    // Mixture-of-experts layers: router, routing, experts, combine.
+    if (a_.is_moe() && a_.moe_layers > 0) {
+      each([&](const TensorSpec& t) { return t.kind == TensorKind::kRouter; });
+      emit_moe_routing(true);
+      each([&](const TensorSpec& t) {
+        return t.kind == TensorKind::kExpert && (t.projections & gate_up) != 0;
+      });
+      const double per_expert =
+          T_ * static_cast<double>(a_.experts_per_token) / static_cast<double>(a_.num_experts);
+      emit_activation("moe.expert.act", per_expert, static_cast<double>(a_.moe_intermediate),
+                      a_.moe_layers * a_.num_experts);
+      each([&](const TensorSpec& t) {
+        return t.kind == TensorKind::kExpert && t.projections == kProjDown;
+      });
+      emit_moe_routing(false);
+    }
+
+    for (auto& op : block_fwd_)
+      out_.ops.push_back(op);
+  }
+
+  void emit_embedding() {
+    const double H = static_cast<double>(a_.hidden);
+    // Lookup: reads the token ids and T rows of the table, writes T×H.
+    out_.ops.push_back(vector_op("embedding.fwd", OpClass::kEmbedding, Phase::kForward, 0,
+                                 kIndex * T_ + 2 * kAct * T_ * H, 1));
+  }
+
+  void emit_head() {
+    const double H = static_cast<double>(a_.hidden);
+    const double V = static_cast<double>(a_.vocab);
+    const bool trained = w_.method == Method::kFull;
+    const TensorPrecision bf16 = TensorPrecision::kBF16;
+    // Final RMSNorm, output layer and loss. The output layer stays in BF16 under FP8 recipes
+    // (Transformer Engine / Megatron keep embedding and output layers in higher precision).
+    const double norm_fwd_bytes = 2 * kAct * T_ * H + kAct * H + kFp32 * T_;
+    out_.ops.push_back(vector_op("norm.final.fwd", OpClass::kNorm, Phase::kForward,
+                                 kRmsNormFlops * T_ * H, norm_fwd_bytes, 1));
+    out_.ops.push_back(gemm_op("lm_head.fwd", OpClass::kGemm, Phase::kForward, {T_, V, H}, kAct,
+                               kAct, kAct, bf16, 1, true));
+    // Cross-entropy: log-softmax over V per token in FP32 (reads the BF16 logits, writes FP32
+    // log-probabilities) and the NLL of the labels; the backward reads the log-probabilities and
+    // writes the BF16 logit gradient (softmax − one-hot). A fused kernel's traffic; unfused
+    // upcasts move more.
+    const double logits = T_ * V;
+    out_.ops.push_back(vector_op("loss.fwd", OpClass::kLoss, Phase::kForward,
+                                 kSoftmaxFlops * logits, (kAct + kFp32) * logits + kIndex * T_, 1));
+
+    // Backward, in execution order.
+    out_.ops.push_back(vector_op("loss.bwd", OpClass::kLoss, Phase::kBackward, 2 * logits,
+                                 (kFp32 + kAct) * logits, 1));
+    out_.ops.push_back(gemm_op("lm_head.dgrad", OpClass::kGemm, Phase::kBackward, {T_, H, V}, kAct,
+                               kAct, kAct, bf16, 1, true));
+    if (trained)
+      out_.ops.push_back(gemm_op("lm_head.wgrad", OpClass::kGemm, Phase::kBackward, {V, H, T_},
+                                 kAct, kAct, kAct, bf16, 1, true));
+    out_.ops.push_back(vector_op("norm.final.bwd", OpClass::kNorm, Phase::kBackward,
+                                 kRmsNormBackwardFlops * T_ * H,
+                                 3 * kAct * T_ * H + kAct * H + kFp32 * T_, 1));
+
+    // Recomputation of the blocks' forward in the backward pass (activation checkpointing):
+    // full = every block's forward once more (Hugging Face gradient checkpointing, Megatron
+    // "full"); selective = the attention core only (Korthikanti et al. 2022 §5).
+    if (w_.recompute == Recompute::kFull) {
+      for (const auto& op : block_fwd_)
+        out_.ops.push_back(recompute_copy(op));
+    } else if (w_.recompute == Recompute::kSelective) {
+      for (const auto& op : attention_fwd_)
+        out_.ops.push_back(recompute_copy(op));
+    }
+    for (auto it = block_bwd_groups_.rbegin(); it != block_bwd_groups_.rend(); ++it)
+      for (auto& op : *it)
+        out_.ops.push_back(std::move(op));
+
+    if (trained) {
+      // Embedding gradient: PyTorch's dense embedding backward zero-fills the V×H gradient and
+      // adds the T rows of dY into it (read-modify-write).
+      out_.ops.push_back(vector_op("embedding.wgrad", OpClass::kEmbedding, Phase::kBackward, T_ * H,
+                                   kAct * V * H + 3 * kAct * T_ * H, 1));
+    }
+  }
+
+  Op recompute_copy(const Op& op) const {
+    Op r = op;
+    r.name = replace_suffix(op.name, ".fwd", ".recompute");
+    r.phase = Phase::kRecompute;
+    r.model_flops = false;  // hardware FLOPs, not model FLOPs
+    return r;
+  }
+
+  void emit_optimizer() {
+    // One pass over the trained states: reads weight, gradient, master copy and optimizer
+    // states; writes weight, master copy and states back (a fused multi-tensor update).
+    const TrainedParams trained = trainable_params(w_);
+    const OptimizerBytes ob = optimizer_bytes(w_.optimizer);
+    const double n = static_cast<double>(trained.count);
+    const double states =
+        ob.factored ? kFp32 * static_cast<double>(trained.factored_state_elems) : ob.states * n;
+    const double read = (ob.weight + ob.gradient + ob.master) * n + states;
+    const double written = (ob.weight + ob.master) * n + states;
+    out_.ops.push_back(vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer,
+                                 update_flops_per_param(w_.optimizer) * n, read + written, 1));
+  }
+
+  const Workload& w_;
+  const ModelArch& a_;
+  double T_ = 0;
+  bool qlora_ = false;
+  bool low_precision_ = false;
+  ComputeFormat base_format_ = ComputeFormat::kBF16;
+  StepOps out_;
+  std::vector<Op> block_fwd_;
+  std::vector<Op> attention_fwd_;
+  std::vector<std::vector<Op>> block_bwd_groups_;
+};
+
+}  // namespace
+
+StepOps build_step_ops(const Workload& w) {
+  validate(w);
+  if (w.method == Method::kQlora && w.precision != ComputeFormat::kBF16 &&
+      w.precision != ComputeFormat::kFP16)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("QLoRA multiplies in BF16 (bitsandbytes dequantizes each NF4 "
+                                "weight to BF16 for every GEMM), so --precision {} does not apply; "
+                                "use bf16, or LoRA/full fine-tuning for {}",
+                                compute_format_name(w.precision), compute_format_name(w.precision)),
+                    "precision");
+  trainable_params(w);  // rejects LoRA targets that split a fused module
+  return Builder(w).build();
+}
+
+}  // namespace ftplan

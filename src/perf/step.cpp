@@ -1,0 +1,190 @@
+#include "perf/step.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ftplan {
+
+namespace {
+
+std::optional<FlopsPerSecond> rate_for(const Op& op, const Device& d) {
+  return op.unit == ComputeUnit::kTensor ? d.rate(op.precision) : d.vector_rate;
+}
+
+}  // namespace
+
+OpTiming time_op(const Op& op, const Device& d, const EfficiencyTable& e) {
+  const auto rate = rate_for(op, d);
+  assert(rate && rate->value > 0);
+  OpTiming t;
+  t.compute_efficiency = e.compute(op.op_class, op.flops);
+  t.memory_efficiency = e.memory(op.op_class, op.bytes);
+  t.roofline = roofline_time(op.flops, *rate, t.compute_efficiency, op.bytes, d.bandwidth,
+                             t.memory_efficiency);
+  return t;
+}
+
+PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
+  PreparedStep p;
+  p.items.reserve(ops.ops.size());
+  for (const auto& op : ops.ops) {
+    PreparedStep::Item it;
+    it.compute_work = op.flops.value / e.compute(op.op_class, op.flops);
+    it.memory_work = op.bytes.value / e.memory(op.op_class, op.bytes);
+    it.calls = static_cast<double>(op.count);
+    it.rate = op.unit == ComputeUnit::kTensor ? static_cast<std::uint8_t>(op.precision)
+                                              : PreparedStep::kVectorRate;
+    it.op_class = op.op_class;
+    it.phase = op.phase;
+    p.items.push_back(it);
+    if (op.phase == Phase::kOptimizer)
+      p.optimizer_flops += op.total_flops();
+    else
+      p.hardware_flops_per_micro_batch += op.total_flops();
+  }
+  p.tokens_per_micro_batch = ops.tokens_per_micro_batch;
+  p.grad_accum = ops.grad_accum;
+  p.layers = ops.layers;
+  p.mfu_precision = ops.mfu_precision;
+  p.tensor_precisions_used = ops.tensor_precisions_used;
+  p.model_flops_per_micro_batch = ops.model_flops_per_micro_batch();
+  return p;
+}
+
+StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
+  StepEstimate s;
+  s.layers = p.layers;
+  s.bandwidth = d.bandwidth;
+  // Every rate the ops need must be published for this card.
+  std::array<double, kTensorPrecisionCount + 1> rate{};
+  for (auto prec : kAllTensorPrecisions) {
+    const auto i = static_cast<std::size_t>(prec);
+    if (auto r = d.rate(prec)) rate[i] = r->value;
+    if (((p.tensor_precisions_used >> i) & 1u) && rate[i] <= 0) {
+      s.feasible = false;
+      s.reason = d.missing_rate_reason(prec);
+      return s;
+    }
+  }
+  if (!d.vector_rate) {
+    s.feasible = false;
+    s.reason = d.missing_vector_rate_reason();
+    return s;
+  }
+  rate[PreparedStep::kVectorRate] = d.vector_rate->value;
+  if (d.bandwidth.value <= 0) {
+    s.feasible = false;
+    s.reason = "the card's memory bandwidth is unknown";
+    return s;
+  }
+  s.peak = FlopsPerSecond(rate[static_cast<std::size_t>(p.mfu_precision)]);
+
+  const double accum = static_cast<double>(p.grad_accum);
+  for (const auto& it : p.items) {
+    // The roofline at full peak of the work already divided by the efficiencies.
+    const RooflineTime t = roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate]), 1.0,
+                                         Bytes(it.memory_work), d.bandwidth, 1.0);
+    const Seconds once = t.time() * it.calls;
+    // Micro-batch ops run grad_accum times per step; the optimizer update once.
+    const Seconds per_step = it.phase == Phase::kOptimizer ? once : once * accum;
+    switch (it.phase) {
+      case Phase::kForward:
+        s.forward += once;
+        break;
+      case Phase::kBackward:
+        s.backward += once;
+        break;
+      case Phase::kRecompute:
+        s.backward += once;
+        s.recompute += once;
+        break;
+      case Phase::kOptimizer:
+        s.optimizer += once;
+        break;
+    }
+    const auto c = static_cast<std::size_t>(it.op_class);
+    s.class_seconds[c] += per_step;
+    s.phase_seconds[static_cast<std::size_t>(it.phase)] += per_step;
+    if (t.compute_bound()) {
+      s.compute_bound_seconds += per_step;
+      s.class_compute_bound_seconds[c] += per_step;
+    } else {
+      s.memory_bound_seconds += per_step;
+    }
+  }
+  s.micro_batch = s.forward + s.backward;
+  s.step = s.micro_batch * accum + s.optimizer;
+  s.hardware_flops = p.hardware_flops_per_micro_batch * accum + p.optimizer_flops;
+  s.model_flops = p.model_flops_per_micro_batch * accum;
+  s.tokens = p.tokens_per_micro_batch * p.grad_accum;
+  if (s.step.value > 0) {
+    s.tokens_per_second = static_cast<double>(s.tokens) / s.step.value;
+    s.mfu = s.model_flops.value / (s.step.value * s.peak.value);
+  }
+  return s;
+}
+
+StepEstimate estimate_step(const StepOps& ops, const Device& d, const EfficiencyTable& e) {
+  return estimate_step(prepare_step(ops, e), d);
+}
+
+GemmRoofline gemm_roofline(const GemmShape& shape, TensorPrecision dtype, const Device& d,
+                           const EfficiencyTable& e) {
+  GemmRoofline r;
+  r.shape = shape;
+  r.dtype = dtype;
+  r.cost = gemm_cost(shape, element_bytes(dtype));
+  r.intensity = intensity(r.cost.flops, r.cost.bytes);
+  const auto rate = d.rate(dtype);
+  assert(rate);
+  r.peak = *rate;
+  r.ops_per_byte = ftplan::ops_per_byte(*rate, d.bandwidth);
+  // Compute-bound when the intensity exceeds the processor's ops:byte (NVIDIA GPU Performance
+  // Background); the roofline's attainable rate is min(peak, intensity × bandwidth).
+  r.compute_bound = r.intensity > r.ops_per_byte;
+  r.attainable = FlopsPerSecond(std::min(rate->value, r.intensity * d.bandwidth.value));
+  r.min_time = r.cost.flops / r.attainable;
+  Op op;
+  op.op_class = OpClass::kGemm;
+  op.unit = ComputeUnit::kTensor;
+  op.precision = dtype;
+  op.flops = r.cost.flops;
+  op.bytes = r.cost.bytes;
+  op.gemm = shape;
+  r.estimated = time_op(op, d, e);
+  return r;
+}
+
+StepComparison compare_steps(const StepOps& ops, const Device& a, const EfficiencyTable& ea,
+                             const Device& b, const EfficiencyTable& eb) {
+  StepComparison c;
+  const StepEstimate sa = estimate_step(ops, a, ea);
+  const StepEstimate sb = estimate_step(ops, b, eb);
+  if (!sa.feasible || !sb.feasible) return c;
+  for (std::size_t i = 0; i < kOpClassCount; ++i)
+    if (sa.class_seconds[i].value > 0) c.class_ratio[i] = sb.class_seconds[i] / sa.class_seconds[i];
+  c.overall = sb.step / sa.step;
+  c.tensor_rate_ratio = sa.peak / sb.peak;
+  c.bandwidth_ratio = sa.bandwidth / sb.bandwidth;
+  // Split by what bounds each op on A.
+  Seconds a_compute, b_compute, a_memory, b_memory;
+  const double accum = static_cast<double>(ops.grad_accum);
+  for (const auto& op : ops.ops) {
+    const double n = static_cast<double>(op.count) * (op.phase == Phase::kOptimizer ? 1 : accum);
+    const OpTiming ta = time_op(op, a, ea);
+    const OpTiming tb = time_op(op, b, eb);
+    if (ta.compute_bound()) {
+      a_compute += ta.time() * n;
+      b_compute += tb.time() * n;
+    } else {
+      a_memory += ta.time() * n;
+      b_memory += tb.time() * n;
+    }
+  }
+  c.compute_bound_share_a = a_compute / sa.step;
+  if (a_compute.value > 0) c.compute_bound_ratio = b_compute / a_compute;
+  if (a_memory.value > 0) c.memory_bound_ratio = b_memory / a_memory;
+  return c;
+}
+
+}  // namespace ftplan
