@@ -1,6 +1,9 @@
 // Multi-card figures C1–C9 of shared/spec/SEED-FIGURES.md and properties of the comm model.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "comm/traffic.hpp"
 #include "core/error.hpp"
 #include "support.hpp"
@@ -36,9 +39,9 @@ TEST(SeedComm, C1_DataParallelMoves2PsiPerStep) {
 TEST(SeedComm, C2_8B_FullFineTune_AllReduces_16_GB_Of_Bf16_Gradients) {
   const Workload w = workload("llama-3.1-8b", Method::kFull);
   const CommPlan p = plan(w, on("h200-nvl", 2, Sharding::kDdp));
-  ASSERT_EQ(p.calls.size(), 1u);
-  EXPECT_EQ(printed(to_GB(p.calls[0].cost.size), 2), 16.06);
-  EXPECT_EQ(printed(to_GB(p.calls[0].cost.size), 0), 16);
+  ASSERT_EQ(p.calls().size(), 1u);
+  EXPECT_EQ(printed(to_GB(p.calls()[0].cost.size), 2), 16.06);
+  EXPECT_EQ(printed(to_GB(p.calls()[0].cost.size), 0), 16);
 }
 
 TEST(SeedComm, C3_FsdpMovesOneAndAHalfTimesDataParallel) {
@@ -59,7 +62,7 @@ TEST(SeedComm, C4_70B_Lora_ShardedBase_141_212_247_GB_PerCardPerMicroBatch) {
     EXPECT_EQ(p.strategy, CommStrategy::kShardedBase);
     // The base all-gathers (forward + backward) carry the figure; the adapters add 0.2 %.
     Bytes base_gathers;
-    for (const auto& c : p.calls)
+    for (const auto& c : p.calls())
       if (c.what.find("frozen base") != std::string::npos) base_gathers += c.cost.received_per_card;
     EXPECT_EQ(printed(to_GB(base_gathers), 0), gb) << n;
     EXPECT_NEAR(to_GB(p.received_per_card_per_micro_batch), gb, gb * 0.01) << n;
@@ -71,9 +74,9 @@ TEST(SeedComm, C5_141_GB_Needs_2_2_s_Over_PcieGen5_And_0_3_s_Over_A_2WayBridge) 
   const CommPlan pcie = plan(w, on("rtx-pro-6000", 2, Sharding::kFsdp), "pcie");
   const CommPlan bridge = plan(w, on("h200-nvl", 2, Sharding::kFsdp), "nvlink-bridge-2");
   Seconds pcie_base, bridge_base;
-  for (const auto& c : pcie.calls)
+  for (const auto& c : pcie.calls())
     if (c.what.find("frozen base") != std::string::npos) pcie_base += c.cost.min_link_seconds;
-  for (const auto& c : bridge.calls)
+  for (const auto& c : bridge.calls())
     if (c.what.find("frozen base") != std::string::npos) bridge_base += c.cost.min_link_seconds;
   EXPECT_EQ(printed(pcie_base.value, 1), 2.2);
   EXPECT_EQ(printed(bridge_base.value, 1), 0.3);
@@ -155,7 +158,8 @@ TEST(CommProperties, NvlinkIsFasterThanPcieForTheSameBytes) {
   const CommPlan pcie = plan(w, p, "pcie");
   EXPECT_EQ(nv.received_per_card_per_step.value, pcie.received_per_card_per_step.value);
   EXPECT_LT(nv.min_link_seconds_per_step.value, pcie.min_link_seconds_per_step.value);
-  EXPECT_LT(nv.calls[0].cost.estimated_seconds.value, pcie.calls[0].cost.estimated_seconds.value);
+  EXPECT_LT(nv.calls()[0].cost.estimated_seconds.value,
+            pcie.calls()[0].cost.estimated_seconds.value);
 }
 
 TEST(CommProperties, ExposedTimeShrinksWithMoreComputeToHideBehind) {
@@ -176,6 +180,49 @@ TEST(CommProperties, SingleCardMovesNothing) {
   const CommPlan p = plan(workload("llama-3.1-8b", Method::kLora), on("rtx-pro-6000"));
   EXPECT_EQ(p.strategy, CommStrategy::kSingleCard);
   EXPECT_EQ(p.received_per_card_per_step.value, 0);
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+TEST(ScaleCli, JsonHasTheDocumentedKeysAndTheSeedFigures) {
+  auto r = test::run_cli({"scale", "--model", "llama-3.3-70b", "--method", "lora", "--gpu",
+                          "rtx-pro-6000", "--gpus", "2", "--shard", "fsdp", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // C4 + C5: ~141 GB per card per micro-batch (base 141.1 + adapters), >= 2.2 s over PCIe Gen5.
+  EXPECT_NEAR(j["received_GB_per_card_per_microbatch"].get<double>(), 141.7, 0.1);
+  EXPECT_GE(j["min_link_seconds"].get<double>(), 2.2);
+  EXPECT_EQ(j["link"], "PCIe Gen5 x16");
+  EXPECT_EQ(j["strategy"], "sharded frozen base (FSDP)");
+  EXPECT_GT(j["exposed_seconds"].get<double>(), 0.0);
+  EXPECT_LE(j["scaling_efficiency"].get<double>(), 1.0);
+}
+
+TEST(ScaleCli, W4_BeyondFourCardsBothCardsCrossPcie) {
+  auto r = test::run_cli({"scale", "--model", "llama-3.3-70b", "--method", "lora", "--gpu",
+                          "h200-nvl", "--gpu", "rtx-pro-6000", "--sweep", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto sweep = nlohmann::json::parse(r.out)["sweep"];
+  auto at = [&](const std::string& gpu, int n) {
+    for (const auto& e : sweep)
+      if (e["gpu"] == gpu && e["gpus"] == n) return e;
+    ADD_FAILURE() << gpu << " x" << n << " missing";
+    return nlohmann::json();
+  };
+  // 2 and 4 H200 NVL stay inside one NVLink bridge; 8 cross PCIe between two domains, as every
+  // RTX PRO 6000 setup does.
+  EXPECT_EQ(at("h200-nvl", 2)["link"], "NVLink 4 bridge");
+  EXPECT_EQ(at("h200-nvl", 4)["link"], "NVLink 4 bridge");
+  EXPECT_EQ(at("h200-nvl", 8)["link"], "PCIe Gen5 x16");
+  for (int n : {2, 4, 8})
+    EXPECT_EQ(at("rtx-pro-6000", n)["link"], "PCIe Gen5 x16");
+  // Inside a domain the sharded 70B LoRA scales far better on H200 NVL than over PCIe.
+  EXPECT_GT(at("h200-nvl", 4)["scaling_efficiency"].get<double>(),
+            at("rtx-pro-6000", 4)["scaling_efficiency"].get<double>() + 0.2);
 }
 
 }  // namespace

@@ -50,10 +50,10 @@ CollectiveCost collective_cost(Collective c, Bytes size, const Topology& t,
   out.min_link_seconds = std::max({level_time(out.over_nvlink, t.intra_domain),
                                    level_time(out.over_pcie, t.intra_node),
                                    level_time(out.over_network, t.inter_node)});
-  out.slowest = &t.slowest();
-  out.estimated_seconds =
-      k.base_latency + out.slowest->step_latency * ring_steps(c, n) +
-      out.received_per_card / (out.slowest->per_direction * out.slowest->achieved_fraction);
+  const Link& slow = t.slowest();
+  out.slowest = slow.level;
+  out.estimated_seconds = k.base_latency + slow.step_latency * ring_steps(c, n) +
+                          out.received_per_card / (slow.per_direction * slow.achieved_fraction);
   return out;
 }
 

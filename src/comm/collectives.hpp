@@ -27,7 +27,7 @@ struct CollectiveCost {
   Bytes over_nvlink, over_pcie, over_network;
   Seconds min_link_seconds;   // lower bound: slowest level's bytes / its nominal per-direction rate
   Seconds estimated_seconds;  // ring at the slowest crossed link's achieved rate + latency
-  const Link* slowest = nullptr;
+  LinkLevel slowest = LinkLevel::kPcie;  // the slowest link crossed (see Topology::link)
 };
 
 CollectiveCost collective_cost(Collective c, Bytes size, const Topology& t, const CommConstants& k);

@@ -60,6 +60,11 @@ struct Topology {
   int domain_size() const { return cards < domain_cards ? cards : domain_cards; }
   // The slowest link a ring over all cards crosses.
   const Link& slowest() const;
+  const Link& link(LinkLevel level) const {
+    return level == LinkLevel::kNvlink ? intra_domain
+           : level == LinkLevel::kPcie ? intra_node
+                                       : inter_node;
+  }
 };
 
 // The best topology the card supports for `cards` cards: an NVSwitch baseboard for SXM parts,

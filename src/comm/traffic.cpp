@@ -49,9 +49,10 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
                             const Topology& t, const CommConstants& k, Trace* trace) {
   CommPlan plan;
   plan.strategy = comm_strategy(w, p);
-  plan.link = t.slowest().name;
-  auto add = [&](std::string what, Collective c, Bytes size, bool per_mb, OverlapWith overlap) {
-    plan.calls.push_back({std::move(what), per_mb, overlap, collective_cost(c, size, t, k)});
+  plan.link = t.slowest().level;
+  auto add = [&](std::string_view what, Collective c, Bytes size, bool per_mb,
+                 OverlapWith overlap) {
+    plan.call_storage[plan.call_count++] = {what, per_mb, overlap, collective_cost(c, size, t, k)};
   };
   // What is gathered: the 16-bit weights of what is trained, plus the frozen base (BF16, or NF4
   // codes and constants for QLoRA: FSDP gathers the stored form) where it is sharded.
@@ -103,7 +104,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
           OverlapWith::kBackward);
       break;
   }
-  for (const auto& c : plan.calls) {
+  for (const auto& c : plan.calls()) {
     const double per_step = c.per_micro_batch ? static_cast<double>(w.grad_accum) : 1.0;
     if (c.per_micro_batch) {
       plan.received_per_card_per_micro_batch += c.cost.received_per_card;
@@ -124,7 +125,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
                   {"cards", std::to_string(t.cards)},
                   {"micro-batches per step", std::to_string(w.grad_accum)}},
                  "ZeRO paper §7; nccl-tests PERFORMANCE.md; seed § NVLink gegen PCIe"};
-    for (const auto& c : plan.calls)
+    for (const auto& c : plan.calls())
       d.inputs.emplace_back(
           c.what, fmt::format("{} of {}", collective_name(c.cost.kind), format_GB(c.cost.size, 2)));
     trace->add(std::move(d));
@@ -135,7 +136,8 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
          "s",
          "per collective: bytes crossing each link level / its nominal per-direction rate; the "
          "slowest level counts",
-         {{"slowest link", plan.link}, {"per direction", format_GBps(t.slowest().per_direction)}},
+         {{"slowest link", t.slowest().name},
+          {"per direction", format_GBps(t.slowest().per_direction)}},
          "seed C5 (141 GB over PCIe Gen5 at 64 GB/s ≥ 2.2 s)"});
   }
   return plan;
@@ -149,7 +151,7 @@ ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute
   Seconds fwd_mb, bwd_mb, none_mb, bwd_step, none_step;
   Seconds first_layer;  // the first layer's gather starts before any compute it could hide behind
   const double layers = std::max<double>(1, static_cast<double>(w.model->arch.layers));
-  for (const auto& c : plan.calls) {
+  for (const auto& c : plan.calls()) {
     const Seconds time = c.cost.estimated_seconds;
     if (c.per_micro_batch) {
       if (c.overlap == OverlapWith::kForward) {

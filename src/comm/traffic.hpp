@@ -2,8 +2,10 @@
 // the links need at least, and how much of it hides behind compute.
 #pragma once
 
+#include <array>
+#include <span>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "comm/collectives.hpp"
 #include "comm/topology.hpp"
@@ -29,20 +31,26 @@ enum class OverlapWith { kForward, kBackward, kNothing };
 
 // One collective of the strategy.
 struct CommCall {
-  std::string what;             // "all-gather weights (forward)"
+  std::string_view what;        // "all-gather weights (forward)" (a literal: no allocation)
   bool per_micro_batch = true;  // else once per optimizer step
   OverlapWith overlap = OverlapWith::kNothing;
   CollectiveCost cost;
 };
 
+// At most five collectives per strategy; a fixed array keeps planning allocation-free.
+inline constexpr std::size_t kMaxCommCalls = 5;
+
 struct CommPlan {
   CommStrategy strategy = CommStrategy::kSingleCard;
-  std::vector<CommCall> calls;
+  std::array<CommCall, kMaxCommCalls> call_storage{};
+  std::size_t call_count = 0;
   Bytes received_per_card_per_micro_batch;
   Bytes received_per_card_per_step;
   Seconds min_link_seconds_per_micro_batch;  // lower bound at nominal link rates
   Seconds min_link_seconds_per_step;
-  std::string link;  // the slowest link crossed
+  LinkLevel link = LinkLevel::kPcie;  // the slowest link crossed (Topology::link names it)
+
+  std::span<const CommCall> calls() const { return {call_storage.data(), call_count}; }
 };
 
 // `replica` = model_states(w) (the planner computes it once per workload).

@@ -1,0 +1,53 @@
+#include "plan/evaluate.hpp"
+
+namespace ftplan {
+
+PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations) {
+  PlanningData d;
+  d.catalog = &catalog;
+  d.comm = load_comm_constants(catalog);
+  d.formats = load_training_formats(catalog);
+  d.default_efficiency = ftplan::default_efficiency(catalog);
+  d.calibrations = std::move(calibrations);
+  return d;
+}
+
+const EfficiencyTable& PlanningData::efficiency(const GpuSpec& gpu) const {
+  for (const auto& t : calibrations)
+    if (t.card == gpu.id) return t;
+  return default_efficiency;
+}
+
+ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
+  ComputeTimes c{step.forward, step.backward, step.optimizer};
+  const bool sharded_optimizer = p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2 ||
+                                 p.sharding == Sharding::kFsdp;
+  if (sharded_optimizer && p.count > 1) c.optimizer = c.optimizer / static_cast<double>(p.count);
+  return c;
+}
+
+ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                               const Placement& p, const Topology& t, const PlanningData& data) {
+  ScaleResult r;
+  r.placement = p;
+  r.topology = t;
+  r.memory = estimate_memory(w, replica, p);
+  const FormatSupport support = data.formats.check(*p.gpu, w.precision);
+  if (!support.supported) {
+    r.step.feasible = false;
+    r.step.reason = support.reason;
+    return r;
+  }
+  r.step = estimate_step(ops, make_device(p), data.efficiency(*p.gpu));
+  if (!r.step.feasible) return r;
+  r.comm = plan_communication(w, replica, p, r.topology, data.comm);
+  r.scale = estimate_scaling(r.comm, compute_times(r.step, p), w, r.topology, data.comm);
+  const double cards = p.mig ? 1.0 : static_cast<double>(p.count);
+  r.tokens_per_second =
+      r.scale.step_seconds.value > 0
+          ? cards * static_cast<double>(r.step.tokens) / r.scale.step_seconds.value
+          : 0;
+  return r;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,41 @@
+// One workload on one hardware choice, all models together: memory per card, compute time per
+// card, traffic between cards and what of it hides behind compute. The single home of that
+// combination: `ftplan scale`, the planner, the report and the web page all call it.
+#pragma once
+
+#include <vector>
+
+#include "comm/traffic.hpp"
+#include "core/workload.hpp"
+#include "memory/fit.hpp"
+#include "perf/device.hpp"
+#include "perf/efficiency.hpp"
+#include "perf/step.hpp"
+#include "render/comm_json.hpp"
+
+namespace ftplan {
+
+// What every evaluation reads from the data files: parsed once, then shared read-only.
+struct PlanningData {
+  const Catalog* catalog = nullptr;
+  CommConstants comm;
+  TrainingFormats formats;
+  EfficiencyTable default_efficiency;
+  std::vector<EfficiencyTable> calibrations;  // measured tables, each for one card
+
+  static PlanningData load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations = {});
+  // The table for a card: its calibration if one was given, else the defaults.
+  const EfficiencyTable& efficiency(const GpuSpec& gpu) const;
+};
+
+// The compute time one card spends per micro-batch and per step, for the overlap model. Under
+// ZeRO-1/2 and FSDP each card updates 1/N of the optimizer states.
+ComputeTimes compute_times(const StepEstimate& step, const Placement& p);
+
+// Evaluates `w` on `p` (topology `t`, built with build_topology for p's card and count).
+// `replica` = model_states(w). A step that cannot be timed (a rate the vendor does not publish,
+// a format the card lacks) leaves step.feasible false with the reason; memory is still filled in.
+ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                               const Placement& p, const Topology& t, const PlanningData& data);
+
+}  // namespace ftplan

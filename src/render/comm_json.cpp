@@ -1,0 +1,75 @@
+#include "render/comm_json.hpp"
+
+#include "render/json.hpp"
+
+namespace ftplan {
+
+using nlohmann::json;
+
+namespace {
+json link_json(const Link& l) {
+  return {{"level", link_level_name(l.level)},
+          {"name", l.name},
+          {"GBps_per_direction", round_to(to_GBps(l.per_direction), 2)},
+          {"achieved_fraction", l.achieved_fraction},
+          {"step_latency_us", round_to(l.step_latency.value * 1e6, 2)}};
+}
+}  // namespace
+
+json topology_json(const Topology& t) {
+  json j = {{"preset", t.preset},
+            {"cards", t.cards},
+            {"nvlink_domains", t.domain_cards > 1 ? t.domains() : 0},
+            {"cards_per_domain", t.domain_cards},
+            {"nodes", t.nodes()},
+            {"cards_per_node", t.cards_per_node},
+            {"slowest_link", link_json(t.slowest())},
+            {"notes", t.notes}};
+  if (t.domain_cards > 1) j["nvlink"] = link_json(t.intra_domain);
+  j["pcie"] = link_json(t.intra_node);
+  if (t.nodes() > 1) j["network"] = link_json(t.inter_node);
+  return j;
+}
+
+json comm_plan_json(const CommPlan& c, const Topology& t) {
+  json calls = json::array();
+  for (const auto& call : c.calls())
+    calls.push_back({{"what", call.what},
+                     {"collective", collective_name(call.cost.kind)},
+                     {"per", call.per_micro_batch ? "micro-batch" : "step"},
+                     {"buffer_GB", round_to(to_GB(call.cost.size), 4)},
+                     {"received_GB_per_card", round_to(to_GB(call.cost.received_per_card), 4)},
+                     {"over_nvlink_GB", round_to(to_GB(call.cost.over_nvlink), 4)},
+                     {"over_pcie_GB", round_to(to_GB(call.cost.over_pcie), 4)},
+                     {"over_network_GB", round_to(to_GB(call.cost.over_network), 4)},
+                     {"min_link_seconds", round_to(call.cost.min_link_seconds.value, 6)},
+                     {"estimated_seconds", round_to(call.cost.estimated_seconds.value, 6)}});
+  return {{"strategy", comm_strategy_name(c.strategy)},
+          {"received_GB_per_card_per_microbatch",
+           round_to(to_GB(c.received_per_card_per_micro_batch), 3)},
+          {"received_GB_per_card_per_step", round_to(to_GB(c.received_per_card_per_step), 3)},
+          {"min_link_seconds", round_to(c.min_link_seconds_per_micro_batch.value, 4)},
+          {"min_link_seconds_per_step", round_to(c.min_link_seconds_per_step.value, 4)},
+          {"link", c.strategy == CommStrategy::kSingleCard ? "none" : t.link(c.link).name},
+          {"collectives", calls}};
+}
+
+json scale_json(const ScaleResult& r) {
+  json j = placement_json(r.placement);
+  j.update(comm_plan_json(r.comm, r.topology));
+  j["topology"] = topology_json(r.topology);
+  j["memory_GB"] = {{"model_states", round_to(to_GB(r.memory.states.total()), 3)},
+                    {"peak", round_to(to_GB(r.memory.peak), 3)},
+                    {"capacity", round_to(to_GB(r.memory.capacity), 3)},
+                    {"headroom", round_to(to_GB(r.memory.headroom), 3)}};
+  j["verdict"] = verdict_name(r.memory.verdict);
+  j["compute_seconds_per_step"] = round_to(r.scale.compute_per_step.value, 4);
+  j["comm_seconds_per_step"] = round_to(r.scale.comm_per_step.value, 4);
+  j["exposed_seconds"] = round_to(r.scale.exposed_per_step.value, 4);
+  j["step_seconds"] = round_to(r.scale.step_seconds.value, 4);
+  j["scaling_efficiency"] = round_to(r.scale.scaling_efficiency, 4);
+  j["tokens_per_second"] = round_to(r.tokens_per_second, 1);
+  return j;
+}
+
+}  // namespace ftplan
