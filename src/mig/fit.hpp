@@ -47,10 +47,10 @@ MigFitReport fit_mig(const Workload& w, const ModelStates& replica, const MigCar
 MigFitReport fit_mig(const Workload& w, const MigCard& card, const MigRules& rules,
                      Trace* trace = nullptr);
 
-// Hook for the step-time model (src/perf/, written separately): the time of one training step of
-// `w` in the single MIG instance `instance.mig` (compute_fraction of the card's SMs,
-// memory_fraction of its memory bandwidth). mig/ models no time itself: this returns nothing
-// until perf/ provides a step time for a placement, and then it is wired here.
+// Hook for the step-time model of src/perf/: the time of one training step of `w` in the single
+// MIG instance `instance.mig` (compute_fraction of the card's SMs, memory_fraction of its memory
+// bandwidth). mig/ models no time itself: this returns nothing until perf/ provides a step time
+// for a placement; then it is called here and `ftplan mig` reports it (JSON step_time_s).
 std::optional<Seconds> mig_instance_step_time(const Workload& w, const Placement& instance);
 
 }  // namespace ftplan
