@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "mig/pack_file.hpp"
 #include "model/config_reader.hpp"
 #include "support.hpp"
 
@@ -26,6 +27,8 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
         read_hf_config(buf.str(), name, "x");
       else if (name.starts_with("gpu_yaml"))
         parse_gpu_file({name, buf.str(), {}}, test::catalog().sources());
+      else if (name.starts_with("pack_yaml"))
+        parse_pack_file(buf.str(), name);
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {

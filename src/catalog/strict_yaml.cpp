@@ -91,9 +91,14 @@ YAML::Node StrictMap::need(std::string_view key) {
                            ? ""
                            : fmt::format("; the map has an unknown key '{}' — did you mean '{}'?",
                                          near.front(), key);
-    throw UserError(ErrorCode::kMissingKey,
-                    fmt::format("{}: required key '{}' is missing{}", file_, key_path(key), hint),
-                    key_path(key));
+    // The line of the map the key belongs in (a missing key has none of its own).
+    const YAML::Mark mark = node_.Mark();
+    const std::string line =
+        mark.is_null() ? "" : fmt::format(" (in the map at line {})", mark.line + 1);
+    throw UserError(
+        ErrorCode::kMissingKey,
+        fmt::format("{}: required key '{}' is missing{}{}", file_, key_path(key), hint, line),
+        key_path(key));
   }
   return n;
 }

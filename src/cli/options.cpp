@@ -82,6 +82,40 @@ Workload WorkloadOptions::build(Context& ctx) const {
   return w;
 }
 
+std::string run_title(const Workload& w) {
+  std::string method;
+  switch (w.method) {
+    case Method::kFull:
+      method = "full fine-tune";
+      break;
+    case Method::kLora:
+      method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
+    case Method::kQlora:
+      method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
+  }
+  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
+}
+
+void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field) {
+  if (gpu.mig.supported) return;
+  std::vector<std::string> mig_cards;
+  for (const auto& g : ctx.catalog().gpus())
+    if (g.mig.supported) mig_cards.push_back(g.id);
+  throw UserError(ErrorCode::kUnsupported,
+                  fmt::format("{} ({}) has no MIG: {}; cards with MIG in the catalog: {}", gpu.id,
+                              gpu.name, gpu.mig.unsupported_reason, fmt::join(mig_cards, ", ")),
+                  std::string(field));
+}
+
+const MigProfile& require_mig_profile(const GpuSpec& gpu, const std::string& name,
+                                      std::string_view field) {
+  if (const MigProfile* p = gpu.mig.find(name)) return *p;
+  throw_unknown_name(fmt::format("MIG profile on {}", gpu.id), field, name,
+                     gpu.mig.profile_names());
+}
+
 Sharding default_sharding(int cards) {
   return cards > 1 ? Sharding::kDdp : Sharding::kNone;
 }
@@ -111,14 +145,8 @@ Placement PlacementOptions::build(Context& ctx) const {
   p.sharding = shard.empty() ? default_sharding(gpus) : parse_sharding(shard);
   p.topology = topology;
   if (!mig.empty()) {
-    if (!p.gpu->mig.supported)
-      throw UserError(ErrorCode::kUnsupported,
-                      fmt::format("{} has no MIG: {}", p.gpu->name, p.gpu->mig.unsupported_reason),
-                      "mig");
-    p.mig = p.gpu->mig.find(mig);
-    if (!p.mig)
-      throw_unknown_name(fmt::format("MIG profile on {}", p.gpu->id), "mig", mig,
-                         p.gpu->mig.profile_names());
+    require_mig(ctx, *p.gpu, "mig");
+    p.mig = &require_mig_profile(*p.gpu, mig, "mig");
   }
   validate(p);
   return p;

@@ -50,4 +50,13 @@ struct PlacementOptions {
 // The sharding used when --shard is not given: DDP for several cards, none for one.
 Sharding default_sharding(int cards);
 
+// "Llama 3.1 8B · LoRA r16 (q,k,v,o,gate,up,down) · adamw": the heading of a run's output.
+std::string run_title(const Workload& w);
+
+// A card without MIG is a UserError naming `field`, the card's reason and the catalog's MIG cards.
+void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field);
+// The profile `name` of a MIG card; an unknown one is a UserError naming the valid profiles.
+const MigProfile& require_mig_profile(const GpuSpec& gpu, const std::string& name,
+                                      std::string_view field);
+
 }  // namespace ftplan::cli
