@@ -174,7 +174,8 @@ __global__ void nf4_dequantize_kernel(const uint2* __restrict__ codes,
       __fmul_rn(static_cast<float>(absmax_codes[b]), absmax_scales[b / second_block] / 127.0f),
       absmax_offset);
   const uint2 packed = __ldg(codes + g);
-  __nv_bfloat162 values[8];
+  uint4 result[2];  // 16 BF16 values; uint4 for 16-byte alignment
+  __nv_bfloat162* values = reinterpret_cast<__nv_bfloat162*>(result);
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
     const unsigned int word = k < 4 ? packed.x : packed.y;
@@ -183,9 +184,8 @@ __global__ void nf4_dequantize_kernel(const uint2* __restrict__ codes,
     values[k] = __floats2bfloat162_rn(__fmul_rn(levels[byte >> 4], absmax),
                                       __fmul_rn(levels[byte & 0xfu], absmax));
   }
-  const uint4* v = reinterpret_cast<const uint4*>(values);
-  out[2 * g] = v[0];
-  out[2 * g + 1] = v[1];
+  out[2 * g] = result[0];
+  out[2 * g + 1] = result[1];
 }
 
 __device__ __forceinline__ void unpack_bf16x8(uint4 packed, float* out) {

@@ -39,11 +39,13 @@ Usage: ftplan-bench [options]
   --repeats N      timed repeats per benchmark (default 30, --quick 10)
   --warmup N       untimed launches before timing (default 10, --quick 3)
   --device N       CUDA device index (default 0)
+  --time-budget-s S  start no benchmark after S seconds (the rest are reported as skipped)
   --list           print the benchmark ids and exit (needs no GPU)
   --version        print the version and exit
   --help           this text
 
-Progress goes to standard error. Exit codes: 0 all ran or were skipped, 1 a check failed or a
+Progress goes to standard error; with --out the file is rewritten after every benchmark, so a
+run cut short still leaves what it measured. Exit codes: 0 all ran or were skipped, 1 a check failed or a
 benchmark could not run, 2 bad command line, 3 no CUDA device.
 )";
 
@@ -61,6 +63,7 @@ struct Options {
   std::string filter;
   std::optional<int> repeats;
   std::optional<int> warmup;
+  std::optional<int> time_budget_s;
   int device = 0;
   std::string command_line;
 };
@@ -112,6 +115,8 @@ Options parse(int argc, char** argv) {
       o.warmup = parse_count(a, value(), 0);
     } else if (a == "--device") {
       o.device = parse_count(a, value(), 0);
+    } else if (a == "--time-budget-s") {
+      o.time_budget_s = parse_count(a, value(), 1);
     } else {
       std::string closest;
       for (const std::string& k : known)
@@ -151,6 +156,24 @@ std::string progress_line(std::size_t at, std::size_t total, const BenchResult& 
     line << status_name(r.status) << ": " << r.reason;
   }
   return line.str();
+}
+
+// Writes `text` to `path` through a temporary file, so the file is always complete.
+bool write_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary);
+    file << text;
+    if (!file) {
+      std::cerr << "ftplan-bench: cannot write " << temporary << "\n";
+      return false;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::cerr << "ftplan-bench: cannot rename " << temporary << " to " << path << "\n";
+    return false;
+  }
+  return true;
 }
 
 // The input sets to use within `capacity` bytes of arena: as many as input_sets_for wants,
@@ -254,6 +277,9 @@ int run(const Options& o, BenchmarkList& selected) {
             << d.cuda_runtime_version << "; " << selected.size() << " benchmarks, " << plan.repeats
             << " repeats each\n";
 
+  auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   bool context_lost = false;
   std::string lost_after;
   for (std::size_t i = 0; i < selected.size(); ++i) {
@@ -265,6 +291,9 @@ int run(const Options& o, BenchmarkList& selected) {
     if (context_lost) {
       r.status = Status::kFailed;
       r.reason = "not run: the CUDA context was lost in " + lost_after;
+    } else if (o.time_budget_s && elapsed_s() > *o.time_budget_s) {
+      r.status = Status::kSkipped;
+      r.reason = "not run: the time budget of " + std::to_string(*o.time_budget_s) + " s was spent";
     } else if (!unsupported.empty()) {
       r.status = Status::kSkipped;
       r.reason = unsupported;
@@ -299,21 +328,16 @@ int run(const Options& o, BenchmarkList& selected) {
     }
     std::cerr << progress_line(i + 1, selected.size(), r) << "\n";
     report.benchmarks.push_back(std::move(r));
+    report.elapsed_s = elapsed_s();
+    if (!o.out.empty() && !write_file(o.out, to_json(report))) return kExitFailed;
   }
 
   if (!context_lost) record_end_state(report.device);
-  report.elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::string json = to_json(report);
+  report.elapsed_s = elapsed_s();
   if (o.out.empty()) {
-    std::cout << json;
+    std::cout << to_json(report);
   } else {
-    std::ofstream file(o.out);
-    file << json;
-    if (!file) {
-      std::cerr << "ftplan-bench: cannot write " << o.out << "\n";
-      return kExitFailed;
-    }
+    if (!write_file(o.out, to_json(report))) return kExitFailed;
     std::cerr << "results: " << o.out << "\n";
   }
   std::cerr << summary(report.benchmarks);
@@ -347,8 +371,9 @@ int main_checked(int argc, char** argv) {
     return 0;
   }
 
-  BenchmarkList all = make_gemm_benchmarks();
-  for (auto& b : make_memory_benchmarks())
+  // The few memory-bound benchmarks first: a run cut short by --time-budget-s keeps them.
+  BenchmarkList all = make_memory_benchmarks();
+  for (auto& b : make_gemm_benchmarks())
     all.push_back(std::move(b));
   const std::size_t total = all.size();
   BenchmarkList selected;
