@@ -313,9 +313,20 @@ def empty_row(model_id, method, seq, mb, ckpt, args, gpu_id):
     }
 
 
+def finite(value):
+    """JSON has no NaN or infinity: such values become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
 def write(doc, out, final=False):
     """To `out` after every row (a run cut short still leaves its rows), or once to stdout."""
-    text = json.dumps(doc, indent=2) + "\n"
+    text = json.dumps(finite(doc), indent=2, allow_nan=False) + "\n"
     if out:
         tmp = Path(out).with_suffix(".tmp")
         tmp.write_text(text)
