@@ -73,6 +73,7 @@ if command -v cmake >/dev/null && { command -v nvcc >/dev/null || [[ -x /usr/loc
   arch=${cc/./}
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
+  rm -rf build-bench  # a fresh configure: a stale cache from another machine would not do
   if cmake -S bench -B build-bench "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       ${arch:+-DCMAKE_CUDA_ARCHITECTURES=${arch}-real} >"$results/build.log" 2>&1 &&
     timeout "$(allow 200 180)" cmake --build build-bench -j "$(nproc)" >>"$results/build.log" 2>&1 &&
