@@ -33,20 +33,21 @@ const char* const kUsage =
 measured on this machine's GPU and checked against CPU references.
 
 Usage: ftplan-bench [options]
-  --quick          fewer warm-up launches, repeats and check samples (about a third of the time)
+  --quick          fewer warm-up launches, repeats and check samples; shorter repeats
   --out FILE       write the results JSON to FILE (default: standard output)
   --filter REGEX   run only benchmarks whose id matches REGEX (ECMAScript, partial match)
   --repeats N      timed repeats per benchmark (default 30, --quick 10)
   --warmup N       untimed launches before timing (default 10, --quick 3)
   --device N       CUDA device index (default 0)
-  --time-budget-s S  start no benchmark after S seconds (the rest are reported as skipped)
+  --time-budget-s S
+                   start no benchmark after S seconds (the rest are reported as skipped)
   --list           print the benchmark ids and exit (needs no GPU)
   --version        print the version and exit
   --help           this text
 
 Progress goes to standard error; with --out the file is rewritten after every benchmark, so a
-run cut short still leaves what it measured. Exit codes: 0 all ran or were skipped, 1 a check failed or a
-benchmark could not run, 2 bad command line, 3 no CUDA device.
+run cut short still leaves what it measured. Exit codes: 0 all ran or were skipped, 1 a check
+failed or a benchmark could not run, 2 bad command line, 3 no CUDA device.
 )";
 
 class UsageError : public std::runtime_error {
