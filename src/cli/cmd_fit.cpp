@@ -17,22 +17,6 @@ struct FitOptions {
   bool json = false;
 };
 
-std::string run_title(const Workload& w) {
-  std::string method;
-  switch (w.method) {
-    case Method::kFull:
-      method = "full fine-tune";
-      break;
-    case Method::kLora:
-      method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-      break;
-    case Method::kQlora:
-      method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-      break;
-  }
-  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
-}
-
 void print_fit(Context& ctx, const Workload& w, const Placement& p, const MemoryEstimate& m) {
   std::ostream& out = ctx.out;
   const TrainedParams trained = trainable_params(w);

@@ -82,6 +82,22 @@ Workload WorkloadOptions::build(Context& ctx) const {
   return w;
 }
 
+std::string run_title(const Workload& w) {
+  std::string method;
+  switch (w.method) {
+    case Method::kFull:
+      method = "full fine-tune";
+      break;
+    case Method::kLora:
+      method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
+    case Method::kQlora:
+      method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
+      break;
+  }
+  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
+}
+
 Sharding default_sharding(int cards) {
   return cards > 1 ? Sharding::kDdp : Sharding::kNone;
 }
