@@ -64,8 +64,8 @@ void print_roofline(Context& ctx, const Device& d, const GemmRoofline& r) {
                      format_number(r.shape.k), format_number(r.shape.k), format_number(r.shape.n),
                      dtype, d.name());
   TextTable t({"figure", "value>", "how"});
-  t.row({"FLOPs", format_count_short(r.cost.flops.value) + "FLOP", "2·M·N·K"});
-  t.row({"bytes moved", format_count_short(r.cost.bytes.value) + "B",
+  t.row({"FLOPs", format_si(r.cost.flops.value, "FLOP"), "2·M·N·K"});
+  t.row({"bytes moved", format_si(r.cost.bytes.value, "B"),
          fmt::format("{} B × (M·K + K·N + M·N)", format_number(element_bytes(r.dtype)))});
   t.row({"arithmetic intensity", format_fixed(r.intensity, 1) + " FLOP/B", "FLOPs / bytes"});
   t.row({"card ops:byte", format_fixed(r.ops_per_byte, 1) + " FLOP/B",

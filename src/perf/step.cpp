@@ -179,7 +179,7 @@ void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
              s.mfu,
              "",
              "model FLOPs per step / (step time × dense peak)",
-             {{"model FLOPs", format_count_short(s.model_flops.value) + "FLOP"},
+             {{"model FLOPs", format_si(s.model_flops.value, "FLOP")},
               {"step time", format_seconds(s.step)},
               {"dense peak", format_TFLOPS(s.peak) + " " + prec}},
              "Chowdhery et al. 2022 (PaLM), Appendix B"});
