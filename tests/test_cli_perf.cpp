@@ -50,6 +50,8 @@ TEST(CliPerf, RooflineTextNamesTheBound) {
   EXPECT_NE(r.out.find("15.8 FLOP/B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("281.1 FLOP/B"), std::string::npos);
   EXPECT_NE(r.out.find("bound: memory"), std::string::npos);
+  EXPECT_NE(r.out.find("268 MFLOP"), std::string::npos);  // 2·2048·16·4096
+  EXPECT_NE(r.out.find("17 MB"), std::string::npos);      // 2·(2048·4096 + 4096·16 + 2048·16)
 }
 
 TEST(CliPerf, StepJsonHasTheDocumentedKeysAndAddsUp) {
