@@ -127,12 +127,7 @@ TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& 
       rule.caveat = r.optional_string("caveat").value_or("");
       if (!rule.supported && rule.reason.empty())
         r.fail("reason", "an unsupported rule needs a 'reason' saying why");
-      auto ids = r.string_list("source", true);
-      for (const auto& sid : ids)
-        if (!sources.count(sid))
-          r.fail("source",
-                 fmt::format("source id '{}' is not defined in any data/sources*.yaml", sid));
-      rule.sources = ids;
+      rule.sources = read_source_ids(r, sources);
       r.finish();
       f.rules.push_back(std::move(rule));
     }

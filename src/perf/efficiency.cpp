@@ -43,10 +43,8 @@ EfficiencyCurve parse_curve(StrictMap& parent, std::string_view key, std::string
   EfficiencyCurve c;
   YAML::Node n = parent.raw(key);
   if (!n.IsDefined()) parent.required_map(key);  // throws: missing key
-  const std::string path =
-      parent.path().empty() ? std::string(key) : fmt::format("{}.{}", parent.path(), key);
   if (n.IsMap()) {
-    StrictMap m(n, parent.file(), path);
+    StrictMap m = parent.required_map(key);
     c.ranges.push_back(parse_range(m, bound_key, true, sources));
     return c;
   }
