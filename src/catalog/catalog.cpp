@@ -214,6 +214,10 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
 
 }  // namespace
 
+std::vector<std::string> read_source_ids(StrictMap& m, const SourceTable& sources) {
+  return checked_sources(m, sources);
+}
+
 GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
   GpuSpec g;

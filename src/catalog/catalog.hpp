@@ -78,6 +78,13 @@ class Catalog {
       other_files_;  // key: path relative to the data folder
 };
 
+class StrictMap;
+// Reads the `source` key of a map (one id or a list) and checks every id against the known
+// source table; an unknown id is a UserError naming the file, the key and the closest id. For the
+// modules that parse their own data tables (memory/overheads.cpp, memory/measured_runs.cpp, ...).
+std::vector<std::string> read_source_ids(
+    StrictMap& m, const std::map<std::string, SourceInfo, std::less<>>& sources);
+
 // Parses one card file against the known source ids (exposed for the fuzzer and tests).
 GpuSpec parse_gpu_file(const DataFile& file,
                        const std::map<std::string, SourceInfo, std::less<>>& sources);
