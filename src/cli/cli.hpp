@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "memory/overheads.hpp"
 
 namespace ftplan::cli {
 
@@ -26,6 +27,8 @@ class Context {
   std::ostream& err;
 
   const Catalog& catalog();
+  // The runtime overheads table of the catalog (data/runtime/overheads.yaml), parsed once.
+  const RuntimeOverheads& overheads();
   // A catalog id, or a path to a Hugging Face config.json.
   ModelPtr resolve_model(const std::string& id_or_path);
   // A catalog id, or a path to a card file in the data/gpus schema.
@@ -37,6 +40,7 @@ class Context {
 
  private:
   std::unique_ptr<Catalog> catalog_;
+  std::unique_ptr<RuntimeOverheads> overheads_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
 
