@@ -66,7 +66,11 @@ void print_report(Context& ctx, const std::string& file, const ValidationReport&
            fmt::format("{:.2f} {}", row.predicted.value / unit, run.unit), percent(row.error)});
   }
   t.print(out);
-  out << "(peak?: the source does not say which peak; the run's note gives the assumption)\n";
+  bool assumed = false;
+  for (const auto& row : r.rows)
+    assumed |= !row.skipped && !row.run->peak_stated;
+  if (assumed)
+    out << "(peak?: the source does not say which peak; the run's note gives the assumption)\n";
   if (r.skipped > 0) {
     out << fmt::format("\nskipped ({}): settings the memory model does not cover\n", r.skipped);
     for (const auto& row : r.rows)
