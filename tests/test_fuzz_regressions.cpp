@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "memory/measured_runs.hpp"
 #include "model/config_reader.hpp"
 #include "support.hpp"
 
@@ -26,6 +27,9 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
         read_hf_config(buf.str(), name, "x");
       else if (name.starts_with("gpu_yaml"))
         parse_gpu_file({name, buf.str(), {}}, test::catalog().sources());
+      else if (name.starts_with("measured_yaml"))
+        validate_runs(
+            parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads()));
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {

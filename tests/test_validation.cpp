@@ -159,6 +159,9 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
   EXPECT_NE(parse_error(std::string(kGoodRun) + std::string(kGoodRun).substr(6))
                 .find("run id 'mine' is listed twice"),
             std::string::npos);
+  EXPECT_NE(parse_error(with("source: measured-peft-metamathqa", "source: []"))
+                .find("needs the id of its source"),
+            std::string::npos);
   EXPECT_NE(parse_error("runs: []\n").find("lists no runs"), std::string::npos);
   EXPECT_NE(parse_error("runs: [1, 2]\n").find("expected a map"), std::string::npos);
   EXPECT_NE(parse_error("- a\n").find("expected a map of keys"), std::string::npos);

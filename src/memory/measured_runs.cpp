@@ -90,6 +90,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     if (!ids.insert(run.id).second)
       r.fail("id", fmt::format("run id '{}' is listed twice", run.id));
     const auto sources = read_source_ids(r, catalog.sources());
+    if (sources.empty()) r.fail("source", "a run needs the id of its source");
     run.source = sources.front();
     run.note = r.optional_string("note").value_or("");
     const auto explicit_skip = r.optional_string("skip");
