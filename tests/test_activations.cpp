@@ -312,6 +312,19 @@ TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
   EXPECT_GT(m.runtime.step.gathered_params.value, 0.0);
 }
 
+TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.options.offload_optimizer = true;
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  const ModelStates& s = m.states;
+  EXPECT_DOUBLE_EQ(m.states_on_card.value, s.trained_weights.value);
+  EXPECT_DOUBLE_EQ(m.runtime.states.host.value,
+                   (s.master_weights + s.optimizer_states + s.gradients).value);
+  // One block's BF16 gradients at a time: q, k, v, o and the MLP of Llama 3.1 8B.
+  const double block = 2.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  EXPECT_NEAR(m.runtime.states.gradients_produced.value, block, 2.0 * 2 * 4096);  // + norms
+}
+
 TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   Workload w = workload("llama-3.1-8b", Method::kLora);
   w.peak = PeakKind::kAllocated;

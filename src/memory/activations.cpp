@@ -393,11 +393,17 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
   const bool bucketed = p.count > 1 && !p.mig &&
                         (p.sharding == Sharding::kDdp || p.sharding == Sharding::kZero1 ||
                          p.sharding == Sharding::kZero2);
-  if (o.offload_parameters || o.offload_optimizer) {
+  if (o.offload_parameters) {
     // Gradients leave for the host block by block: the unsharded block gradient is counted
     // with the gathered working set.
-    if (!o.offload_parameters) out.host += gradients;
     out.gradients_in_step = Bytes(0);
+  } else if (o.offload_optimizer) {
+    // ZeRO-Offload: gradients are copied to the host as the backward pass produces them; one
+    // block's gradients are on the card at a time.
+    out.host += gradients;
+    out.gradients_in_step = Bytes(0);
+    out.gradients_produced = profile.layer_gradients / shards;
+    out.gradients_first = out.gradients_produced;
   } else if (o.optimizer_in_backward) {
     // One optimizer per parameter, stepped as soon as its gradient is ready, which it then frees
     // (torchtune register_optim_in_bwd_hooks): one parameter's gradient at a time.
