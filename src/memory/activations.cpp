@@ -1,7 +1,5 @@
 #include "memory/activations.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <bit>
 

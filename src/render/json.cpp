@@ -32,6 +32,10 @@ double gb(Bytes b) {
   return round_to(to_GB(b), 3);
 }
 
+const char* phase_id(StepPhase p) {
+  return p == StepPhase::kLoss ? "loss" : "block-backward";
+}
+
 }  // namespace
 
 json gpu_json(const GpuSpec& g) {
@@ -226,7 +230,7 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
   const OnCardStates& on = m.runtime.states;
   const OverheadBreakdown& o = m.runtime.overheads;
   json j;
-  j["step"] = {{"peak_phase", st.phase == StepPhase::kLoss ? "loss" : "block-backward"},
+  j["step"] = {{"peak_phase", phase_id(st.phase)},
                {"saved_activations", gb(st.saved_activations)},
                {"logits_and_loss", gb(st.logits_and_loss)},
                {"recompute", gb(st.recompute)},
