@@ -273,8 +273,7 @@ json validation_json(const ValidationReport& r) {
       j["error"] = round_to(row.error, 4);
       j["workload"] = workload_json(run.workload);
       j["workload"].update(placement_json(run.placement));
-      j["peak_phase"] =
-          row.estimate.runtime.step.phase == StepPhase::kLoss ? "loss" : "block-backward";
+      j["peak_phase"] = phase_id(row.estimate.runtime.step.phase);
     }
     rows.push_back(j);
   }
