@@ -23,6 +23,7 @@ struct WorkloadOptions {
   std::string recompute = "full";
   std::string attention = "flash";
   std::string peak = "reserved";
+  int loss_chunks = 8;
   int quant_block = 64;
   int quant_second_block = 256;
   bool no_double_quant = false;
