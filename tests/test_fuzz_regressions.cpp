@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "mig/pack_file.hpp"
 #include "memory/measured_runs.hpp"
+#include "mig/pack_file.hpp"
 #include "model/config_reader.hpp"
 #include "support.hpp"
 
