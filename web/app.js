@@ -70,6 +70,7 @@ const WORDS = {
     plan_unavailable: 'No plan from this server:',
     plan_summary: (runs, evaluations) => `${runs} runs, ${evaluations} configurations evaluated.`,
     loading: 'calculating …',
+    config_empty: 'Paste the text of a Hugging Face config.json here.',
     request_failed: 'The server did not answer:',
     error_elsewhere: 'No result: see the error at the inputs.',
     remove_card: (n) => `Remove card ${n}`,
@@ -187,6 +188,7 @@ const WORDS = {
     plan_summary: (runs, evaluations) =>
       `${runs} Läufe, ${evaluations} Konfigurationen bewertet.`,
     loading: 'wird berechnet …',
+    config_empty: 'Fügen Sie hier den Text einer config.json von Hugging Face ein.',
     request_failed: 'Der Server hat nicht geantwortet:',
     error_elsewhere: 'Kein Ergebnis: siehe den Fehler bei den Eingaben.',
     remove_card: (n) => `Karte ${n} entfernen`,
@@ -847,6 +849,16 @@ function update(inputs) {
   app.inputs = inputs;
   app.results = {fits: inputs.cards.map(() => null), steps: {}, scale: null, migs: {}, plan: app.results.plan};
   clearFieldErrors();
+  if (inputs.source === 'paste' && !inputs.config.trim()) {
+    // Nothing to ask the server yet: every section waits for the pasted text.
+    const waiting = {ok: false, status: 0, data: {error: {message: t('config_empty'), field: 'config'}}};
+    app.results = {fits: inputs.cards.map(() => waiting), steps: {}, scale: waiting, migs: {}, plan: app.results.plan};
+    for (const gpu of uniqueGpus(inputs)) app.results.steps[gpu] = app.results.migs[gpu] = waiting;
+    reportError(waiting, inputs);
+    renderResults();
+    setBusy('busy', false);
+    return;
+  }
   renderResults();
   setBusy('busy', true);
   const body = workloadBody(inputs);
