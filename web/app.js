@@ -56,6 +56,7 @@ const WORDS = {
     scale_one: 'Add a second card type to compare two links.',
     scale_two: 'The chart compares the first two card types of the list.',
     profile: 'profile',
+    verdict: 'verdict',
     instance_memory: 'instance memory',
     jobs_per_card: 'per card',
     smallest_profile: (profile, jobs) =>
@@ -173,6 +174,7 @@ const WORDS = {
     scale_one: 'Fügen Sie einen zweiten Kartentyp hinzu, um zwei Verbindungen zu vergleichen.',
     scale_two: 'Das Diagramm vergleicht die ersten beiden Kartentypen der Liste.',
     profile: 'Profil',
+    verdict: 'Urteil',
     instance_memory: 'Speicher der Instanz',
     jobs_per_card: 'pro Karte',
     smallest_profile: (profile, jobs) =>
@@ -260,9 +262,8 @@ const $ = (id) => document.getElementById(id);
 // The URL's hash holds every input: #model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1,...
 function encodeInputs(inputs) {
   const params = new URLSearchParams();
-  for (const key of ['lang', 'source', 'model', 'method', 'rank', 'targets', 'optimizer',
-    'precision', 'seq', 'micro_batch', 'recompute', 'shard', 'metric']) {
-    params.set(key, inputs[key]);
+  for (const key of Object.keys(DEFAULTS)) {
+    if (!['cards', 'config', 'runs'].includes(key)) params.set(key, inputs[key]);
   }
   params.set('cards', inputs.cards.map((c) => `${c.gpu}:${c.count}`).join(','));
   if (inputs.source === 'paste') params.set('config', inputs.config);
@@ -497,6 +498,19 @@ function figure(name, value, text) {
   return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value)}, text);
 }
 
+const gbFigure = (name, value) => figure(name, value, format.GB(value));
+
+// <dl> of (label, figure) pairs.
+function figureList(pairs) {
+  return h('dl', {'class': 'figures'},
+      pairs.map(([label, value]) => [h('dt', {}, label), h('dd', {}, value)]));
+}
+
+// A reply-shaped failure made by the page itself (network error, nothing to send yet).
+function failure(message, field = '') {
+  return {ok: false, status: 0, data: {error: {message, field}}};
+}
+
 function verdictBadge(verdict) {
   return h('span', {'class': `verdict verdict-${verdict}`, 'data-verdict': verdict},
       t(`verdict_${verdict}`));
@@ -553,16 +567,11 @@ const render = {
     const scale = Math.max(m.capacity, m.peak);
     const label = `${t('peak')} ${format.GB(m.peak)}, ${t('capacity')} ${format.GB(m.capacity)}`;
     box.append(
-        h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' ',
-            figure('free', m.free, format.GB(m.free)), ` ${t('free')}`,
-            fit.gpus > 1 ? ` ${t('per_card')}` : ''),
+        h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' ', gbFigure('free', m.free),
+            ` ${t('free')}`, fit.gpus > 1 ? ` ${t('per_card')}` : ''),
         ...stackedBar(memorySegments(m), scale, label, m.capacity),
-        h('dl', {'class': 'figures'},
-            h('dt', {}, t('capacity')), h('dd', {}, figure('capacity', m.capacity, format.GB(m.capacity))),
-            h('dt', {}, t('model_states')), h('dd', {}, figure('model_states', m.model_states, format.GB(m.model_states))),
-            h('dt', {}, t('peak')), h('dd', {}, figure('peak', m.peak, format.GB(m.peak))),
-            h('dt', {}, t('free')), h('dd', {}, figure('free', m.free, format.GB(m.free))),
-            h('dt', {}, t('headroom')), h('dd', {}, figure('headroom', m.headroom, format.GB(m.headroom)))),
+        figureList(['capacity', 'model_states', 'peak', 'free', 'headroom'].map(
+            (key) => [t(key), gbFigure(key, m[key])])),
         h('p', {'class': 'reason', 'lang': 'en'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     return box;
@@ -580,14 +589,17 @@ const render = {
         .filter(([, c]) => c.seconds > 0)
         .sort((a, b) => b[1].seconds - a[1].seconds)
         .map(([key, c]) => ({key: `class-${key}`, value: c.seconds, cls: `c-${key}`,
-          label: t(`class_${key}`), text: `${format.seconds(c.seconds)} (${format.percent(c.share)})`}));
+          label: t(`class_${key}`),
+          text: `${format.seconds(c.seconds)} (${format.percent(c.share)})`}));
+    const stepText = format.seconds(step.step_seconds);
     box.append(
         h('p', {'class': 'headline'}, `${t('step')}: `,
-            figure('step_seconds', step.step_seconds, format.seconds(step.step_seconds)), ' · ',
-            figure('tokens_per_second', step.tokens_per_second, format.tokensPerSecond(step.tokens_per_second)),
+            figure('step_seconds', step.step_seconds, stepText), ' · ',
+            figure('tokens_per_second', step.tokens_per_second,
+                format.tokensPerSecond(step.tokens_per_second)),
             ' · ', `${t('mfu')} `, figure('mfu', step.mfu, format.percent(step.mfu))),
         h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
-        ...stackedBar(classes, step.step_seconds, `${t('step')} ${format.seconds(step.step_seconds)}`));
+        ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
     if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
     return box;
   },
@@ -624,12 +636,15 @@ const render = {
       ? t('smallest_profile', best.profile, best.most_per_card) : t('no_profile')));
     const rows = mig.instances.map((i) => h('tr', {'data-profile': i.profile},
         h('th', {'scope': 'row', 'class': 'nowrap'}, i.profile),
-        h('td', {}, figure('memory', i.memory_GB, format.GB(i.memory_GB))),
-        h('td', {}, figure('free', i.free_GB, format.GB(i.free_GB))),
-        h('td', {}, figure('headroom', i.headroom_GB, format.GB(i.headroom_GB))),
+        h('td', {}, gbFigure('memory', i.memory_GB)),
+        h('td', {}, gbFigure('free', i.free_GB)),
+        h('td', {}, gbFigure('headroom', i.headroom_GB)),
         h('td', {}, verdictBadge(i.verdict)),
-        h('td', {}, i.fits ? figure('most_per_card', i.most_per_card, format.count(i.most_per_card)) : '–')));
-    box.append(table([t('profile'), t('instance_memory'), t('free'), t('headroom'), '', t('jobs_per_card')], rows),
+        h('td', {}, i.fits
+          ? figure('most_per_card', i.most_per_card, format.count(i.most_per_card)) : '–')));
+    const headings = [t('profile'), t('instance_memory'), t('free'), t('headroom'), t('verdict'),
+      t('jobs_per_card')];
+    box.append(table(headings, rows),
         h('ul', {'class': 'notes', 'lang': 'en'}, mig.notes.map((n) => h('li', {}, n.text))));
     return box;
   },
@@ -648,10 +663,12 @@ const render = {
       return box;
     }
     const plan = result.data;
-    const headings = [t('run'), t('cards_col'), t('strategy'), t('step'), t('time_to_train'), t('other_cards')];
+    const headings = [t('run'), t('cards_col'), t('strategy'), t('step'), t('time_to_train'),
+      t('other_cards')];
     const rows = plan.runs.map((run) => planRow(run));
+    const evaluations = format.count(plan.evaluations ?? 0);
     box.append(table(headings, rows, 'stacked'),
-        h('p', {'class': 'note'}, t('plan_summary', plan.runs.length, format.count(plan.evaluations ?? 0))));
+        h('p', {'class': 'note'}, t('plan_summary', plan.runs.length, evaluations)));
     return box;
   },
 };
@@ -677,14 +694,16 @@ function planRow(run) {
   if (!rec) {
     const why = Array.isArray(run.why) ? run.why.join(' ') : (run.why ?? '');
     return h('tr', {'data-run': run.run}, h('th', {'scope': 'row'}, run.run),
-        h('td', {'colspan': 4}, t('no_recommendation'), why ? h('span', {'lang': 'en'}, ` (${why})`) : ''));
+        h('td', {'colspan': 5}, t('no_recommendation'),
+            why ? h('span', {'lang': 'en'}, ` (${why})`) : ''));
   }
   return h('tr', {'data-run': run.run, 'data-gpu': rec.gpu, 'data-count': rec.count},
       h('th', {'scope': 'row'}, run.run),
       h('td', {}, cardsText(rec)),
       h('td', {'lang': 'en'}, rec.strategy),
       h('td', {}, figure('step_seconds', rec.step_seconds, format.seconds(rec.step_seconds))),
-      h('td', {}, figure('time_to_train_hours', rec.time_to_train_hours, format.hours(rec.time_to_train_hours))),
+      h('td', {}, figure('time_to_train_hours', rec.time_to_train_hours,
+          format.hours(rec.time_to_train_hours))),
       h('td', {}, otherCards(run, rec)));
 }
 
@@ -710,22 +729,25 @@ function scaleChart(points, gpus, metric) {
   const W = 340, H = 210, left = 58, right = 12, top = 14, bottom = 40;
   const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
   const usable = points.filter((p) => p.verdict !== 'does-not-fit');
-  const max = metric === 'scaling_efficiency' ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
+  const max = metric === 'scaling_efficiency'
+    ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
   const x = (n) => left + ((W - left - right) * counts.indexOf(n)) / Math.max(1, counts.length - 1);
   const y = (v) => top + (H - top - bottom) * (1 - v / max);
   const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
     'aria-label': `${t('scale_caption')}: ${metricText(metric, max)}`});
   for (let i = 0; i <= 4; i++) {
     const v = (max * i) / 4;
-    svg.append(s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
+    svg.append(
+        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
         s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
             metric === 'scaling_efficiency' ? `${number(v * 100, 0)} %` : number(v, 0)));
   }
   for (const n of counts) {
-    svg.append(s('text', {'x': x(n), 'y': H - bottom + 16, 'text-anchor': 'middle', 'class': 'tick'}, String(n)));
+    svg.append(s('text', {'x': x(n), 'y': H - bottom + 16, 'text-anchor': 'middle',
+      'class': 'tick'}, String(n)));
   }
-  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle', 'class': 'axis'},
-      t('cards_word')));
+  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
+    'class': 'axis'}, t('cards_word')));
   gpus.forEach((gpu, i) => {
     const series = usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus);
     const path = series.map((p, j) => `${j ? 'L' : 'M'}${x(p.gpus)},${y(p[metric])}`).join(' ');
@@ -733,11 +755,13 @@ function scaleChart(points, gpus, metric) {
     for (const p of series) {
       svg.append(s('circle', {'cx': x(p.gpus), 'cy': y(p[metric]), 'r': 4,
         'class': `point series-${i} verdict-${p.verdict}`},
-      s('title', {}, `${shortName(gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`)));
+      s('title', {},
+          `${shortName(gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`)));
     }
   });
   const legend = h('ul', {'class': 'legend'}, gpus.map((gpu, i) =>
-    h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}), shortName(gpu))));
+    h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
+        shortName(gpu))));
   return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend));
 }
 
@@ -753,9 +777,11 @@ function scaleTable(points, gpus) {
     if (!p) return h('td', {}, '–');
     if (p.verdict === 'does-not-fit') return h('td', {}, verdictBadge(p.verdict));
     return h('td', {'data-gpu': p.gpu, 'data-count': p.gpus},
-        figure('tokens_per_second', p.tokens_per_second, format.tokensPerSecond(p.tokens_per_second)),
-        h('br'), figure('scaling_efficiency', p.scaling_efficiency, format.percent(p.scaling_efficiency)),
-        h('br'), h('span', {'class': 'small'}, p.gpus === 1 ? t('link_none') : `${p.link}, ${p.strategy}`));
+        figure('tokens_per_second', p.tokens_per_second,
+            format.tokensPerSecond(p.tokens_per_second)), h('br'),
+        figure('scaling_efficiency', p.scaling_efficiency, format.percent(p.scaling_efficiency)),
+        h('br'),
+        h('span', {'class': 'small'}, p.gpus === 1 ? t('link_none') : `${p.link}, ${p.strategy}`));
   };
   const rows = counts.map((n) => h('tr', {}, h('th', {'scope': 'row'}, `${n} × `),
       gpus.map((gpu) => cell(points.find((p) => p.gpu === gpu && p.gpus === n)))));
@@ -841,19 +867,25 @@ function setBusy(name, busy) {
   document.body.dataset[name] = String(busy);
 }
 
+// Results of every section set to `value` (null: still calculating); the plan is kept.
+function emptyResults(inputs, value) {
+  const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
+  return {fits: inputs.cards.map(() => value), steps: perGpu(), scale: value, migs: perGpu(),
+    plan: app.results.plan};
+}
+
 // Sends every request for the current inputs; a newer update aborts the older one's requests.
 function update(inputs) {
   app.controller?.abort();
   const controller = new AbortController();
   app.controller = controller;
   app.inputs = inputs;
-  app.results = {fits: inputs.cards.map(() => null), steps: {}, scale: null, migs: {}, plan: app.results.plan};
+  app.results = emptyResults(inputs, null);
   clearFieldErrors();
   if (inputs.source === 'paste' && !inputs.config.trim()) {
     // Nothing to ask the server yet: every section waits for the pasted text.
-    const waiting = {ok: false, status: 0, data: {error: {message: t('config_empty'), field: 'config'}}};
-    app.results = {fits: inputs.cards.map(() => waiting), steps: {}, scale: waiting, migs: {}, plan: app.results.plan};
-    for (const gpu of uniqueGpus(inputs)) app.results.steps[gpu] = app.results.migs[gpu] = waiting;
+    const waiting = failure(t('config_empty'), 'config');
+    app.results = emptyResults(inputs, waiting);
     reportError(waiting, inputs);
     renderResults();
     setBusy('busy', false);
@@ -870,7 +902,7 @@ function update(inputs) {
     renderResults();
   }).catch((error) => {
     if (error.name === 'AbortError') return;
-    store({ok: false, status: 0, data: {error: {message: `${t('request_failed')} ${error.message}`, field: ''}}});
+    store(failure(`${t('request_failed')} ${error.message}`));
     renderResults();
   }));
   inputs.cards.forEach((card, i) => {
@@ -880,9 +912,13 @@ function update(inputs) {
   });
   const gpus = uniqueGpus(inputs);
   for (const gpu of gpus) {
-    track(post('/api/step', {...body, gpu}, controller.signal), (r) => { app.results.steps[gpu] = r; });
+    track(post('/api/step', {...body, gpu}, controller.signal), (r) => {
+      app.results.steps[gpu] = r;
+    });
     if (hasMig(gpu)) {
-      track(post('/api/mig', {...body, gpu}, controller.signal), (r) => { app.results.migs[gpu] = r; });
+      track(post('/api/mig', {...body, gpu}, controller.signal), (r) => {
+        app.results.migs[gpu] = r;
+      });
     }
   }
   const scaleBody = {...body, gpu: gpus.slice(0, 2), sweep: true};
@@ -907,7 +943,7 @@ function updatePlan(runsText) {
     setBusy('planBusy', false);
   }).catch((error) => {
     if (error.name === 'AbortError') return;
-    app.results.plan = {ok: false, status: 0, data: {error: {message: error.message, field: ''}}};
+    app.results.plan = failure(`${t('request_failed')} ${error.message}`);
     renderPlan();
     setBusy('planBusy', false);
   });
@@ -934,7 +970,8 @@ function renderStatus(inputs, r) {
     const f = r.fits[i];
     if (!f.ok) return `${shortName(card.gpu)}: ${f.data.error?.message ?? ''}`;
     const m = f.data.memory_GB;
-    return t('status_free', `${shortName(card.gpu)} × ${card.count}`, t(`verdict_${f.data.verdict}`), format.GB(m.free));
+    return t('status_free', `${shortName(card.gpu)} × ${card.count}`,
+        t(`verdict_${f.data.verdict}`), format.GB(m.free));
   });
   $('status').textContent = t('status_line', parts);
 }
@@ -961,7 +998,8 @@ function applyLanguage(lang) {
   for (const el of document.querySelectorAll('[data-i18n]')) {
     const key = el.dataset.i18n;
     if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.textContent;
-    el.textContent = lang === 'en' ? ENGLISH_STATIC[key] : (WORDS[lang][key] ?? ENGLISH_STATIC[key]);
+    el.textContent = lang === 'en'
+      ? ENGLISH_STATIC[key] : (WORDS[lang][key] ?? ENGLISH_STATIC[key]);
   }
   $('report-link').href = `/api/report?format=html&lang=${lang}`;
   labelCardRows();

@@ -24,10 +24,11 @@ const TIMEOUT_MS = 30000;
 
 // Starts `ftplan serve --port 0` and resolves with its origin from the "serving on http://..." line.
 function startServer() {
-  const server = spawn(BIN, ['serve', '--port', '0', '--threads', '4'], {stdio: ['ignore', 'pipe', 'pipe']});
+  const server = spawn(BIN, ['serve', '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
   return new Promise((resolveOrigin, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`no "serving on" line within 20 s:\n${output}`)), 20000);
+    const timer = setTimeout(
+        () => reject(new Error(`no "serving on" line within 20 s:\n${output}`)), 20000);
     const onData = (chunk) => {
       output += chunk;
       const match = /serving on (http:\/\/[^\s/]+)/.exec(output);
@@ -92,7 +93,8 @@ async function waitForResults(page) {
 }
 
 async function waitForPlan(page) {
-  await page.waitForFunction(() => document.body.dataset.planBusy === 'false', null, {timeout: TIMEOUT_MS});
+  await page.waitForFunction(() => document.body.dataset.planBusy === 'false', null,
+      {timeout: TIMEOUT_MS});
 }
 
 async function openPage(context, origin, hash = '', viewport = {width: 1280, height: 900}) {
@@ -145,7 +147,9 @@ async function memoryShown(page, gpu, count) {
 function fitBody(run, card) {
   const body = {method: run.method, optimizer: run.optimizer ?? 'adamw', precision: 'bf16',
     seq: '2048', micro_batch: '1', recompute: 'full', model: run.model};
-  if (run.method !== 'full') Object.assign(body, {rank: String(run.rank ?? 16), targets: 'q,k,v,o,gate,up,down'});
+  if (run.method !== 'full') {
+    Object.assign(body, {rank: String(run.rank ?? 16), targets: 'q,k,v,o,gate,up,down'});
+  }
   return {...body, gpu: card.gpu, gpus: String(card.count)};
 }
 
@@ -192,14 +196,16 @@ test('seed runs: the page shows the API\'s and the CLI\'s figures and verdicts',
   delete stepBody.gpus;
   const step = await cliJson('step', stepBody);
   const shown = await page.locator('#step article[data-gpu="rtx-pro-6000"]').evaluate((box) =>
-    Object.fromEntries([...box.querySelectorAll('[data-figure]')].map((el) => [el.dataset.figure, Number(el.dataset.value)])));
+    Object.fromEntries([...box.querySelectorAll('[data-figure]')]
+        .map((el) => [el.dataset.figure, Number(el.dataset.value)])));
   equal(shown.tokens_per_second, step.tokens_per_second, 'step: tokens/s');
   equal(shown.step_seconds, step.step_seconds, 'step: step seconds');
   await page.close();
 });
 
 test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (env) => {
-  const page = await openPage(env.context, env.origin, 'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2');
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2');
   const body = {...fitBody({model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'h200-nvl', count: 2}),
     gpu: ['h200-nvl', 'rtx-pro-6000'], sweep: true};
   delete body.gpus;
@@ -212,18 +218,21 @@ test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (en
     equal(Number(value), point.tokens_per_second, `scale: tokens/s of ${point.gpu} x ${point.gpus}`);
   }
   const text = await page.locator('#scale').textContent();
-  check(text.includes('NVLink') && text.includes('PCIe'), 'scale: the table names NVLink and PCIe links');
+  check(text.includes('NVLink') && text.includes('PCIe'),
+      'scale: the table names NVLink and PCIe links');
   await page.close();
 });
 
 test('MIG: profiles that fit and runs per card equal the API\'s', async (env) => {
-  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=qlora&cards=rtx-pro-6000:1,rtx-4090:1');
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.1-8b&method=qlora&cards=rtx-pro-6000:1,rtx-4090:1');
   const body = fitBody({model: 'llama-3.1-8b', method: 'qlora'}, {gpu: 'rtx-pro-6000', count: 1});
   delete body.gpus;
   const api = await apiJson(env.origin, '/api/mig', body);
   equal(api.status, 200, 'mig: API status');
   for (const instance of api.data.instances) {
-    const row = page.locator(`#mig article[data-gpu="rtx-pro-6000"] tr[data-profile="${instance.profile}"]`);
+    const row = page.locator(
+        `#mig article[data-gpu="rtx-pro-6000"] tr[data-profile="${instance.profile}"]`);
     equal(Number(await row.locator('[data-figure=free]').getAttribute('data-value')), instance.free_GB,
         `mig: free of ${instance.profile}`);
     equal(await row.locator('[data-verdict]').getAttribute('data-verdict'), instance.verdict,
@@ -238,7 +247,8 @@ test('API errors appear next to the field they name', async (env) => {
   const page = await openPage(env.context, env.origin);
   await page.fill('#rank', '0');
   await waitForResults(page);
-  const api = await apiJson(env.origin, '/api/fit', {...fitBody(SEED_CASES[0], SEED_CASES[0].cards[0]), rank: '0'});
+  const badRank = {...fitBody(SEED_CASES[0], SEED_CASES[0].cards[0]), rank: '0'};
+  const api = await apiJson(env.origin, '/api/fit', badRank);
   equal(api.data.error?.field, 'rank', 'the API names the field');
   equal(await page.locator('#error-rank').isVisible(), true, 'the rank error is visible');
   check((await page.locator('#error-rank').textContent()).includes(api.data.error.message),
@@ -281,7 +291,8 @@ test('language switch: German labels, verdicts and number format', async (env) =
   equal(shown.verdictText, 'passt', 'German verdict');
   equal(shown.figures.free?.text, gbText(shown.figures.free.value, 'de'), 'German number format');
   equal(shown.figures.free?.text, '85,9 GB', 'German free memory (seed: 86 GB)');
-  check((await page.getAttribute('#report-link', 'href')).includes('lang=de'), 'the report link is German');
+  check((await page.getAttribute('#report-link', 'href')).includes('lang=de'),
+      'the report link is German');
   await page.selectOption('#lang', 'en');
   check((await page.locator('h1').textContent()).startsWith('Which GPU'), 'back to English');
   await page.close();
@@ -334,8 +345,10 @@ test('plan table: the page shows the API\'s plan for the seed\'s runs (or its er
       const row = page.locator(`#plan tr[data-run="${run.run}"]`);
       check(await row.count() === 1, `plan: no row for run "${run.run}"`);
       if (run.recommendation) {
-        equal(await row.getAttribute('data-gpu'), run.recommendation.gpu, `plan: card for "${run.run}"`);
-        equal(Number(await row.getAttribute('data-count')), run.recommendation.count, `plan: count for "${run.run}"`);
+        equal(await row.getAttribute('data-gpu'), run.recommendation.gpu,
+            `plan: card for "${run.run}"`);
+        equal(Number(await row.getAttribute('data-count')), run.recommendation.count,
+            `plan: count for "${run.run}"`);
       }
     }
   } else {
@@ -346,22 +359,27 @@ test('plan table: the page shows the API\'s plan for the seed\'s runs (or its er
   const href = await page.getAttribute('#report-link', 'href');
   equal(href, '/api/report?format=html&lang=en', 'the report link');
   // "Add the run above": the form's run joins the list, and the URL carries the edited list.
-  await fillForm(page, {model: 'qwen3-14b', method: 'qlora', rank: 8, cards: [{gpu: 'l40s', count: 1}]});
+  await fillForm(page,
+      {model: 'qwen3-14b', method: 'qlora', rank: 8, cards: [{gpu: 'l40s', count: 1}]});
   await page.click('#add-run');
   await waitForPlan(page);
   const runs = await page.inputValue('#runs');
-  check(runs.startsWith(SEED_RUNS) && runs.endsWith('  - name: qwen3-14b qlora\n    model: qwen3-14b\n' +
-      '    method: qlora\n    rank: 8\n'), `the added run, got:\n${runs.slice(SEED_RUNS.length)}`);
+  const added = '  - name: qwen3-14b qlora\n    model: qwen3-14b\n    method: qlora\n    rank: 8\n';
+  check(runs.startsWith(SEED_RUNS) && runs.endsWith(added),
+      `the added run, got:\n${runs.slice(SEED_RUNS.length)}`);
   check(new URL(page.url()).hash.includes('runs='), 'the URL carries the edited runs');
   await page.close();
 });
 
-test('keyboard: every control has a label, the skip link comes first, focus is visible', async (env) => {
+test('keyboard: every control has a label, the skip link comes first, focus is visible',
+    async (env) => {
   const page = await openPage(env.context, env.origin);
-  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
-      .filter((el) => !el.hidden && el.type !== 'hidden')
-      .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || (el.tagName === 'BUTTON' && el.textContent.trim())))
-      .map((el) => el.outerHTML.slice(0, 80)));
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button')]
+        .filter((el) => !el.hidden && el.type !== 'hidden')
+        .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') ||
+            (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.outerHTML.slice(0, 80)));
   equal(unlabelled, [], 'controls without a label');
   await page.keyboard.press('Tab');
   equal(await page.evaluate(() => document.activeElement.className), 'skip', 'the first Tab stop');
@@ -375,8 +393,8 @@ test('keyboard: every control has a label, the skip link comes first, focus is v
 
 test('phone width (375 px): no horizontal scrolling; screenshots', async (env) => {
   mkdirSync(SCREENSHOTS, {recursive: true});
-  const phone = await openPage(env.context, env.origin, 'model=llama-3.3-70b&method=lora&cards=h200-nvl:1,rtx-pro-6000:2',
-      {width: 375, height: 812});
+  const phone = await openPage(env.context, env.origin,
+      'model=llama-3.3-70b&method=lora&cards=h200-nvl:1,rtx-pro-6000:2', {width: 375, height: 812});
   await waitForPlan(phone);
   const widths = await phone.evaluate(() => ({scroll: document.documentElement.scrollWidth,
     body: document.body.scrollWidth, view: window.innerWidth}));
@@ -394,7 +412,8 @@ test('phone width (375 px): no horizontal scrolling; screenshots', async (env) =
 });
 
 test('no request left the machine: only the server\'s origin was asked', async (env) => {
-  check(env.requests.length > 20, `too few requests seen (${env.requests.length}) for this check to mean anything`);
+  check(env.requests.length > 20,
+      `too few requests seen (${env.requests.length}) for this check to mean anything`);
   const foreign = env.requests.filter((url) => new URL(url).origin !== env.origin);
   equal(foreign, [], 'requests to other origins');
 });
@@ -407,11 +426,13 @@ test('no script errors or blocked resources in the console', async (env) => {
 
 async function main() {
   if (!existsSync(BIN)) {
-    console.error(`error: ${BIN} is missing; build it first (./test.sh quick, or cmake --build --preset default)`);
+    console.error(`error: ${BIN} is missing; build it first ` +
+        '(./test.sh quick, or cmake --build --preset default)');
     return 1;
   }
   if (!existsSync(CHROMIUM)) {
-    console.error(`error: ${CHROMIUM} is missing; install Debian's chromium (scripts/install-deps.sh --browser)`);
+    console.error(`error: ${CHROMIUM} is missing; install Debian's chromium ` +
+        '(scripts/install-deps.sh --browser)');
     return 1;
   }
   const {server, origin} = await startServer();
