@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "mig/pack_file.hpp"
+#include "memory/measured_runs.hpp"
 #include "model/config_reader.hpp"
 #include "support.hpp"
 
@@ -29,6 +30,9 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
         parse_gpu_file({name, buf.str(), {}}, test::catalog().sources());
       else if (name.starts_with("pack_yaml"))
         parse_pack_file(buf.str(), name);
+      else if (name.starts_with("measured_yaml"))
+        validate_runs(
+            parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads()));
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {
