@@ -28,6 +28,8 @@ const WORDS = {
     capacity: 'capacity',
     model_states: 'model states',
     peak: 'estimated peak',
+    states_on_card: 'model states on the card at the peak',
+    bar_key: 'Dashed line: capacity; solid line: estimated peak.',
     free: 'free',
     headroom: 'headroom',
     cards_word: 'cards',
@@ -146,6 +148,8 @@ const WORDS = {
     capacity: 'Kapazität',
     model_states: 'Modellzustände',
     peak: 'geschätzte Spitze',
+    states_on_card: 'Modellzustände auf der Karte zur Spitze',
+    bar_key: 'Gestrichelte Linie: Kapazität; durchgezogene Linie: geschätzte Spitze.',
     free: 'frei',
     headroom: 'Reserve',
     cards_word: 'Karten',
@@ -522,18 +526,19 @@ function errorNote(result) {
   return h('p', {'class': 'note error'}, error.field ? t('error_elsewhere') : error.message);
 }
 
-// Stacked segments (label, value, class) as a bar scaled to `scale`, with a legend.
-function stackedBar(segments, scale, label, markerAt) {
+// Stacked segments (label, value, class) as a bar scaled to `scale`, with a legend; markers are
+// vertical lines at {at, cls}.
+function stackedBar(segments, scale, label, markers = []) {
   const bar = h('div', {'class': 'bar', 'role': 'img', 'aria-label': label});
   for (const seg of segments) {
     const part = h('span', {'class': `seg ${seg.cls}`, 'title': `${seg.label}: ${seg.text}`});
     part.style.width = `${(100 * seg.value) / scale}%`;
     bar.append(part);
   }
-  if (markerAt !== undefined) {
-    const marker = h('span', {'class': 'capacity-line', 'aria-hidden': 'true'});
-    marker.style.left = `${Math.min(100, (100 * markerAt) / scale)}%`;
-    bar.append(marker);
+  for (const marker of markers) {
+    const line = h('span', {'class': `marker ${marker.cls}`, 'aria-hidden': 'true'});
+    line.style.left = `${Math.min(100, (100 * marker.at) / scale)}%`;
+    bar.append(line);
   }
   const legend = h('ul', {'class': 'legend'}, segments.map((seg) =>
     h('li', {}, h('span', {'class': `swatch ${seg.cls}`, 'aria-hidden': 'true'}),
@@ -564,14 +569,22 @@ const render = {
     }
     const fit = result.data;
     const m = fit.memory_GB;
-    const scale = Math.max(m.capacity, m.peak);
+    const segments = memorySegments(m);
+    const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
+    const scale = Math.max(m.capacity, m.peak, stacked);
     const label = `${t('peak')} ${format.GB(m.peak)}, ${t('capacity')} ${format.GB(m.capacity)}`;
+    // Model states that are not on the card at the peak (gradients made in the backward pass,
+    // offloaded or paged states): the peak counts only those on the card.
+    const moved = m.model_states - (m.states_on_card ?? m.model_states);
+    const keys = ['capacity', 'model_states', ...(moved > 0 ? ['states_on_card'] : []), 'peak',
+      'free', 'headroom'];
     box.append(
         h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' ', gbFigure('free', m.free),
             ` ${t('free')}`, fit.gpus > 1 ? ` ${t('per_card')}` : ''),
-        ...stackedBar(memorySegments(m), scale, label, m.capacity),
-        figureList(['capacity', 'model_states', 'peak', 'free', 'headroom'].map(
-            (key) => [t(key), gbFigure(key, m[key])])),
+        ...stackedBar(segments, scale, label,
+            [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
+        h('p', {'class': 'small'}, t('bar_key')),
+        figureList(keys.map((key) => [t(key), gbFigure(key, m[key])])),
         h('p', {'class': 'reason', 'lang': 'en'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     return box;

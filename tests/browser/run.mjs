@@ -159,8 +159,10 @@ const SEED_CASES = [
     cards: [{gpu: 'rtx-pro-6000', count: 1}], verdict: 'fits', free: '85.9 GB'},
   {name: '8B full fine-tune, 32-bit Adam on RTX PRO 6000 (M11)', model: 'llama-3.1-8b', method: 'full',
     optimizer: 'adamw', cards: [{gpu: 'rtx-pro-6000', count: 1}], verdict: 'does-not-fit'},
+  // M8: "about 6 GB free, too little to plan with": tight, or does not fit once the step's
+  // activations and overheads are counted.
   {name: '70B LoRA on a BF16 base on H200 NVL (M8)', model: 'llama-3.3-70b', method: 'lora', rank: 16,
-    cards: [{gpu: 'h200-nvl', count: 1}], verdict: 'tight', free: '6.3 GB'},
+    cards: [{gpu: 'h200-nvl', count: 1}], verdict: ['tight', 'does-not-fit'], free: '6.3 GB'},
 ];
 
 // ---- the tests ---------------------------------------------------------------------------------
@@ -178,14 +180,16 @@ test('seed runs: the page shows the API\'s and the CLI\'s figures and verdicts',
       cliJson('fit', body), memoryShown(page, card.gpu, card.count)]);
     equal(api.status, 200, `${seed.name}: API status`);
     equal(api.data, cli, `${seed.name}: API JSON vs CLI JSON`);
-    equal(shown.verdict, seed.verdict, `${seed.name}: verdict on the page`);
-    equal(cli.verdict, seed.verdict, `${seed.name}: verdict of the CLI`);
+    equal(shown.verdict, cli.verdict, `${seed.name}: verdict on the page`);
+    check([seed.verdict].flat().includes(cli.verdict),
+        `${seed.name}: verdict ${cli.verdict}, the seed's is ${seed.verdict}`);
     const m = cli.memory_GB;
     for (const key of ['capacity', 'model_states', 'peak', 'free', 'headroom']) {
       equal(shown.figures[key]?.value, m[key], `${seed.name}: ${key} value`);
       equal(shown.figures[key]?.text, gbText(m[key]), `${seed.name}: ${key} as shown`);
     }
-    for (const [part, value] of Object.entries(m.breakdown).filter(([, v]) => v > 0)) {
+    const parts = {...m.breakdown, activations: m.activations, overhead: m.overhead};
+    for (const [part, value] of Object.entries(parts).filter(([, v]) => v > 0)) {
       equal(shown.figures[part]?.value, value, `${seed.name}: ${part} in the memory bar`);
     }
     if (seed.free) equal(gbText(m.free), seed.free, `${seed.name}: the seed's free memory`);
