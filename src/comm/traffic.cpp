@@ -124,7 +124,8 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
                  {{"strategy", std::string(comm_strategy_name(plan.strategy))},
                   {"cards", std::to_string(t.cards)},
                   {"micro-batches per step", std::to_string(w.grad_accum)}},
-                 "ZeRO paper §7; nccl-tests PERFORMANCE.md; seed § NVLink gegen PCIe"};
+                 "ZeRO paper §7; nccl-tests PERFORMANCE.md; seed § NVLink gegen PCIe",
+                 {"memory.model_states"}};
     for (const auto& c : plan.calls())
       d.inputs.emplace_back(
           c.what, fmt::format("{} of {}", collective_name(c.cost.kind), format_GB(c.cost.size, 2)));
@@ -138,13 +139,14 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
          "slowest level counts",
          {{"slowest link", t.slowest().name},
           {"per direction", format_GBps(t.slowest().per_direction)}},
-         "seed C5 (141 GB over PCIe Gen5 at 64 GB/s ≥ 2.2 s)"});
+         "seed C5 (141 GB over PCIe Gen5 at 64 GB/s ≥ 2.2 s)",
+         {"comm.received_per_card"}});
   }
   return plan;
 }
 
 ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute, const Workload& w,
-                               const Topology& t, const CommConstants& k) {
+                               const Topology& t, const CommConstants& k, Trace* trace) {
   ScaleEstimate e;
   const double micro_batches = static_cast<double>(w.grad_accum);
   e.compute_per_step = (compute.forward + compute.backward) * micro_batches + compute.optimizer;
@@ -184,6 +186,55 @@ ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute
       per_mb * micro_batches + exposed(bwd_step, compute.backward) + last_bucket + none_step;
   e.step_seconds = e.compute_per_step + e.exposed_per_step;
   e.scaling_efficiency = e.step_seconds.value > 0 ? e.compute_per_step / e.step_seconds : 1.0;
+  if (trace && plan.strategy != CommStrategy::kSingleCard) {
+    const Link& slowest = t.link(plan.link);
+    trace->add({"comm.seconds",
+                "time of the collectives per step, before overlap",
+                e.comm_per_step.value,
+                "s",
+                "Σ collectives: base latency + ring steps × step latency + bytes received per card "
+                "/ (slowest link's per-direction rate × achieved fraction), × micro-batches per "
+                "step for per-micro-batch collectives",
+                {{"slowest link", slowest.name},
+                 {"per direction (nominal)", format_GBps(slowest.per_direction)},
+                 {"micro-batches per step", std::to_string(w.grad_accum)}},
+                "nccl-tests PERFORMANCE.md (bus bandwidth); comm constants data file",
+                {"comm.received_per_card"}});
+    trace->add({"comm.exposed_seconds",
+                "communication not hidden behind compute, per step",
+                e.exposed_per_step.value,
+                "s",
+                "communication per step less what hides behind compute: forward gathers behind "
+                "the forward per micro-batch, backward gathers and gradient reductions behind the "
+                "backward per micro-batch (max(0, comm − compute) each); the first layer's gather "
+                "and the last DDP bucket of a gradient reduction cannot hide",
+                {{"communication per step", format_seconds(e.comm_per_step)},
+                 {"forward per micro-batch", format_seconds(compute.forward)},
+                 {"backward per micro-batch", format_seconds(compute.backward)},
+                 {"DDP bucket", fmt::format("{} MB", format_number(k.ddp_bucket_MB))}},
+                "PyTorch DDP gradient bucketing (Li et al. 2020); FSDP prefetching",
+                {"comm.seconds", "perf.step_seconds"}});
+    trace->add({"scale.step_seconds",
+                "time of one optimizer step on the cards together",
+                e.step_seconds.value,
+                "s",
+                "compute per step (grad_accum × (forward + backward) + optimizer update, ÷ N cards "
+                "where ZeRO/FSDP shards it) + exposed communication",
+                {{"compute per step", format_seconds(e.compute_per_step)},
+                 {"exposed communication", format_seconds(e.exposed_per_step)},
+                 {"cards (N)", std::to_string(t.cards)}},
+                "compute: the step model; communication: the overlap model above",
+                {"perf.step_seconds", "comm.exposed_seconds"}});
+    trace->add({"scale.efficiency",
+                "scaling efficiency: the share of N× the one-card throughput",
+                e.scaling_efficiency,
+                "",
+                "compute per step / step time",
+                {{"compute per step", format_seconds(e.compute_per_step)},
+                 {"step time", format_seconds(e.step_seconds)}},
+                "definition",
+                {"scale.step_seconds"}});
+  }
   return e;
 }
 

@@ -75,7 +75,8 @@ struct ScaleEstimate {
 // Exposed communication = max(0, comm − overlappable compute) per phase: forward gathers hide
 // behind the forward pass, backward gathers and gradient reductions behind the backward pass
 // (bucketed; the last bucket and the first layer's gather cannot hide).
+// With `trace`, records the communication time, exposed time, step time and scaling efficiency.
 ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute, const Workload& w,
-                               const Topology& t, const CommConstants& k);
+                               const Topology& t, const CommConstants& k, Trace* trace = nullptr);
 
 }  // namespace ftplan

@@ -16,6 +16,8 @@ struct Derivation {
   std::string formula;                                      // the formula in words and symbols
   std::vector<std::pair<std::string, std::string>> inputs;  // name -> value with unit
   std::string source;                                       // where the formula comes from
+  // Ids of the figures in the same trace this one is computed from (explain --depth follows them).
+  std::vector<std::string> depends_on = {};
 };
 
 class Trace {

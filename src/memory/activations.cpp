@@ -536,7 +536,8 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                 {{"offloaded to host", format_GB(r.states.host, 3)},
                  {"paged (host-evictable)", format_GB(r.states.paged, 3)},
                  {"gradients persist", r.states.gradients_persistent ? "yes" : "no"}},
-                "ZeRO-Offload / FSDP CPU offload; QLoRA §3 paged optimizers; PyTorch zero_grad"});
+                "ZeRO-Offload / FSDP CPU offload; QLoRA §3 paged optimizers; PyTorch zero_grad",
+                {"memory.states_per_card"}});
     if (w.overheads)
       trace->add({"memory.overhead",
                   "runtime overhead per card",
@@ -549,7 +550,8 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                    {"NCCL buffers", format_GB(r.overheads.nccl_buffers, 3)},
                    {"allocator reserve", format_GB(r.overheads.allocator_reserve, 3)},
                    {"peak kind", std::string(peak_kind_name(w.peak))}},
-                  w.overheads->file});
+                  w.overheads->file,
+                  {"memory.activations"}});
   }
   return r;
 }

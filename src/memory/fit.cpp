@@ -76,10 +76,22 @@ std::string memory_reason(const MemoryEstimate& m, const Placement& p) {
 MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
                                const ActivationProfile& profile, const Placement& p, Trace* trace) {
   MemoryEstimate m = memory_figures(w, replica, profile, p);
-  if (trace) m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
   m.reason = memory_reason(m, p);
   const int cards = p.mig ? 1 : p.count;
   if (trace) {
+    // ZeRO paper §5 (P_os, P_os+g, P_os+g+p): what each sharding strategy splits N ways.
+    trace->add({"memory.states_per_card",
+                "model states per card",
+                to_GB(m.states.total()),
+                "GB",
+                "model states of one replica, split across the cards: ddp none; zero1 master "
+                "weights and optimizer states ÷ N; zero2 also gradients ÷ N; fsdp everything ÷ N",
+                {{"sharding", std::string(sharding_name(p.sharding))},
+                 {"cards (N)", std::to_string(cards)},
+                 {"model states of one replica", format_GB(replica.total(), 3)}},
+                "ZeRO paper §5 (Rajbhandari et al. 2020); PyTorch FSDP",
+                {"memory.model_states"}});
+    m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
     trace->add(
         {"memory.capacity",
          "memory a run can use",
@@ -95,12 +107,14 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
          "free after model states",
          to_GB(m.free),
          "GB",
-         "capacity − model states per card",
+         "capacity − model states per card (one replica's states split across the cards by the "
+         "sharding)",
          {{"capacity", format_GB(m.capacity, 3)},
           {"model states per card", format_GB(m.states.total(), 3)},
           {"sharding", std::string(sharding_name(p.sharding))},
           {"cards", std::to_string(cards)}},
-         "seed § memory: what is left for activations, the CUDA context and temporary buffers"});
+         "seed § memory: what is left for activations, the CUDA context and temporary buffers",
+         {"memory.capacity", "memory.states_per_card"}});
     trace->add({"memory.peak",
                 "estimated peak per card",
                 to_GB(m.peak),
@@ -109,7 +123,8 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
                 {{"model states on the card", format_GB(m.states_on_card, 3)},
                  {"activations", format_GB(m.activations, 3)},
                  {"overhead", format_GB(m.overhead, 3)}},
-                "memory/activations (Korthikanti et al. 2022) and runtime overheads"});
+                "memory/activations (Korthikanti et al. 2022) and runtime overheads",
+                {"memory.states_on_card", "memory.activations", "memory.overhead"}});
   }
   return m;
 }

@@ -150,7 +150,8 @@ ModelStates model_states(const Workload& w, Trace* trace) {
                             opt.weight + opt.gradient + opt.master + opt.states, opt.basis),
                 {{"trainable parameters", fmt_count(trained.count)},
                  {"optimizer", std::string(optimizer_name(w.optimizer))}},
-                "ZeRO paper §3.1 (16 B per parameter with mixed-precision Adam); seed"});
+                "ZeRO paper §3.1 (16 B per parameter with mixed-precision Adam); seed",
+                {"params.trainable"}});
     trace->add({"memory.model_states",
                 "model states of one replica",
                 to_GB(s.total()),
@@ -163,7 +164,10 @@ ModelStates model_states(const Workload& w, Trace* trace) {
                  {"master weights", fmt_GB(s.master_weights)},
                  {"optimizer states", fmt_GB(s.optimizer_states)},
                  {"quantization constants", fmt_GB(s.quantization_constants)}},
-                "seed § memory"});
+                "seed § memory",
+                w.method == Method::kFull
+                    ? std::vector<std::string>{"memory.trained_states"}
+                    : std::vector<std::string>{"memory.frozen_weights", "memory.trained_states"}});
   }
   return s;
 }

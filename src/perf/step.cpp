@@ -165,7 +165,8 @@ void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
              "tokens/s",
              "tokens per step / step time",
              {{"tokens per step", std::to_string(s.tokens)}, {"step time", format_seconds(s.step)}},
-             "definition"});
+             "definition",
+             {"perf.step_seconds"}});
   trace.add({"perf.model_flops",
              "useful model FLOPs per step",
              s.model_flops.value,
@@ -182,7 +183,8 @@ void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
              {{"model FLOPs", format_si(s.model_flops.value, "FLOP")},
               {"step time", format_seconds(s.step)},
               {"dense peak", format_TFLOPS(s.peak) + " " + prec}},
-             "Chowdhery et al. 2022 (PaLM), Appendix B"});
+             "Chowdhery et al. 2022 (PaLM), Appendix B",
+             {"perf.model_flops", "perf.step_seconds"}});
   trace.add({"perf.compute_bound_share",
              "share of the step spent in compute-bound ops",
              s.compute_bound_share(),
@@ -190,7 +192,8 @@ void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
              "Σ time of ops whose compute time exceeds their memory time / step time",
              {{"compute-bound", format_seconds(s.compute_bound_seconds)},
               {"memory-bound", format_seconds(s.memory_bound_seconds)}},
-             "roofline model"});
+             "roofline model",
+             {"perf.step_seconds"}});
 }
 
 GemmRoofline gemm_roofline(const GemmShape& shape, TensorPrecision dtype, const Device& d,

@@ -1,5 +1,7 @@
 #include "plan/evaluate.hpp"
 
+#include "core/format.hpp"
+
 namespace ftplan {
 
 PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations) {
@@ -27,26 +29,41 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
 }
 
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
-                               const Placement& p, const Topology& t, const PlanningData& data) {
+                               const Placement& p, const Topology& t, const PlanningData& data,
+                               Trace* trace) {
   ScaleResult r;
   r.placement = p;
   r.topology = t;
-  r.memory = estimate_memory(w, replica, p);
+  r.memory = estimate_memory(w, replica, p, trace);
   const FormatSupport support = data.formats.check(*p.gpu, w.precision);
   if (!support.supported) {
     r.step.feasible = false;
     r.step.reason = support.reason;
     return r;
   }
-  r.step = estimate_step(ops, make_device(p), data.efficiency(*p.gpu));
+  const Device device = make_device(p);
+  const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
+  r.step = estimate_step(ops, device, efficiency);
   if (!r.step.feasible) return r;
-  r.comm = plan_communication(w, replica, p, r.topology, data.comm);
-  r.scale = estimate_scaling(r.comm, compute_times(r.step, p), w, r.topology, data.comm);
+  if (trace) trace_step(ops, device, efficiency, r.step, *trace);
+  r.comm = plan_communication(w, replica, p, r.topology, data.comm, trace);
+  r.scale = estimate_scaling(r.comm, compute_times(r.step, p), w, r.topology, data.comm, trace);
   const double cards = p.mig ? 1.0 : static_cast<double>(p.count);
   r.tokens_per_second =
       r.scale.step_seconds.value > 0
           ? cards * static_cast<double>(r.step.tokens) / r.scale.step_seconds.value
           : 0;
+  if (trace && r.comm.strategy != CommStrategy::kSingleCard)
+    trace->add({"scale.tokens_per_second",
+                "training throughput of the cards together",
+                r.tokens_per_second,
+                "tokens/s",
+                "cards × tokens per card and step / step time",
+                {{"cards", format_number(cards)},
+                 {"tokens per card and step", std::to_string(r.step.tokens)},
+                 {"step time", format_seconds(r.scale.step_seconds)}},
+                "definition",
+                {"scale.step_seconds"}});
   return r;
 }
 

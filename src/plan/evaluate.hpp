@@ -35,7 +35,9 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p);
 // Evaluates `w` on `p` (topology `t`, built with build_topology for p's card and count).
 // `replica` = model_states(w). A step that cannot be timed (a rate the vendor does not publish,
 // a format the card lacks) leaves step.feasible false with the reason; memory is still filled in.
+// With `trace`, every model records how its figures were derived (explain, the report).
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
-                               const Placement& p, const Topology& t, const PlanningData& data);
+                               const Placement& p, const Topology& t, const PlanningData& data,
+                               Trace* trace = nullptr);
 
 }  // namespace ftplan

@@ -312,20 +312,19 @@ json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
   return j;
 }
 
+json derivation_json(const Derivation& d) {
+  json inputs = json::object();
+  for (const auto& [k, v] : d.inputs)
+    inputs[k] = v;
+  return {{"id", d.id},         {"label", d.label},          {"value", d.value},
+          {"unit", d.unit},     {"formula", d.formula},      {"inputs", inputs},
+          {"source", d.source}, {"depends_on", d.depends_on}};
+}
+
 json trace_json(const Trace& t) {
   json out = json::array();
-  for (const auto& d : t.items()) {
-    json inputs = json::object();
-    for (const auto& [k, v] : d.inputs)
-      inputs[k] = v;
-    out.push_back({{"id", d.id},
-                   {"label", d.label},
-                   {"value", d.value},
-                   {"unit", d.unit},
-                   {"formula", d.formula},
-                   {"inputs", inputs},
-                   {"source", d.source}});
-  }
+  for (const auto& d : t.items())
+    out.push_back(derivation_json(d));
   return out;
 }
 

@@ -20,6 +20,8 @@ nlohmann::json placement_json(const Placement& p);
 // `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`.
 nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m);
 nlohmann::json trace_json(const Trace& t);
+// One derivation: id, label, value, unit, formula, inputs, source, depends_on.
+nlohmann::json derivation_json(const Derivation& d);
 // The step memory and overheads of one card (memory_GB.step, memory_GB.overheads).
 nlohmann::json runtime_memory_json(const MemoryEstimate& m, PeakKind kind);
 // ftplan validate: every run (predicted or skipped, with the reason), the summaries.
