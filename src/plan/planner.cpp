@@ -49,116 +49,25 @@ std::vector<Recompute> recomputes(const PlannedRun& run) {
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 }
 
-std::vector<Sharding> shardings(const Workload& w, int count) {
-  if (count <= 1) return {Sharding::kNone};
-  // ZeRO-1 moves what ZeRO-2 moves and keeps more on each card: ZeRO-2 dominates it.
-  if (w.method == Method::kFull) return {Sharding::kDdp, Sharding::kZero2, Sharding::kFsdp};
-  return {Sharding::kDdp, Sharding::kFsdp};
-}
-
-// One (micro-batch, recompute) variant of a run, prepared once for every card that is timed.
-struct Variant {
-  Workload workload;
-  ActivationProfile activations;
-  StepOps ops;
-  PreparedStep prepared_default;
-  std::vector<PreparedStep> prepared_calibrated;  // parallel to PlanningData::calibrations
-};
-
-const PreparedStep& prepared_for(const Variant& v, const GpuSpec& gpu, const PlanningData& data) {
+const PreparedStep& prepared_for(const PreparedVariant& v, const GpuSpec& gpu,
+                                 const PlanningData& data) {
   for (std::size_t i = 0; i < data.calibrations.size(); ++i)
     if (data.calibrations[i].card == gpu.id) return v.prepared_calibrated[i];
   return v.prepared_default;
 }
 
-double price_per_card_hour(const RunsFile& f, const GpuSpec& g) {
-  auto it = f.prices.per_card_hour_USD.find(g.id);
-  return it == f.prices.per_card_hour_USD.end() ? std::nan("") : it->second;
+// The share of a card an option occupies: a MIG instance its compute slices, else the whole card.
+double card_share(const GpuSpec& gpu, const MigProfile* mig) {
+  return mig ? static_cast<double>(mig->compute_slices) / gpu.mig.compute_slices : 1.0;
 }
 
-// Evaluates one configuration. Allocation-free on the feasible path but for `reason`, which is
-// filled only for infeasible options (the caller keeps few of them).
-Option evaluate_option(const PlannedRun& run, const Variant& v, const ModelStates& replica,
-                       const GpuSpec& gpu, int count, Sharding sharding, const MigProfile* mig,
-                       const Topology& topology, const Device& device, const PlanningData& data,
-                       const RunsFile& file) {
-  Option o;
-  o.gpu = &gpu;
-  o.count = count;
-  o.sharding = sharding;
-  o.mig = mig;
-  // The preset's name as PlanningData holds it (the Topology itself is short-lived).
-  for (const auto& preset : data.comm.presets)
-    if (preset.name == topology.preset) o.topology = preset.name;
-  o.micro_batch = v.workload.micro_batch;
-  o.recompute = v.workload.recompute;
-  const std::int64_t per_step = v.workload.micro_batch * count;
-  if (run.global_batch % per_step != 0) {
-    o.reason = fmt::format(
-        "the global batch of {} sequences is not a multiple of micro-batch {} × {} cards",
-        run.global_batch, v.workload.micro_batch, count);
-    return o;
-  }
-  o.grad_accum = run.global_batch / per_step;
-  Workload w = v.workload;
-  w.grad_accum = o.grad_accum;
+Placement placement_of(const Candidate& c) {
   Placement p;
-  p.gpu = &gpu;
-  p.count = count;
-  p.sharding = sharding;
-  p.mig = mig;
-  o.strategy = comm_strategy(w, p);
-  const MemoryEstimate m = memory_figures(w, replica, v.activations, p);
-  o.verdict = m.verdict;
-  o.model_states = m.states.total();
-  o.peak = m.peak;
-  o.capacity = m.capacity;
-  o.free = m.free;
-  if (m.verdict != Verdict::kFits) {
-    o.reason = memory_reason(m, p);
-    return o;
-  }
-  const double tdp = gpu.tdp_W.value.value_or(0);
-  if (file.power_limit_W && tdp * count > *file.power_limit_W) {
-    o.reason = fmt::format("{} cards at {} W exceed the power limit of {} W", count, tdp,
-                           *file.power_limit_W);
-    return o;
-  }
-  const StepEstimate step = estimate_step(prepared_for(v, gpu, data), device);
-  if (!step.feasible) {
-    o.reason = step.reason;
-    return o;
-  }
-  const CommPlan comm = plan_communication(w, replica, p, topology, data.comm);
-  const ScaleEstimate scale =
-      estimate_scaling(comm, compute_times(step, p), w, topology, data.comm);
-  o.step_seconds = scale.step_seconds;
-  o.exposed_seconds = scale.exposed_per_step;
-  o.received_per_card_per_step = comm.received_per_card_per_step;
-  o.scaling_efficiency = scale.scaling_efficiency;
-  const double tokens_per_step = static_cast<double>(run.global_batch * w.seq);
-  o.tokens_per_second = tokens_per_step / o.step_seconds.value;
-  o.time_to_train_hours = run.steps() * o.step_seconds.value / 3600.0;
-  // A MIG instance occupies its share of the card (compute slices).
-  const double share =
-      mig ? static_cast<double>(mig->compute_slices) / gpu.mig.compute_slices : 1.0;
-  o.card_hours = count * share * o.time_to_train_hours;
-  // Energy: the cards drawing their power limit for the whole run (an upper bound: training keeps
-  // the tensor cores busy, but not always at the limit).
-  o.energy_kWh = count * share * tdp * o.time_to_train_hours / 1000.0;
-  const double price = price_per_card_hour(file, gpu);
-  if (!std::isnan(price) || file.prices.per_kWh_USD) {
-    double cost = std::isnan(price) ? 0 : price * o.card_hours;
-    if (file.prices.per_kWh_USD) cost += *file.prices.per_kWh_USD * o.energy_kWh;
-    if (!std::isnan(price)) o.cost_USD = cost;
-  }
-  if (run.deadline_hours && o.time_to_train_hours > *run.deadline_hours) {
-    o.reason = fmt::format("takes {:.1f} h, past the deadline of {:.1f} h", o.time_to_train_hours,
-                           *run.deadline_hours);
-    return o;
-  }
-  o.feasible = true;
-  return o;
+  p.gpu = c.card->gpu;
+  p.count = c.count;
+  p.sharding = c.sharding;
+  p.mig = c.card->mig;
+  return p;
 }
 
 // Smaller is better.
@@ -215,6 +124,229 @@ std::string recommendation_reason(const RunPlan& rp, RankBy r) {
 
 }  // namespace
 
+std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
+  if (count <= 1) return {Sharding::kNone};
+  // ZeRO-1 moves what ZeRO-2 moves and keeps more on each card: ZeRO-2 dominates it.
+  if (w.method == Method::kFull) return {Sharding::kDdp, Sharding::kZero2, Sharding::kFsdp};
+  return {Sharding::kDdp, Sharding::kFsdp};
+}
+
+PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data) {
+  PreparedRun out;
+  out.run = &run;
+  out.replica = model_states(run.workload);
+  for (auto mb : micro_batches(run))
+    for (auto rc : recomputes(run)) {
+      PreparedVariant v;
+      v.workload = run.workload;
+      v.workload.micro_batch = mb;
+      v.workload.recompute = rc;
+      v.ops = build_step_ops(v.workload);
+      v.activations = activation_profile(v.workload);
+      v.prepared_default = prepare_step(v.ops, data.default_efficiency);
+      for (const auto& t : data.calibrations)
+        v.prepared_calibrated.push_back(prepare_step(v.ops, t));
+      out.variants.push_back(std::move(v));
+    }
+  return out;
+}
+
+CardPrices prices_for(const Prices& prices, const GpuSpec& gpu) {
+  CardPrices out;
+  if (auto it = prices.per_card_hour_USD.find(gpu.id); it != prices.per_card_hour_USD.end())
+    out.per_card_hour_USD = it->second;
+  out.per_kWh_USD = prices.per_kWh_USD;
+  return out;
+}
+
+PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigProfile* mig,
+                          const PlanningData& data, const RunsFile& file) {
+  PreparedCard out;
+  out.gpu = &gpu;
+  out.mig = mig;
+  out.device = mig ? make_device(gpu, *mig) : make_device(gpu);
+  out.steps.reserve(run.variants.size());
+  for (const auto& v : run.variants)
+    out.steps.push_back(estimate_step(prepared_for(v, gpu, data), out.device));
+  out.prices = prices_for(file.prices, gpu);
+  return out;
+}
+
+std::string_view topology_name(const Topology& t, const PlanningData& data) {
+  for (const auto& preset : data.comm.presets)
+    if (preset.name == t.preset) return preset.name;
+  return {};
+}
+
+RunTotals run_totals(const PlannedRun& run, Seconds step_seconds, const GpuSpec& gpu, int count,
+                     const MigProfile* mig, const CardPrices& prices, Trace* trace) {
+  RunTotals t;
+  t.steps = run.steps();
+  t.time_to_train_hours = t.steps * step_seconds.value / 3600.0;
+  const double share = card_share(gpu, mig);
+  t.card_hours = count * share * t.time_to_train_hours;
+  const double tdp = gpu.tdp_W.value.value_or(0);
+  t.energy_kWh = count * share * tdp * t.time_to_train_hours / 1000.0;
+  if (prices.per_card_hour_USD)
+    t.cost_USD =
+        *prices.per_card_hour_USD * t.card_hours + prices.per_kWh_USD.value_or(0) * t.energy_kWh;
+  if (!trace) return t;
+  const std::string cards = mig ? fmt::format("1 × {} instance ({}/{} compute slices)", mig->name,
+                                              mig->compute_slices, gpu.mig.compute_slices)
+                                : std::to_string(count);
+  trace->add({"plan.steps",
+              "optimizer steps to train",
+              t.steps,
+              "steps",
+              "⌈tokens to train / (global batch × sequence length)⌉",
+              {{"tokens to train", format_si(run.tokens, "tokens")},
+               {"global batch", fmt::format("{} sequences", run.global_batch)},
+               {"sequence length", fmt::format("{} tokens", run.workload.seq)}},
+              "definition (runs file: tokens, or epochs × dataset_tokens)"});
+  trace->add({"plan.time_to_train_hours",
+              "time to train",
+              t.time_to_train_hours,
+              "h",
+              "optimizer steps × step time / 3600 s",
+              {{"optimizer steps", group_digits(static_cast<std::int64_t>(t.steps))},
+               {"step time", format_seconds(step_seconds)}},
+              "definition",
+              {"plan.steps", count > 1 && !mig ? "scale.step_seconds" : "perf.step_seconds"}});
+  trace->add({"plan.card_hours",
+              "card-hours",
+              t.card_hours,
+              "card-h",
+              "cards × share of each card × time to train",
+              {{"cards", cards},
+               {"share of each card", format_number(share, 3)},
+               {"time to train", fmt::format("{} h", format_number(t.time_to_train_hours, 3))}},
+              "definition (MIG: an instance occupies its compute slices' share of the card)",
+              {"plan.time_to_train_hours"}});
+  trace->add({"plan.energy_kWh",
+              "energy (upper bound)",
+              t.energy_kWh,
+              "kWh",
+              "card-hours × TDP / 1000: every card at its power limit for the whole run",
+              {{"card-hours", format_number(t.card_hours, 3)},
+               {"TDP", fmt::format("{} W", format_number(tdp))}},
+              "GPU data file (tdp_W)",
+              {"plan.card_hours"}});
+  if (t.cost_USD)
+    trace->add({"plan.cost_USD",
+                "cost of the run",
+                *t.cost_USD,
+                "USD",
+                "card-hours × price per card-hour + energy × price per kWh",
+                {{"card-hours", format_number(t.card_hours, 3)},
+                 {"price per card-hour", fmt::format("{} USD", *prices.per_card_hour_USD)},
+                 {"energy", fmt::format("{} kWh", format_number(t.energy_kWh, 3))},
+                 {"price per kWh", fmt::format("{} USD", prices.per_kWh_USD.value_or(0))}},
+                "runs file prices",
+                {"plan.card_hours", "plan.energy_kWh"}});
+  return t;
+}
+
+Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
+                       const PlanningData& data, const RunsFile& file) {
+  const PlannedRun& run = *prepared.run;
+  const PreparedVariant& v = prepared.variants[variant];
+  const GpuSpec& gpu = *c.card->gpu;
+  Option o;
+  o.gpu = &gpu;
+  o.count = c.count;
+  o.sharding = c.sharding;
+  o.mig = c.card->mig;
+  o.topology = c.topology_name;
+  o.micro_batch = v.workload.micro_batch;
+  o.recompute = v.workload.recompute;
+  const std::int64_t per_step = v.workload.micro_batch * c.count;
+  if (run.global_batch % per_step != 0) {
+    o.failed = Constraint::kGlobalBatch;
+    return o;
+  }
+  o.grad_accum = run.global_batch / per_step;
+  Workload w = v.workload;
+  w.grad_accum = o.grad_accum;
+  const Placement p = placement_of(c);
+  o.strategy = comm_strategy(w, p);
+  const MemoryEstimate m = memory_figures(w, prepared.replica, v.activations, p);
+  o.verdict = m.verdict;
+  o.model_states = m.states.total();
+  o.peak = m.peak;
+  o.capacity = m.capacity;
+  o.free = m.free;
+  if (m.verdict != Verdict::kFits) {
+    o.failed = Constraint::kMemory;
+    return o;
+  }
+  const double tdp = gpu.tdp_W.value.value_or(0);
+  if (file.power_limit_W && tdp * c.count > *file.power_limit_W) {
+    o.failed = Constraint::kPowerLimit;
+    return o;
+  }
+  const StepEstimate& step = c.card->steps[variant];
+  if (!step.feasible) {
+    o.failed = Constraint::kStepTime;
+    return o;
+  }
+  const CommPlan comm = plan_communication(w, prepared.replica, p, *c.topology, data.comm);
+  const ScaleEstimate scale =
+      estimate_scaling(comm, compute_times(step, p), w, *c.topology, data.comm);
+  o.step_seconds = scale.step_seconds;
+  o.exposed_seconds = scale.exposed_per_step;
+  o.received_per_card_per_step = comm.received_per_card_per_step;
+  o.scaling_efficiency = scale.scaling_efficiency;
+  const double tokens_per_step = static_cast<double>(run.global_batch * w.seq);
+  o.tokens_per_second = tokens_per_step / o.step_seconds.value;
+  const RunTotals totals =
+      run_totals(run, o.step_seconds, gpu, c.count, c.card->mig, c.card->prices);
+  o.time_to_train_hours = totals.time_to_train_hours;
+  o.card_hours = totals.card_hours;
+  o.energy_kWh = totals.energy_kWh;
+  o.cost_USD = totals.cost_USD;
+  if (run.deadline_hours && o.time_to_train_hours > *run.deadline_hours) {
+    o.failed = Constraint::kDeadline;
+    return o;
+  }
+  o.feasible = true;
+  return o;
+}
+
+std::string option_reason(const Option& o, const PreparedRun& prepared, const Candidate& c,
+                          const RunsFile& file) {
+  const PlannedRun& run = *prepared.run;
+  switch (o.failed) {
+    case Constraint::kNone:
+      return {};
+    case Constraint::kGlobalBatch:
+      return fmt::format(
+          "the global batch of {} sequences is not a multiple of micro-batch {} × {} cards",
+          run.global_batch, o.micro_batch, o.count);
+    case Constraint::kMemory: {
+      MemoryEstimate m;
+      m.peak = o.peak;
+      m.capacity = o.capacity;
+      m.headroom = o.capacity - o.peak;
+      m.verdict = o.verdict;
+      return memory_reason(m, placement_of(c));
+    }
+    case Constraint::kPowerLimit:
+      return fmt::format("{} cards at {} W exceed the power limit of {} W", o.count,
+                         o.gpu->tdp_W.value.value_or(0), file.power_limit_W.value_or(0));
+    case Constraint::kStepTime:
+      for (std::size_t i = 0; i < prepared.variants.size(); ++i) {
+        const Workload& w = prepared.variants[i].workload;
+        if (w.micro_batch == o.micro_batch && w.recompute == o.recompute)
+          return c.card->steps[i].reason;
+      }
+      return "the step time cannot be estimated on this card";
+    case Constraint::kDeadline:
+      return fmt::format("takes {:.1f} h, past the deadline of {:.1f} h", o.time_to_train_hours,
+                         run.deadline_hours.value_or(0));
+  }
+  return {};
+}
+
 Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions& options) {
   if (options.rank_by == RankBy::kCost && file.prices.per_card_hour_USD.empty())
     throw UserError(ErrorCode::kInvalidValue,
@@ -226,21 +358,8 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     RunPlan rp;
     rp.run = &run;
     const std::vector<const GpuSpec*>& gpus = run.gpus.empty() ? file.gpus : run.gpus;
-    const ModelStates replica = model_states(run.workload);
-    std::vector<Variant> variants;
-    for (auto mb : micro_batches(run))
-      for (auto rc : recomputes(run)) {
-        Variant v;
-        v.workload = run.workload;
-        v.workload.micro_batch = mb;
-        v.workload.recompute = rc;
-        v.ops = build_step_ops(v.workload);
-        v.activations = activation_profile(v.workload);
-        v.prepared_default = prepare_step(v.ops, data.default_efficiency);
-        for (const auto& t : data.calibrations)
-          v.prepared_calibrated.push_back(prepare_step(v.ops, t));
-        variants.push_back(std::move(v));
-      }
+    const PreparedRun prepared = prepare_run(run, data);
+    const std::size_t variants = prepared.variants.size();
     std::vector<Option> feasible;
     for (const GpuSpec* gpu : gpus) {
       RunPlan::PerGpu pg;
@@ -253,7 +372,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         rp.per_gpu.push_back(std::move(pg));
         continue;
       }
-      const Device device = make_device(*gpu);
+      const PreparedCard card = prepare_card(prepared, *gpu, nullptr, data, file);
       std::optional<Option> closest_miss;
       for (int count : file.counts) {
         std::optional<Topology> topology;
@@ -267,14 +386,15 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           rp.rejected.push_back(std::move(o));
           continue;
         }
+        Candidate c{&card, count, Sharding::kNone, &*topology, topology_name(*topology, data)};
         std::optional<Option> best_here, miss_here;
         std::vector<Option> best_per_sharding;
-        for (Sharding sh : shardings(run.workload, count)) {
+        for (Sharding sh : candidate_shardings(run.workload, count)) {
+          c.sharding = sh;
           std::optional<Option> best_sharding;
-          for (const auto& v : variants) {
+          for (std::size_t v = 0; v < variants; ++v) {
             ++rp.evaluations;
-            Option o = evaluate_option(run, v, replica, *gpu, count, sh, nullptr, *topology, device,
-                                       data, file);
+            Option o = evaluate_option(prepared, v, c, data, file);
             if (o.feasible) {
               if (!best_sharding || better(o, *best_sharding, RankBy::kTime)) best_sharding = o;
               feasible.push_back(std::move(o));
@@ -295,6 +415,8 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           }
           if (!pg.fastest || better(*best_here, *pg.fastest, RankBy::kTime)) pg.fastest = best_here;
         } else if (miss_here) {
+          c.sharding = miss_here->sharding;
+          miss_here->reason = option_reason(*miss_here, prepared, c, file);
           if (!closest_miss || miss(*miss_here) < miss(*closest_miss)) closest_miss = miss_here;
           rp.rejected.push_back(std::move(*miss_here));
         }
@@ -302,11 +424,11 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       if (file.allow_mig && gpu->mig.supported) {
         const Topology single = build_topology(*gpu, 1, "", data.comm);
         for (const auto& profile : gpu->mig.profiles) {
-          const Device instance = make_device(*gpu, profile);
-          for (const auto& v : variants) {
+          const PreparedCard instance = prepare_card(prepared, *gpu, &profile, data, file);
+          const Candidate c{&instance, 1, Sharding::kNone, &single, topology_name(single, data)};
+          for (std::size_t v = 0; v < variants; ++v) {
             ++rp.evaluations;
-            Option o = evaluate_option(run, v, replica, *gpu, 1, Sharding::kNone, &profile, single,
-                                       instance, data, file);
+            Option o = evaluate_option(prepared, v, c, data, file);
             if (!o.feasible) continue;
             const bool smaller =
                 pg.best_mig && profile.memory_slices < pg.best_mig->mig->memory_slices;

@@ -18,6 +18,10 @@ enum class RankBy { kCardHours, kTime, kCost, kEnergy };
 std::string_view rank_by_name(RankBy r);
 RankBy parse_rank_by(std::string_view name);
 
+// The first constraint an infeasible option failed. The search records only this; the sentence a
+// user reads is written (option_reason) for the few options a plan keeps.
+enum class Constraint { kNone, kGlobalBatch, kMemory, kPowerLimit, kStepTime, kDeadline };
+
 // One evaluated configuration of a run.
 struct Option {
   const GpuSpec* gpu = nullptr;
@@ -31,6 +35,7 @@ struct Option {
   Recompute recompute = Recompute::kFull;
 
   bool feasible = false;
+  Constraint failed = Constraint::kNone;
   std::string reason;  // infeasible: the first constraint that failed; feasible: why it is good
 
   Verdict verdict = Verdict::kDoesNotFit;
@@ -97,5 +102,88 @@ struct PlanOptions {
 // Evaluates every candidate of every run. Never throws for infeasible configurations; a UserError
 // only for a request that makes no sense (rank by cost without prices).
 Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions& options = {});
+
+// ---- The search's parts, public for the benchmark and for explain ----------------------------
+// make_plan prepares each run once, each card type once per run, and then evaluates every
+// placement (count × strategy × variant) with evaluate_option, which does not allocate.
+
+// One searched (micro-batch, recompute) variant of a run: its workload, activation profile and op
+// list, the op list prepared for the default efficiencies and for each calibration.
+struct PreparedVariant {
+  Workload workload;
+  ActivationProfile activations;
+  StepOps ops;
+  PreparedStep prepared_default;
+  std::vector<PreparedStep> prepared_calibrated;  // parallel to PlanningData::calibrations
+};
+
+// What the search computes once per run: the model states of one replica and the variants.
+struct PreparedRun {
+  const PlannedRun* run = nullptr;
+  ModelStates replica;
+  std::vector<PreparedVariant> variants;
+};
+PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data);
+
+// Prices that apply to one card type.
+struct CardPrices {
+  std::optional<double> per_card_hour_USD;
+  std::optional<double> per_kWh_USD;
+};
+CardPrices prices_for(const Prices& prices, const GpuSpec& gpu);
+
+// One card type, or one MIG instance of it, for a prepared run: the device and, per variant, the
+// time of a step on one card. A card's step time does not depend on how many cards join or how
+// the states are split (ComputeTimes applies the sharded optimizer update), so it is computed once
+// here and shared by every count and strategy.
+struct PreparedCard {
+  const GpuSpec* gpu = nullptr;
+  const MigProfile* mig = nullptr;
+  Device device;
+  std::vector<StepEstimate> steps;  // parallel to PreparedRun::variants
+  CardPrices prices;
+};
+PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigProfile* mig,
+                          const PlanningData& data, const RunsFile& file);
+
+// The strategies tried on `count` cards: none on one card; DDP and FSDP (a sharded frozen base
+// for LoRA/QLoRA); for a full fine-tune also ZeRO-2 (it dominates ZeRO-1).
+std::vector<Sharding> candidate_shardings(const Workload& w, int count);
+
+// One placement: a prepared card, how many, how the states are split, and the topology that
+// joins the cards (built with build_topology for the card and count).
+struct Candidate {
+  const PreparedCard* card = nullptr;
+  int count = 1;
+  Sharding sharding = Sharding::kNone;
+  const Topology* topology = nullptr;
+  std::string_view topology_name;  // the preset's name, owned by PlanningData
+};
+// The preset name `t` was built from, as PlanningData holds it (outlives the Topology).
+std::string_view topology_name(const Topology& t, const PlanningData& data);
+
+// Evaluates variant `variant` of `run` on `c`: memory per card, the step with communication and
+// overlap, time to train, card-hours, energy and cost; an infeasible option names the constraint
+// that failed (`failed`) and leaves `reason` empty. Allocation-free: the planner's hot path.
+Option evaluate_option(const PreparedRun& run, std::size_t variant, const Candidate& c,
+                       const PlanningData& data, const RunsFile& file);
+// The sentence for an option evaluate_option found infeasible.
+std::string option_reason(const Option& o, const PreparedRun& run, const Candidate& c,
+                          const RunsFile& file);
+
+// What a run takes at a given step time (the one home of these formulas): optimizer steps =
+// ⌈tokens / (global batch × seq)⌉; time to train = steps × step time; card-hours = cards ×
+// (MIG: the instance's compute share) × time; energy = card-hours × TDP (an upper bound: every
+// card at its power limit for the whole run); cost = card-hours × price + energy × price per kWh
+// (only with a price per card-hour). With `trace`, records each figure (explain).
+struct RunTotals {
+  double steps = 0;
+  double time_to_train_hours = 0;
+  double card_hours = 0;
+  double energy_kWh = 0;
+  std::optional<double> cost_USD;
+};
+RunTotals run_totals(const PlannedRun& run, Seconds step_seconds, const GpuSpec& gpu, int count,
+                     const MigProfile* mig, const CardPrices& prices, Trace* trace = nullptr);
 
 }  // namespace ftplan

@@ -1,0 +1,141 @@
+// The planner's hot path, over the whole GPU catalog for the seed article's runs (as ftplan sweep
+// does): evaluate_option for every placement (card type × count × strategy × micro-batch ×
+// recompute, and every MIG instance), with the per-run and per-card preparation done once
+// outside the timed loop; and the whole search (make_plan) end to end, preparation included.
+#include <benchmark/benchmark.h>
+
+#include <deque>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "core/error.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+const ftplan::Catalog& catalog() {
+  return ftplan::cli::builtin_catalog();
+}
+
+// The built-in seed runs with every catalog card as a candidate (ftplan sweep).
+const ftplan::RunsFile& sweep_file() {
+  static const ftplan::RunsFile file = [] {
+    std::ostringstream out, err;
+    ftplan::cli::Context ctx(out, err);
+    ftplan::RunsFile f = ftplan::cli::load_runs(ctx, "");
+    f.gpus.clear();
+    for (const auto& g : catalog().gpus())
+      f.gpus.push_back(&g);
+    return f;
+  }();
+  return file;
+}
+
+const ftplan::PlanningData& planning_data() {
+  static const ftplan::PlanningData d = ftplan::PlanningData::load(catalog());
+  return d;
+}
+
+// Every placement make_plan evaluates, set up as make_plan sets them up.
+struct Sweep {
+  std::deque<ftplan::PreparedRun> runs;
+  std::deque<ftplan::PreparedCard> cards;
+  std::deque<ftplan::Topology> topologies;
+  struct Item {
+    const ftplan::PreparedRun* run;
+    ftplan::Candidate candidate;
+  };
+  std::vector<Item> items;
+  std::size_t evaluations = 0;
+};
+
+Sweep build_sweep() {
+  const ftplan::RunsFile& file = sweep_file();
+  const ftplan::PlanningData& data = planning_data();
+  Sweep s;
+  for (const auto& run : file.runs) {
+    const ftplan::PreparedRun& pr = s.runs.emplace_back(ftplan::prepare_run(run, data));
+    for (const ftplan::GpuSpec* gpu : file.gpus) {
+      if (!data.formats.check(*gpu, run.workload.precision).supported) continue;
+      const ftplan::PreparedCard& card =
+          s.cards.emplace_back(ftplan::prepare_card(pr, *gpu, nullptr, data, file));
+      for (int count : file.counts) {
+        try {
+          s.topologies.push_back(
+              ftplan::build_topology(*gpu, count, count > 1 ? file.topology : "", data.comm));
+        } catch (const ftplan::UserError&) {
+          continue;  // a count the card cannot be joined at: make_plan rejects it too
+        }
+        const ftplan::Topology& t = s.topologies.back();
+        for (auto sh : ftplan::candidate_shardings(run.workload, count))
+          s.items.push_back({&pr, {&card, count, sh, &t, ftplan::topology_name(t, data)}});
+      }
+      if (!file.allow_mig || !gpu->mig.supported) continue;
+      s.topologies.push_back(ftplan::build_topology(*gpu, 1, "", data.comm));
+      const ftplan::Topology& single = s.topologies.back();
+      for (const auto& profile : gpu->mig.profiles) {
+        const ftplan::PreparedCard& instance =
+            s.cards.emplace_back(ftplan::prepare_card(pr, *gpu, &profile, data, file));
+        s.items.push_back({&pr,
+                           {&instance, 1, ftplan::Sharding::kNone, &single,
+                            ftplan::topology_name(single, data)}});
+      }
+    }
+  }
+  for (const auto& item : s.items)
+    s.evaluations += item.run->variants.size();
+  return s;
+}
+
+// Configuration evaluations per second: the per-placement path alone.
+void BM_EvaluateOption(benchmark::State& state) {
+  const Sweep s = build_sweep();
+  const ftplan::RunsFile& file = sweep_file();
+  const ftplan::PlanningData& data = planning_data();
+  std::size_t feasible = 0;
+  for (auto _ : state) {
+    for (const auto& item : s.items)
+      for (std::size_t v = 0; v < item.run->variants.size(); ++v) {
+        ftplan::Option o = ftplan::evaluate_option(*item.run, v, item.candidate, data, file);
+        feasible += o.feasible ? 1 : 0;
+        benchmark::DoNotOptimize(o);
+      }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.evaluations));
+  state.counters["evaluations_per_sweep"] = static_cast<double>(s.evaluations);
+  state.counters["feasible_per_sweep"] =
+      static_cast<double>(feasible) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_EvaluateOption)->Unit(benchmark::kMillisecond);
+
+// The whole search as ftplan sweep runs it: per-run and per-card preparation, every evaluation,
+// ranking and the per-card-type summaries (no fleet).
+void BM_SweepMakePlan(benchmark::State& state) {
+  const ftplan::RunsFile& file = sweep_file();
+  const ftplan::PlanningData& data = planning_data();
+  ftplan::PlanOptions options;
+  options.fleet = false;
+  std::size_t evaluations = 0;
+  for (auto _ : state) {
+    ftplan::Plan plan = ftplan::make_plan(file, data, options);
+    evaluations += plan.evaluations;
+    benchmark::DoNotOptimize(plan);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(evaluations));
+}
+BENCHMARK(BM_SweepMakePlan)->Unit(benchmark::kMillisecond);
+
+// The per-run preparation alone: model states, and per variant the op list, activation profile
+// and prepared step.
+void BM_PrepareRun(benchmark::State& state) {
+  const ftplan::RunsFile& file = sweep_file();
+  const ftplan::PlanningData& data = planning_data();
+  for (auto _ : state)
+    for (const auto& run : file.runs) {
+      ftplan::PreparedRun pr = ftplan::prepare_run(run, data);
+      benchmark::DoNotOptimize(pr);
+    }
+}
+BENCHMARK(BM_PrepareRun)->Unit(benchmark::kMillisecond);
+
+}  // namespace
