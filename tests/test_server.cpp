@@ -99,6 +99,36 @@ TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {
                "invalid_value", "seq");
 }
 
+// explain: a figure's derivation, the CLI's JSON; an unknown figure names the closest and the
+// field.
+TEST(ServerApi, ExplainGivesTheCliJson) {
+  const Response r = call("POST", "/api/explain",
+                          R"({"figure": "memory.peak", "model": "llama-3.1-8b", "method": "lora",
+                              "gpu": "rtx-pro-6000", "depth": 2})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto cli = test::run_cli({"explain", "memory.peak", "--model", "llama-3.1-8b", "--method",
+                                  "lora", "--gpu", "rtx-pro-6000", "--depth", "2", "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_EQ(json::parse(r.body), json::parse(cli.out));
+  EXPECT_EQ(json::parse(r.body)["figures"][0]["from"][0]["id"], "memory.states_on_card");
+
+  const Response list = call("POST", "/api/explain",
+                             R"({"list": true, "model": "llama-3.1-8b", "method": "lora",
+                                 "gpu": "h200-nvl", "gpus": 2, "tokens": 1e8})");
+  ASSERT_EQ(list.status, 200) << list.body;
+  bool time_to_train = false;
+  const json figures = json::parse(list.body)["figures"];
+  for (const auto& f : figures)
+    time_to_train |= f["id"] == "plan.time_to_train_hours";
+  EXPECT_TRUE(time_to_train);
+
+  const Response bad = call("POST", "/api/explain",
+                            R"({"figure": "memory.peek", "model": "llama-3.1-8b",
+                                "method": "lora", "gpu": "h200-nvl"})");
+  expect_error(bad, 400, "unknown_name", "figure");
+  EXPECT_NE(bad.body.find("did you mean memory.peak"), std::string::npos) << bad.body;
+}
+
 TEST(ServerApi, PastedConfigJson) {
   const std::string config =
       R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 688,

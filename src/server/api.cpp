@@ -34,11 +34,12 @@ struct Endpoint {
   const char* method;
 };
 constexpr Endpoint kEndpoints[] = {
-    {"/api/gpus", "gpus", "GET"},    {"/api/models", "models", "GET"},
-    {"/api/fit", "fit", "POST"},     {"/api/step", "step", "POST"},
-    {"/api/scale", "scale", "POST"}, {"/api/mig", "mig", "POST"},
-    {"/api/max", "max", "POST"},     {"/api/params", "params", "POST"},
-    {"/api/plan", "plan", "POST"},   {"/api/report", "report", "GET"},
+    {"/api/gpus", "gpus", "GET"},        {"/api/models", "models", "GET"},
+    {"/api/fit", "fit", "POST"},         {"/api/step", "step", "POST"},
+    {"/api/scale", "scale", "POST"},     {"/api/mig", "mig", "POST"},
+    {"/api/max", "max", "POST"},         {"/api/params", "params", "POST"},
+    {"/api/plan", "plan", "POST"},       {"/api/report", "report", "GET"},
+    {"/api/explain", "explain", "POST"},
 };
 
 std::string to_option(std::string key) {
