@@ -47,10 +47,10 @@ std::string StrictMap::key_path(std::string_view key) const {
 }
 
 std::string StrictMap::where(std::string_view key) const {
-  YAML::Node n;
+  // The key's line, or, for a key that is absent, the line where its map starts.
+  YAML::Mark mark = node_.Mark();
   for (const auto& kv : node_)
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) n = kv.second;
-  const YAML::Mark mark = n.IsDefined() ? n.Mark() : node_.Mark();
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) mark = kv.second.Mark();
   if (mark.is_null()) return fmt::format("{}: key '{}'", file_, key_path(key));
   return fmt::format("{}: key '{}' (line {})", file_, key_path(key), mark.line + 1);
 }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "catalog/strict_yaml.hpp"
+#include "comm/topology.hpp"
 #include "core/error.hpp"
 
 namespace ftplan {
@@ -160,6 +162,19 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     }
     out.topology = c->optional_string("topology").value_or("");
     if (out.topology == "auto") out.topology.clear();
+    if (!out.topology.empty()) {
+      // A preset name from data/comm (whether a card can be joined that way is the planner's
+      // question, per card and count).
+      std::vector<std::string> valid = load_comm_constants(catalog).preset_names();
+      if (std::find(valid.begin(), valid.end(), out.topology) == valid.end()) {
+        valid.insert(valid.begin(), "auto");
+        try {
+          throw_unknown_name("topology", "topology", out.topology, valid);
+        } catch (const UserError& e) {
+          c->fail("topology", e.what());
+        }
+      }
+    }
     out.allow_mig = c->optional_bool("mig").value_or(true);
     c->finish();
   }
@@ -214,14 +229,21 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     const std::string path = fmt::format("runs[{}]", i++);
     if (!item.IsMap())
       throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}': expected a map of keys, got {}", file, path,
-                                  describe_node(item)),
+                      fmt::format("{}: key '{}' (line {}): expected a map of keys (name, model, "
+                                  "method, tokens, ...), got {}",
+                                  file, path, item.Mark().line + 1, describe_node(item)),
                       path);
-    YAML::Node merged = YAML::Clone(item);
+    // The defaults join the run's own node (no copy: YAML::Clone drops the line marks), so an
+    // error names the line of the run's key, or of the default it took.
+    YAML::Node merged = item;
     if (defaults.IsMap())
-      for (const auto& kv : defaults)
-        if (!merged[kv.first.as<std::string>("")])
-          merged[kv.first.as<std::string>("")] = YAML::Clone(kv.second);
+      for (const auto& kv : defaults) {
+        const std::string key = kv.first.as<std::string>("");
+        bool own = false;
+        for (const auto& mine : item)
+          own |= mine.first.IsScalar() && mine.first.Scalar() == key;
+        if (!own) merged[key] = kv.second;
+      }
     StrictMap r(merged, file, path);
     out.runs.push_back(read_run(r, catalog, resolve));
   }
