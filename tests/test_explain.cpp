@@ -137,7 +137,8 @@ TEST(Explain, SameValuesAsStepAndScale) {
 
 TEST(Explain, TimeToTrainAsThePlannerComputesIt) {
   // The planner's recommendation for each seed run, re-described with the options of explain:
-  // the same step time, time to train, card-hours and energy.
+  // the same peak memory (runtime overheads counted, as fit counts them), step time, time to
+  // train, card-hours and energy.
   const json plan = run_json({"plan"});
   ASSERT_EQ(plan["runs"].size(), 6u);
   for (const auto& r : plan["runs"]) {
@@ -155,6 +156,8 @@ TEST(Explain, TimeToTrainAsThePlannerComputesIt) {
     if (o["count"].get<int>() > 1) run = with(run, {"--shard", o["shard"].get<std::string>()});
     const std::string step = o["count"].get<int>() > 1 ? "scale.step_seconds" : "perf.step_seconds";
     const std::string name = r["run"].get<std::string>();
+    EXPECT_NEAR(explained(run, "memory.peak"), o["memory_GB"]["peak"].get<double>(), 0.0005)
+        << name;
     EXPECT_NEAR(explained(run, step), o["step_seconds"].get<double>(), 0.00005) << name;
     EXPECT_NEAR(explained(run, "plan.time_to_train_hours"), o["time_to_train_hours"].get<double>(),
                 0.00005)

@@ -8,6 +8,7 @@ PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTa
   PlanningData d;
   d.catalog = &catalog;
   d.comm = load_comm_constants(catalog);
+  d.overheads = load_runtime_overheads(catalog);
   d.formats = load_training_formats(catalog);
   d.default_efficiency = ftplan::default_efficiency(catalog);
   d.calibrations = std::move(calibrations);
@@ -60,7 +61,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
                 "tokens/s",
                 "cards × tokens per card and step / step time",
                 {{"cards", format_number(cards)},
-                 {"tokens per card and step", std::to_string(r.step.tokens)},
+                 {"tokens per card and step", group_digits(r.step.tokens)},
                  {"step time", format_seconds(r.scale.step_seconds)}},
                 "definition",
                 {"scale.step_seconds"}});

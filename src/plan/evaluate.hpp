@@ -8,6 +8,7 @@
 #include "comm/traffic.hpp"
 #include "core/workload.hpp"
 #include "memory/fit.hpp"
+#include "memory/overheads.hpp"
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
@@ -19,6 +20,9 @@ namespace ftplan {
 struct PlanningData {
   const Catalog* catalog = nullptr;
   CommConstants comm;
+  // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve) the planner counts
+  // for a run whose workload carries none (runs files), as fit counts them.
+  RuntimeOverheads overheads;
   TrainingFormats formats;
   EfficiencyTable default_efficiency;
   std::vector<EfficiencyTable> calibrations;  // measured tables, each for one card

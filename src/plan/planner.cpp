@@ -61,6 +61,13 @@ double card_share(const GpuSpec& gpu, const MigProfile* mig) {
   return mig ? static_cast<double>(mig->compute_slices) / gpu.mig.compute_slices : 1.0;
 }
 
+// The run's workload with the runtime overheads counted (a runs file's workloads carry none).
+Workload planned_workload(const PlannedRun& run, const PlanningData& data) {
+  Workload w = run.workload;
+  if (!w.overheads) w.overheads = &data.overheads;
+  return w;
+}
+
 Placement placement_of(const Candidate& c) {
   Placement p;
   p.gpu = c.card->gpu;
@@ -138,7 +145,7 @@ PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data) {
   for (auto mb : micro_batches(run))
     for (auto rc : recomputes(run)) {
       PreparedVariant v;
-      v.workload = run.workload;
+      v.workload = planned_workload(run, data);
       v.workload.micro_batch = mb;
       v.workload.recompute = rc;
       v.ops = build_step_ops(v.workload);
@@ -485,7 +492,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         continue;
       }
       if (pg->minimum->count == 1) {
-        Workload w = rp.run->workload;
+        Workload w = planned_workload(*rp.run, data);
         w.micro_batch = pg->minimum->micro_batch;
         w.recompute = pg->minimum->recompute;
         jobs.push_back({rp.run->name, w, rp.run->count});
