@@ -168,6 +168,12 @@ TEST(PlanCli, SweepReportsItsRate) {
   EXPECT_NEAR(j["evaluations_per_second"].get<double>(),
               j["evaluations"].get<double>() / j["seconds"].get<double>(),
               1e-6 * j["evaluations_per_second"].get<double>());
+  // Processor time of the one thread: positive, and no more than the wall-clock time allows.
+  EXPECT_GT(j["cpu_seconds"].get<double>(), 0);
+  EXPECT_LE(j["cpu_seconds"].get<double>(), j["seconds"].get<double>() * 1.05 + 0.002);
+  EXPECT_NEAR(j["evaluations_per_cpu_second"].get<double>(),
+              j["evaluations"].get<double>() / j["cpu_seconds"].get<double>(),
+              1e-6 * j["evaluations_per_cpu_second"].get<double>());
 }
 
 TEST(PlanProperties, MoreCardsNeverNeededWhenOneFits) {

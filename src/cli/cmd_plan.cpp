@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 
 #include "cli/cli.hpp"
 #include "cli/perf_options.hpp"
@@ -177,28 +178,36 @@ const bool registered_sweep = register_command(
          const PlanningData data = planning_data(ctx, *o, file);
          PlanOptions options;
          options.fleet = false;
+         // Wall-clock time, and the processor time of this (single-threaded) search: on a
+         // shared machine the second is what the code costs.
          const auto start = std::chrono::steady_clock::now();
+         const std::clock_t cpu_start = std::clock();
          const Plan plan = make_plan(file, data, options);
+         const double cpu_seconds =
+             static_cast<double>(std::clock() - cpu_start) / static_cast<double>(CLOCKS_PER_SEC);
          const double seconds =
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-         const double rate = seconds > 0 ? static_cast<double>(plan.evaluations) / seconds : 0;
+         const double evaluations = static_cast<double>(plan.evaluations);
+         const double rate = seconds > 0 ? evaluations / seconds : 0;
+         const double cpu_rate = cpu_seconds > 0 ? evaluations / cpu_seconds : 0;
          if (o->json) {
            ctx.out << nlohmann::json{{"evaluations", plan.evaluations},
                                      {"runs", plan.runs.size()},
                                      {"gpus", file.gpus.size()},
                                      {"seconds", seconds},
-                                     {"evaluations_per_second", rate}}
+                                     {"evaluations_per_second", rate},
+                                     {"cpu_seconds", cpu_seconds},
+                                     {"evaluations_per_cpu_second", cpu_rate}}
                           .dump(2)
                    << "\n";
          } else {
            ctx.out << fmt::format(
                "{} configurations ({} runs × {} card types × counts {} × strategies × "
-               "micro-batches × recompute, "
-               "and MIG profiles) evaluated in {:.3f} s: {:.0f} evaluations per second (one "
-               "thread; per-workload "
-               "preparation included)\n",
+               "micro-batches × recompute, and MIG profiles) evaluated in {:.3f} s ({:.3f} s of "
+               "processor time): {:.0f} evaluations per second, {:.0f} per processor-second "
+               "(one thread; per-run and per-card preparation included)\n",
                plan.evaluations, plan.runs.size(), file.gpus.size(), fmt::join(file.counts, "/"),
-               seconds, rate);
+               seconds, cpu_seconds, rate, cpu_rate);
          }
        };
      },
