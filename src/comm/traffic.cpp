@@ -223,7 +223,8 @@ ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute
                 {{"compute per step", format_seconds(e.compute_per_step)},
                  {"exposed communication", format_seconds(e.exposed_per_step)},
                  {"cards (N)", std::to_string(t.cards)}},
-                "compute: the step model; communication: the overlap model above",
+                "compute: the step model (perf.step_seconds); communication: the overlap model "
+                "(comm.exposed_seconds)",
                 {"perf.step_seconds", "comm.exposed_seconds"}});
     trace->add({"scale.efficiency",
                 "scaling efficiency: the share of N× the one-card throughput",
