@@ -231,9 +231,10 @@ void import_nccl(Context& ctx, const ImportOptions& o, const ResultsFile& f) {
 void run_import(Context& ctx, const ImportOptions& o) {
   const ResultsFile f = read_results(ctx, o.results);
   const std::string schema = results_schema(f.file());
-  if (schema == kBenchResultsSchema) return import_bench(ctx, o, f);
-  if (schema == kNcclResultsSchema) return import_nccl(ctx, o, f);
-  if (schema == kStepResultsSchema)
+  // By family: each reader names an unsupported version of its own schema.
+  if (schema.starts_with("ftplan-bench/")) return import_bench(ctx, o, f);
+  if (schema.starts_with("ftplan-nccl/")) return import_nccl(ctx, o, f);
+  if (schema.starts_with("ftplan-step/"))
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("{}: measured steps ({}) are compared, not imported: ftplan "
                                 "calibrate step {}",
@@ -254,11 +255,7 @@ struct ShownTable {
 ShownTable shown_table(Context& ctx, const ShowOptions& o, const CardMatch& card,
                        const BenchResults& r, const std::vector<BenchMeasurement>& measurements,
                        const EfficiencyTable& defaults) {
-  const Calibrations given = o.calibration.load(ctx);
-  if (!given.efficiency.empty()) {
-    EfficiencyTable t = o.calibration.for_gpu(ctx, *card.gpu, !given.from_directory);
-    if (t.is_calibration() || !t.file.empty()) return {t, efficiency_label(t)};
-  }
+  if (auto t = o.calibration.find_for_gpu(ctx, *card.gpu, true)) return {*t, efficiency_label(*t)};
   CalibrationFit fit =
       fit_calibration(measurements, defaults, bench_calibration_header(r, *card.gpu, card.basis));
   return {fit.table, fmt::format("fitted from {} (median per size range; not written)", r.file)};
@@ -295,7 +292,8 @@ void print_show(std::ostream& out, const CardMatch& card, const std::string& lab
 void run_show(Context& ctx, const ShowOptions& o) {
   const ResultsFile f = read_results(ctx, o.results);
   const std::string schema = results_schema(f.file());
-  if (schema != kBenchResultsSchema) wrong_schema(f.path, schema, std::string(kBenchResultsSchema));
+  if (!schema.starts_with("ftplan-bench/"))
+    wrong_schema(f.path, schema, std::string(kBenchResultsSchema));
   const BenchResults r = parse_bench_results(
       f.file(), o.skip_failed ? FailedBenchmarks::kKeep : FailedBenchmarks::kReject);
   const CardMatch card = resolve_card(ctx, o.gpu, r.device, r.file);
@@ -365,7 +363,8 @@ void print_step_checks(std::ostream& out, const StepResults& r, const CardMatch&
 void run_step_check(Context& ctx, const StepCheckOptions& o) {
   const ResultsFile f = read_results(ctx, o.results);
   const std::string schema = results_schema(f.file());
-  if (schema != kStepResultsSchema) wrong_schema(f.path, schema, std::string(kStepResultsSchema));
+  if (!schema.starts_with("ftplan-step/"))
+    wrong_schema(f.path, schema, std::string(kStepResultsSchema));
   const StepResults r = parse_step_results(f.file());
   const CardMatch card = step_card(ctx, o, r);
   const EfficiencyTable e = o.calibration.for_gpu(ctx, *card.gpu, true);

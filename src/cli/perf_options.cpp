@@ -14,8 +14,12 @@ constexpr const char* kDirVariable = "FTPLAN_CALIBRATION_DIR";
 
 void check_card(Context& ctx, const std::string& card, const std::string& file) {
   if (card.empty() || ctx.catalog().find_gpu(card)) return;
-  throw_unknown_name(fmt::format("card in the calibration header of {}", file), "calibration", card,
-                     ctx.catalog().gpu_ids());
+  try {
+    throw_unknown_name("card", "calibration", card, ctx.catalog().gpu_ids());
+  } catch (const UserError& e) {
+    throw UserError(ErrorCode::kUnknownName,
+                    fmt::format("{}: calibration.card: {}", file, e.what()), "calibration");
+  }
 }
 
 void check_unique(const Calibrations& c) {
@@ -85,7 +89,8 @@ Calibrations CalibrationOptions::load(Context& ctx) const {
   return out;
 }
 
-EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const {
+std::optional<EfficiencyTable> CalibrationOptions::find_for_gpu(Context& ctx, const GpuSpec& gpu,
+                                                                bool strict) const {
   Calibrations c = load(ctx);
   const EfficiencyTable* general = nullptr;
   for (const auto& t : c.efficiency) {
@@ -103,6 +108,11 @@ EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bo
                                 gpu.id, fmt::join(which, ", ")),
                     "calibration");
   }
+  return std::nullopt;
+}
+
+EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const {
+  if (auto t = find_for_gpu(ctx, gpu, strict)) return *std::move(t);
   return default_efficiency(ctx.catalog());
 }
 

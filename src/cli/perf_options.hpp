@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct CalibrationOptions {
   // `strict`: --calibration files were given but none fits this card -> UserError (for a command
   // about one card).
   EfficiencyTable for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const;
+  // The same without the fallback to the defaults: nothing when no calibration applies.
+  std::optional<EfficiencyTable> find_for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const;
 };
 
 // "NVIDIA H200 NVL: default efficiencies" / "...: calibrated (FILE, measurement)".

@@ -22,8 +22,9 @@ Collective collective_of(const std::string& name) {
 void read_schema(StrictMap& root) {
   const std::string schema = root.required_string("schema");
   if (schema != kNcclResultsSchema)
-    root.fail("schema", fmt::format("'{}' is not an NCCL results file of schema '{}'", schema,
-                                    kNcclResultsSchema));
+    root.fail("schema", fmt::format("schema '{}' is not supported: this ftplan reads '{}' "
+                                    "(bench/nccl/allreduce.py)",
+                                    schema, kNcclResultsSchema));
 }
 
 // A timed row's rates must follow from its bytes, time and nccl-tests' bus factor.

@@ -34,7 +34,7 @@ const std::vector<const char*> kMeasureKeys = {"median_s",
 void read_schema(StrictMap& root) {
   const std::string schema = root.required_string("schema");
   if (schema != kStepResultsSchema)
-    root.fail("schema", fmt::format("'{}' is not a measured-step file of schema '{}' "
+    root.fail("schema", fmt::format("schema '{}' is not supported: this ftplan reads '{}' "
                                     "(bench/step/measure_step.py)",
                                     schema, kStepResultsSchema));
 }
