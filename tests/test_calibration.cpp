@@ -290,6 +290,22 @@ TEST(CalibrationFitTest, EachMeasuredRangeIsTheMedianOfItsBenchmarks) {
             std::vector<std::string>{std::string(kBenchMeasurementSource)});
 }
 
+TEST(CalibrationFitTest, EachMeasuredRangeIsTraced) {
+  const BenchResults r = parse_bench(bench_text());
+  const GpuSpec& g = test::catalog().gpu("h200-sxm");
+  const auto m = measure_benchmarks(r, make_device(g), defaults(), TensorPrecision::kBF16);
+  Trace trace;
+  const CalibrationFit fit =
+      fit_calibration(m, defaults(), bench_calibration_header(r, g, "test"), &trace);
+  EXPECT_EQ(trace.items().size(), fit.ranges.size());
+  const Derivation* big = trace.find("calibration.gemm.compute.3");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->inputs.size(), 5u);  // the five BF16 GEMMs from 128 GFLOP per call
+  EXPECT_NEAR(big->value, fit.table.compute(OpClass::kGemm, Flops(240e9)), 1e-12);
+  EXPECT_NE(big->formula.find("989.5 TFLOPS"), std::string::npos) << big->formula;
+  EXPECT_EQ(big->source, r.file);
+}
+
 TEST(CalibrationFitTest, OnlyTheChosenGemmPrecisionMakesTheGemmCurve) {
   const auto bf16 = import(bench_text());
   std::size_t fp8_excluded = 0;
@@ -441,6 +457,11 @@ TEST(CalibrationStep, ImportThenStepThroughTheCli) {
                                    "h200-sxm", "--calibration", out, "--json"});
   ASSERT_EQ(step.code, 0) << step.err;
   EXPECT_EQ(json::parse(step.out)["efficiency"]["card"], "h200-sxm");
+  const auto show = test::run_cli(
+      {"calibrate", "show", sample_path("ftplan-bench-sample.json"), "--calibration", out});
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("calibration: calibrated on h200-sxm (" + out), std::string::npos)
+      << show.out;
   // Without -o the file goes to stdout, byte for byte the same.
   const auto printed =
       test::run_cli({"calibrate", "import", sample_path("ftplan-bench-sample.json")});
@@ -647,7 +668,9 @@ TEST(CalibrationMeasuredStep, BadStepFilesAreRejected) {
     }
     return std::string();
   };
-  EXPECT_NE(error([](json& j) { j["schema"] = "ftplan-step/9"; }).find("not a measured-step file"),
+  EXPECT_NE(error([](json& j) {
+              j["schema"] = "ftplan-step/9";
+            }).find("schema 'ftplan-step/9' is not supported"),
             std::string::npos);
   EXPECT_NE(error([](json& j) {
               j["rows"][0]["peak_alloc_bytes"] = 1;
