@@ -98,7 +98,8 @@ TEST(SeedRoofline, R7_Rank16AdapterGemm_About_16_FlopPerByte) {
   // x[2048×4096] · A[4096×16]
   const GemmCost a = gemm_cost({2048, 16, 4096}, 2);
   EXPECT_EQ(printed(intensity(a.flops, a.bytes), 1), 15.8);
-  const Op& op = find_op(lora_8b_ops(), "attn.q_proj.lora_a.fwd");
+  const StepOps ops = lora_8b_ops();
+  const Op& op = find_op(ops, "attn.q_proj.lora_a.fwd");
   EXPECT_EQ(printed(op.intensity(), 1), 15.8);
   EXPECT_FALSE(time_op(op, device("h200-nvl"), defaults()).compute_bound());
   EXPECT_FALSE(time_op(op, device("rtx-pro-6000"), defaults()).compute_bound());
