@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "core/workload.hpp"
 #include "memory/fit.hpp"
+#include "memory/overheads.hpp"
 
 namespace ftplan::test {
 
@@ -18,9 +19,17 @@ inline const Catalog& catalog() {
   return c;
 }
 
+inline const RuntimeOverheads& overheads() {
+  static const RuntimeOverheads t = load_runtime_overheads(catalog());
+  return t;
+}
+
+// A workload with the defaults of the CLI (seq 2048, micro-batch 1, full recomputation,
+// FlashAttention, peak reserved) and the runtime overheads of the built-in data.
 inline Workload workload(const std::string& model, Method method,
                          Optimizer opt = Optimizer::kAdamW) {
   Workload w;
+  w.overheads = &overheads();
   w.model = catalog().model(model);
   w.method = method;
   w.optimizer = opt;

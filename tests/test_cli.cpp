@@ -28,6 +28,99 @@ TEST(Cli, FitJsonHasTheDocumentedKeys) {
   EXPECT_EQ(j["verdict"], "fits");
 }
 
+TEST(Cli, FitJsonHasActivationsOverheadAndPeak) {
+  json j = run_json(
+      {"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "rtx-pro-6000", "--json"});
+  const json& m = j["memory_GB"];
+  EXPECT_GT(m["activations"].get<double>(), 0.5);
+  EXPECT_GT(m["overhead"].get<double>(), 0.1);
+  EXPECT_NEAR(m["peak"].get<double>(),
+              m["states_on_card"].get<double>() + m["activations"].get<double>() +
+                  m["overhead"].get<double>(),
+              0.002);
+  EXPECT_NEAR(m["headroom"].get<double>(), m["capacity"].get<double>() - m["peak"].get<double>(),
+              0.002);
+  // The breakdown: the loss phase at the defaults (unchunked logits of a 128k vocabulary).
+  EXPECT_EQ(m["step"]["peak_phase"], "loss");
+  EXPECT_GT(m["step"]["logits_and_loss"].get<double>(),
+            m["step"]["saved_activations"].get<double>());
+  EXPECT_GT(m["overheads"]["cuda_context"].get<double>(), 0);
+  EXPECT_EQ(j["peak"], "reserved");
+  EXPECT_EQ(j["recompute"], "full");
+  EXPECT_EQ(j["attention"], "flash");
+  // The options of the activation model are read: a longer sequence costs more.
+  json longer = run_json({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                          "rtx-pro-6000", "--seq", "8192", "--micro-batch", "2", "--json"});
+  EXPECT_NEAR(longer["memory_GB"]["step"]["logits_and_loss"].get<double>(),
+              8 * m["step"]["logits_and_loss"].get<double>(), 0.01);
+  json allocated = run_json({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                             "rtx-pro-6000", "--peak", "allocated", "--json"});
+  EXPECT_LT(allocated["memory_GB"]["peak"].get<double>(), m["peak"].get<double>());
+}
+
+TEST(Cli, FitHumanOutputShowsActivationsAndOverhead) {
+  auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h200-nvl",
+                          "--compile", "--chunked-loss", "--optimizer-in-backward", "--pure-bf16",
+                          "--offload-activations"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* text : {"activations (", "runtime overhead", "peak (reserved)", "CUDA context",
+                           "model states on the card", "no FP32 master", "compiled",
+                           "optimizer in backward", "verdict: fits"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+}
+
+TEST(Cli, MaxSolvesSequenceAndMicroBatch) {
+  json seq = run_json({"max", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                       "rtx-pro-6000", "--solve", "seq", "--json"});
+  EXPECT_GE(seq["largest"].get<long long>(), 16384);
+  EXPECT_EQ(seq["largest"].get<long long>() % 128, 0);
+  EXPECT_EQ(seq["step"], 128);
+  EXPECT_NE(seq["binding"].get<std::string>().find("logits"), std::string::npos);
+  EXPECT_LE(seq["peak_GB_at_largest"].get<double>(), 0.9 * seq["capacity_GB"].get<double>());
+  json mb = run_json({"max", "--model", "llama-3.1-8b", "--method", "qlora", "--gpu", "h200-nvl",
+                      "--mig", "1g.18gb", "--solve", "micro-batch", "--seq", "1024", "--json"});
+  EXPECT_GE(mb["largest"].get<long long>(), 1);
+  EXPECT_EQ(mb["mig"], "1g.18gb");
+  auto text = test::run_cli({"max", "--model", "llama-3.3-70b", "--method", "lora", "--gpu",
+                             "h200-nvl", "--solve", "seq"});
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("longest sequence that fits: none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("binding: model states on the card"), std::string::npos) << text.out;
+}
+
+TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
+  auto r = test::run_cli({"validate"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* id : {"A1 ", "A8 ", "B2 ", "B10 ", "E1 ", "E3 "})
+    EXPECT_NE(r.out.find(id), std::string::npos) << id;
+  for (const char* text : {"skipped (5)", "B1 ", "C4 ", "P2 ", "summary: absolute error",
+                           "measured-peft-metamathqa", "all "})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  json j = run_json({"validate", "--json"});
+  EXPECT_EQ(j["runs"].size(), 20u);
+  EXPECT_EQ(j["skipped"], 5);
+  EXPECT_LE(j["overall"]["median_abs_error"].get<double>(), 0.15);
+  EXPECT_LE(j["overall"]["worst_abs_error"].get<double>(), 0.30);
+  // A user's file of the same schema.
+  const std::string src = FTPLAN_SOURCE_DIR;
+  json mine = run_json({"validate", src + "/tests/cases/measured/my-runs.yaml", "--json"});
+  EXPECT_EQ(mine["runs"].size(), 2u);
+  EXPECT_EQ(mine["overall"]["rows"], 1);
+  EXPECT_EQ(mine["runs"][1]["reason"], "a model of our own, not in the catalog");
+}
+
+TEST(Cli, HelpStatesTheDefaults) {
+  auto r = test::run_cli({"fit", "--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* text : {"default full", "default flash", "default reserved", "default 2048",
+                           "default 1", "--chunked-loss", "--compile", "--pure-bf16",
+                           "--offload-activations", "--optimizer-in-backward"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  r = test::run_cli({"max", "--help"});
+  EXPECT_NE(r.out.find("--solve"), std::string::npos);
+  EXPECT_NE(r.out.find("default 128"), std::string::npos);
+}
+
 TEST(Cli, FitJsonPerCardUnderFsdp) {
   json j = run_json({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "rtx-pro-6000",
                      "--gpus", "2", "--shard", "fsdp", "--json"});

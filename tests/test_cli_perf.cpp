@@ -3,12 +3,24 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
 #include "support.hpp"
 
 namespace ftplan {
 namespace {
 
 using nlohmann::json;
+
+std::string read_source_file(const std::string& relative) {
+  std::ifstream in(std::string(FTPLAN_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
 
 json run_json(const std::vector<std::string>& args) {
   auto r = test::run_cli(args);
@@ -38,6 +50,8 @@ TEST(CliPerf, RooflineTextNamesTheBound) {
   EXPECT_NE(r.out.find("15.8 FLOP/B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("281.1 FLOP/B"), std::string::npos);
   EXPECT_NE(r.out.find("bound: memory"), std::string::npos);
+  EXPECT_NE(r.out.find("268 MFLOP"), std::string::npos);  // 2·2048·16·4096
+  EXPECT_NE(r.out.find("17 MB"), std::string::npos);      // 2·(2048·4096 + 4096·16 + 2048·16)
 }
 
 TEST(CliPerf, StepJsonHasTheDocumentedKeysAndAddsUp) {
@@ -116,6 +130,23 @@ TEST(CliPerf, CompareTextExplainsTheRatio) {
   for (const char* s : {"1.66×", "2.68×", "ops:byte bf16", "174", "281", "MXFP8", "NVFP4",
                         "between the tensor-rate ratio 1.66× and the bandwidth ratio 2.68×"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(CliPerf, ReadmeStepTimeSectionMatchesTheModel) {
+  // The README states what `ftplan step` predicts for the seed's 8B LoRA run; keep it true.
+  const std::string readme = read_source_file("README.md");
+  double steps[2];
+  int i = 0;
+  for (const char* gpu : {"h200-nvl", "rtx-pro-6000"}) {
+    const json j =
+        run_json({"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", gpu, "--json"});
+    steps[i++] = j["step_seconds"].get<double>();
+    const std::string ms = std::to_string(static_cast<int>(std::lround(steps[i - 1] * 1e3)));
+    EXPECT_NE(readme.find("| " + ms + " ms"), std::string::npos) << gpu << " " << ms;
+  }
+  char ratio[16];
+  std::snprintf(ratio, sizeof ratio, "%.2f×", steps[1] / steps[0]);
+  EXPECT_NE(readme.find(std::string("| ") + ratio + " |"), std::string::npos) << ratio;
 }
 
 }  // namespace

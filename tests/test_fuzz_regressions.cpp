@@ -8,6 +8,7 @@
 #include "comm/link_calibration.hpp"
 #include "core/error.hpp"
 #include "mig/pack_file.hpp"
+#include "memory/measured_runs.hpp"
 #include "model/config_reader.hpp"
 #include "perf/bench_results.hpp"
 #include "plan/measured_step.hpp"
@@ -40,6 +41,9 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
         parse_nccl_results({name, buf.str(), {}});
       else if (name.starts_with("link_calibration"))
         parse_link_calibration({name, buf.str(), {}}, test::catalog().sources());
+      else if (name.starts_with("measured_yaml"))
+        validate_runs(
+            parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads()));
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {

@@ -350,6 +350,19 @@ TEST(StepProperties, CalibrationWithHalfGemmEfficiencyDoublesGemmTime) {
     EXPECT_DOUBLE_EQ(c.of(cls).value, d.of(cls).value) << op_class_name(cls);
 }
 
+TEST(StepProperties, TraceRecordsTheHeadlineDerivations) {
+  const StepOps ops = build_step_ops(run("llama-3.1-8b", Method::kLora));
+  const Device d = device("h200-nvl");
+  const StepEstimate s = estimate_step(ops, d, defaults());
+  Trace trace;
+  trace_step(ops, d, defaults(), s, trace);
+  ASSERT_NE(trace.find("perf.mfu"), nullptr);
+  EXPECT_EQ(trace.find("perf.mfu")->value, s.mfu);
+  EXPECT_EQ(trace.find("perf.step_seconds")->value, s.step.value);
+  EXPECT_NEAR(trace.find("perf.ops_per_byte")->value, 835.5 / 4.8, 1e-9);
+  EXPECT_NE(trace.find("perf.model_flops")->formula.find("6·N_active"), std::string::npos);
+}
+
 TEST(StepProperties, DefaultEfficienciesByCallSize) {
   const EfficiencyTable& e = defaults();
   EXPECT_EQ(e.compute(OpClass::kGemm, Flops(240e9)), 0.78);  // the 8B up-projection

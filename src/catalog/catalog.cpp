@@ -90,30 +90,10 @@ bool is_sources_file(const DataFile& f) {
          ends_with(rel, ".yaml");
 }
 
-}  // namespace
-
-std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& sources) {
-  auto ids = m.string_list("source", true);
-  for (const auto& id : ids) {
-    if (!sources.count(id)) {
-      std::vector<std::string> known;
-      for (const auto& [k, v] : sources)
-        known.push_back(k);
-      auto near = closest_names(id, known, 2);
-      m.fail("source",
-             fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
-                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
-    }
-  }
-  return ids;
-}
-
-namespace {
-
 // Reads the keys every figure may have besides its value.
 template <class T>
 void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, bool tensor_rate) {
-  f.sources = checked_sources(m, sources);
+  f.sources = read_source_ids(m, sources);
   f.note = m.optional_string("note").value_or("");
   f.dispute = m.optional_string("dispute").value_or("");
   if (tensor_rate) {
@@ -193,7 +173,7 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
   MigSpec mig;
   StrictMap m = card.required_map("mig");
   mig.supported = m.required_bool("supported");
-  mig.sources = checked_sources(m, sources);
+  mig.sources = read_source_ids(m, sources);
   mig.note = m.optional_string("note").value_or("");
   if (!mig.supported) {
     mig.unsupported_reason = m.required_string("reason");
@@ -228,6 +208,31 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
 
 }  // namespace
 
+std::vector<std::string> read_source_ids(StrictMap& m, const SourceTable& sources) {
+  auto ids = m.string_list("source", true);
+  for (const auto& id : ids) {
+    if (!sources.count(id)) {
+      std::vector<std::string> known;
+      for (const auto& [k, v] : sources)
+        known.push_back(k);
+      auto near = closest_names(id, known, 2);
+      m.fail("source",
+             fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
+                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
+    }
+  }
+  return ids;
+}
+
+bool parse_compute_capability(std::string_view cc, int& major, int& minor) {
+  auto dot = cc.find('.');
+  bool ok = dot != std::string_view::npos &&
+            std::from_chars(cc.data(), cc.data() + dot, major).ptr == cc.data() + dot &&
+            std::from_chars(cc.data() + dot + 1, cc.data() + cc.size(), minor).ptr ==
+                cc.data() + cc.size();
+  return ok && major >= 1 && major <= 99 && minor >= 0 && minor <= 9;
+}
+
 GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
   GpuSpec g;
@@ -240,13 +245,8 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   g.compute_capability = text_figure(root, "compute_capability", sources);
   if (g.compute_capability.value) {
     const std::string& cc = *g.compute_capability.value;
-    auto dot = cc.find('.');
     int major = 0, minor = 0;
-    bool ok = dot != std::string::npos &&
-              std::from_chars(cc.data(), cc.data() + dot, major).ptr == cc.data() + dot &&
-              std::from_chars(cc.data() + dot + 1, cc.data() + cc.size(), minor).ptr ==
-                  cc.data() + cc.size();
-    if (!ok || major < 1 || major > 99 || minor < 0 || minor > 9)
+    if (!parse_compute_capability(cc, major, minor))
       root.fail("compute_capability",
                 fmt::format("expected a compute capability like \"9.0\", got '{}'", cc));
     g.cc_major = major;
@@ -286,13 +286,13 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     g.pcie.generation = static_cast<int>(pcie.required_integer("generation", 1, 9));
     g.pcie.lanes = static_cast<int>(pcie.required_integer("lanes", 1, 32));
     g.pcie.GBps_both_directions = pcie.required_number("GBps_both_directions", 0.1, 1e4);
-    g.pcie.sources = checked_sources(pcie, sources);
+    g.pcie.sources = read_source_ids(pcie, sources);
     pcie.finish();
   }
   {
     StrictMap nv = root.required_map("nvlink");
     const std::string kind = nv.required_choice("kind", {"none", "bridge", "switch"});
-    g.nvlink.sources = checked_sources(nv, sources);
+    g.nvlink.sources = read_source_ids(nv, sources);
     g.nvlink.note = nv.optional_string("note").value_or("");
     if (kind == "none") {
       g.nvlink.kind = LinkKind::kNone;
@@ -360,7 +360,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       model->hf_repo = e.required_string("hf_repo");
       model->publisher_params = e.required_string("publisher_params");
       model->note = e.optional_string("note").value_or("");
-      model->sources = checked_sources(e, c.sources_);
+      model->sources = read_source_ids(e, c.sources_);
       e.finish();
       if (c.find_model(id)) e.fail("id", fmt::format("model id '{}' is listed twice", id));
       c.models_.push_back(std::move(model));

@@ -78,6 +78,12 @@ class Catalog {
       other_files_;  // key: path relative to the data folder
 };
 
+class StrictMap;
+// The `source` key of a data-file map: one id or a list, each defined in a data/sources*.yaml
+// (UserError naming the closest defined id otherwise). For every module that parses a table.
+std::vector<std::string> read_source_ids(
+    StrictMap& m, const std::map<std::string, SourceInfo, std::less<>>& sources);
+
 // Parses one card file against the known source ids (exposed for the fuzzer and tests).
 GpuSpec parse_gpu_file(const DataFile& file,
                        const std::map<std::string, SourceInfo, std::less<>>& sources);

@@ -15,9 +15,6 @@ namespace ftplan {
 
 using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
-// The key `source` of `m`: one id or a list, each defined in a data/sources*.yaml.
-std::vector<std::string> checked_sources(StrictMap& m, const SourceTable& sources);
-
 // A numeric figure under `key` of `parent`, value in [min, max] (or null with a reason).
 Figure<double> read_number_figure(StrictMap& parent, std::string_view key, double min, double max,
                                   const SourceTable& sources, bool required,

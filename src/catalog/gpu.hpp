@@ -21,6 +21,9 @@ inline constexpr std::array<TensorPrecision, kTensorPrecisionCount> kAllTensorPr
     TensorPrecision::kFP64, TensorPrecision::kTF32, TensorPrecision::kBF16, TensorPrecision::kFP16,
     TensorPrecision::kFP8,  TensorPrecision::kFP6,  TensorPrecision::kFP4,  TensorPrecision::kINT8};
 
+// "9.0" -> 9, 0; false unless it is MAJOR.MINOR with MAJOR 1-99 and MINOR 0-9.
+bool parse_compute_capability(std::string_view text, int& major, int& minor);
+
 enum class LinkKind { kNone, kBridge, kSwitch };
 std::string_view link_kind_name(LinkKind k);
 

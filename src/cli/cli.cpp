@@ -137,6 +137,16 @@ const Catalog& Context::catalog() {
   return *catalog_;
 }
 
+const RuntimeOverheads& Context::overheads() {
+  if (&catalog() == &builtin_catalog()) {
+    static const RuntimeOverheads builtin = load_runtime_overheads(builtin_catalog());
+    return builtin;
+  }
+  if (!overheads_)
+    overheads_ = std::make_unique<RuntimeOverheads>(load_runtime_overheads(catalog()));
+  return *overheads_;
+}
+
 ModelPtr Context::resolve_model(const std::string& arg) {
   const Catalog& c = catalog();
   if (auto m = c.find_model(arg)) return m;

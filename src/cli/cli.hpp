@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "memory/overheads.hpp"
 
 namespace ftplan::cli {
 
@@ -27,6 +28,8 @@ class Context {
   std::ostream& err;
 
   const Catalog& catalog();
+  // The runtime overheads table of the catalog (data/runtime/overheads.yaml), parsed once.
+  const RuntimeOverheads& overheads();
   // A catalog id, or a path to a Hugging Face config.json.
   ModelPtr resolve_model(const std::string& id_or_path);
   // A catalog id, or a path to a card file in the data/gpus schema.
@@ -54,6 +57,7 @@ class Context {
  private:
   const Catalog* catalog_ = nullptr;  // the shared built-in catalog, or own_
   std::unique_ptr<Catalog> own_;      // built when --data or a card file extends the catalog
+  std::unique_ptr<RuntimeOverheads> overheads_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
 

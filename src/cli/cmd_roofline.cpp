@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "cli/cli.hpp"
+#include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -18,8 +19,7 @@ namespace {
 struct RooflineOptions {
   std::string gemm;
   std::string dtype = "bf16";
-  std::string gpu;
-  std::string mig;
+  PlacementOptions placement;
   CalibrationOptions calibration;
   bool json = false;
 };
@@ -64,8 +64,8 @@ void print_roofline(Context& ctx, const Device& d, const GemmRoofline& r) {
                      format_number(r.shape.k), format_number(r.shape.k), format_number(r.shape.n),
                      dtype, d.name());
   TextTable t({"figure", "value>", "how"});
-  t.row({"FLOPs", format_count_short(r.cost.flops.value) + "FLOP", "2·M·N·K"});
-  t.row({"bytes moved", format_count_short(r.cost.bytes.value) + "B",
+  t.row({"FLOPs", format_si(r.cost.flops.value, "FLOP"), "2·M·N·K"});
+  t.row({"bytes moved", format_si(r.cost.bytes.value, "B"),
          fmt::format("{} B × (M·K + K·N + M·N)", format_number(element_bytes(r.dtype)))});
   t.row({"arithmetic intensity", format_fixed(r.intensity, 1) + " FLOP/B", "FLOPs / bytes"});
   t.row({"card ops:byte", format_fixed(r.ops_per_byte, 1) + " FLOP/B",
@@ -93,34 +93,20 @@ const bool registered = register_command(
        app.add_option("--dtype", o->dtype,
                       "Element type of A, B and C: fp64 | tf32 | bf16 | fp16 | fp8 | fp6 | fp4 | "
                       "int8 (default bf16)");
-       app.add_option("--gpu", o->gpu,
-                      "GPU id (ftplan gpus) or path to a card file in the data/gpus schema")
-           ->required();
-       app.add_option("--mig", o->mig, "One MIG instance of this profile (e.g. 1g.18gb)");
+       o->placement.add_to(app, false, true, false);
        o->calibration.add_to(app);
        app.add_flag("--json", o->json, "Print JSON");
        return [&ctx, o] {
          const GemmShape shape = parse_gemm(o->gemm);
          const TensorPrecision dtype = parse_dtype(o->dtype);
-         const GpuSpec& g = ctx.resolve_gpu(o->gpu);
-         Device d = make_device(g);
-         if (!o->mig.empty()) {
-           const MigProfile* m = g.mig.supported ? g.mig.find(o->mig) : nullptr;
-           if (!g.mig.supported)
-             throw UserError(ErrorCode::kUnsupported,
-                             fmt::format("{} has no MIG: {}", g.name, g.mig.unsupported_reason),
-                             "mig");
-           if (!m)
-             throw_unknown_name(fmt::format("MIG profile on {}", g.id), "mig", o->mig,
-                                g.mig.profile_names());
-           d = make_device(g, *m);
-         }
+         const Placement p = o->placement.build(ctx);
+         const Device d = make_device(p);
          if (!d.rate(dtype))
            throw UserError(ErrorCode::kUnsupported,
                            fmt::format("no roofline for {}: {}", tensor_precision_name(dtype),
                                        d.missing_rate_reason(dtype)),
                            "dtype");
-         const EfficiencyTable e = o->calibration.for_gpu(ctx, g, true);
+         const EfficiencyTable e = o->calibration.for_gpu(ctx, *p.gpu, true);
          const GemmRoofline r = gemm_roofline(shape, dtype, d, e);
          if (o->json)
            ctx.out << roofline_json(d, r).dump(2) << "\n";

@@ -33,18 +33,6 @@ std::string percent(double share) {
   return format_fixed(100 * share, 1);
 }
 
-std::string method_title(const Workload& w) {
-  switch (w.method) {
-    case Method::kFull:
-      return "full fine-tune";
-    case Method::kLora:
-      return fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-    case Method::kQlora:
-      return fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-  }
-  return "?";
-}
-
 void print_classes(std::ostream& out, const StepEstimate& s) {
   TextTable t({"op class", "time ms>", "share %>", "compute-bound %>"});
   for (auto c : kAllOpClasses) {
@@ -95,8 +83,7 @@ void print_ops(std::ostream& out, const StepOps& ops, const Device& d, const Eff
 void print_step(Context& ctx, const Workload& w, const Device& d, const StepOps& ops,
                 const StepEstimate& s, const EfficiencyTable& e, bool all_ops) {
   std::ostream& out = ctx.out;
-  out << fmt::format("{} · {} · {} · {}\n", w.model->arch.name, method_title(w),
-                     optimizer_name(w.optimizer), compute_format_name(w.precision));
+  out << fmt::format("{} · {}\n", run_title(w), compute_format_name(w.precision));
   out << fmt::format(
       "on {} · {} tokens per micro-batch (seq {} × {}), grad-accum {}, recompute {}, attention "
       "{}\n",

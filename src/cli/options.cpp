@@ -33,26 +33,48 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option(
       "--precision", precision,
       "Compute format of the matrix products: bf16 | fp16 | fp8 | mxfp8 | nvfp4 (default bf16)");
-  app.add_option("--seq", seq, "Tokens per sequence (default 2048)");
+  app.add_option("--seq", seq,
+                 "Tokens per sequence (default 2048; packed sequences: the packing length)");
   app.add_option("--micro-batch", micro_batch,
                  "Sequences per card per forward/backward pass (default 1)");
-  app.add_option("--grad-accum", grad_accum, "Micro-batches per optimizer step (default 1)");
-  app.add_option(
-      "--recompute", recompute,
-      "Activation checkpointing: none | selective | full (default full, as typical LoRA recipes)");
-  app.add_option("--attention", attention, "Attention kernel: flash | eager (default flash)");
-  app.add_option(
-      "--peak", peak,
-      "Which peak to report: allocated | reserved (default reserved, what nvidia-smi sees)");
+  app.add_option("--grad-accum", grad_accum,
+                 "Micro-batches per optimizer step (default 1; above 1 the gradients persist in "
+                 "an accumulation buffer)");
+  app.add_option("--recompute", recompute,
+                 "Activation checkpointing: none | selective | full (default full: gradient "
+                 "checkpointing, as typical fine-tuning recipes (TRL, torchtune, Unsloth) enable)");
+  app.add_option("--attention", attention,
+                 "Attention kernel: flash (FlashAttention, native GQA) | sdpa (PyTorch SDPA with "
+                 "K/V repeated to every head) | eager (keeps the s x s probabilities) (default "
+                 "flash)");
+  app.add_option("--peak", peak,
+                 "Peak to report and fit: allocated (memory held by tensors) | reserved (also the "
+                 "caching allocator's reserve) (default reserved: an out-of-memory error happens "
+                 "when the allocator cannot reserve more, so the reserve must fit too). Either "
+                 "way the CUDA context and NCCL buffers, outside the allocator, are counted");
+  app.add_flag("--compile", training.compile,
+               "torch.compile or fused kernels: norms and activation functions keep only their "
+               "16-bit inputs (default off: eager PyTorch, as Hugging Face Trainer runs)");
+  app.add_flag("--pure-bf16", training.pure_bf16,
+               "Train the weights in BF16 without an FP32 master copy (torchtune dtype=bf16, PEFT "
+               "use_amp=false): optimizer states in BF16 (default off: mixed precision)");
   app.add_flag("--optimizer-in-backward", training.optimizer_in_backward,
-               "Optimizer step fused into the backward pass (gradients freed layer by layer)");
+               "Optimizer step fused into the backward pass: one parameter's gradient at a time "
+               "(torchtune optimizer_in_bwd; needs --grad-accum 1)");
   app.add_flag("--offload-optimizer", training.offload_optimizer,
-               "Optimizer states and master weights in host memory");
-  app.add_flag("--offload-params", training.offload_parameters, "FSDP CPU offload of parameters");
+               "Optimizer states and master weights in host memory (ZeRO-Offload, FSDP CPU "
+               "offload); gradients leave the card block by block");
+  app.add_flag("--offload-params", training.offload_parameters,
+               "Parameters and gradients in host memory (FSDP CPU offload): the card keeps the "
+               "all-gathered working set");
   app.add_flag("--offload-activations", training.offload_activations,
-               "Saved activations in host memory");
+               "Saved activations in host memory, one block's worth on the card (torchtune "
+               "enable_activation_offloading)");
   app.add_flag("--chunked-loss", training.chunked_loss,
-               "Cross-entropy in chunks (no full-vocabulary logits)");
+               "Cross-entropy in chunks with the FP32 upcast fused (torchtune "
+               "CEWithChunkedOutputLoss); default off: 16-bit logits + FP32 log-probabilities");
+  app.add_option("--loss-chunks", loss_chunks,
+                 "Chunks of --chunked-loss (default 8, torchtune's num_output_chunks)");
 }
 
 Workload WorkloadOptions::build(Context& ctx) const {
@@ -68,16 +90,13 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.grad_accum = grad_accum;
   w.recompute = parse_recompute(recompute);
   w.attention = parse_attention(attention);
-  if (peak == "allocated")
-    w.peak = PeakKind::kAllocated;
-  else if (peak == "reserved")
-    w.peak = PeakKind::kReserved;
-  else
-    throw_unknown_name("peak kind", "peak", peak, {"allocated", "reserved"});
+  w.peak = parse_peak_kind(peak);
   w.quant.block = quant_block;
   w.quant.second_block = quant_second_block;
   w.quant.double_quant = !no_double_quant;
   w.options = training;
+  w.options.loss_chunks = loss_chunks;
+  w.overheads = &ctx.overheads();
   validate(w);
   return w;
 }

@@ -23,6 +23,7 @@ struct WorkloadOptions {
   std::string recompute = "full";
   std::string attention = "flash";
   std::string peak = "reserved";
+  int loss_chunks = 8;
   int quant_block = 64;
   int quant_second_block = 256;
   bool no_double_quant = false;
@@ -47,11 +48,11 @@ struct PlacementOptions {
   Placement build(Context& ctx) const;
 };
 
+// "Llama 3.1 8B · LoRA r16 (q,k,v,o,gate,up,down) · adamw": the run as the text output heads it.
+std::string run_title(const Workload& w);
+
 // The sharding used when --shard is not given: DDP for several cards, none for one.
 Sharding default_sharding(int cards);
-
-// "Llama 3.1 8B · LoRA r16 (q,k,v,o,gate,up,down) · adamw": the heading of a run's output.
-std::string run_title(const Workload& w);
 
 // A card without MIG is a UserError naming `field`, the card's reason and the catalog's MIG cards.
 void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field);

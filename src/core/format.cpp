@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 namespace ftplan {
 
@@ -25,6 +26,14 @@ std::string format_count_short(double n) {
   if (a >= 1e6) return fmt::format("{:.1f} M", n / 1e6);
   if (a >= 1e3) return fmt::format("{:.1f} k", n / 1e3);
   return fmt::format("{:.0f}", n);
+}
+
+std::string format_si(double v, std::string_view unit) {
+  static constexpr std::pair<double, const char*> prefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, prefix] : prefixes)
+    if (std::fabs(v) >= scale) return fmt::format("{:.3g} {}{}", v / scale, prefix, unit);
+  return fmt::format("{:.3g} {}", v, unit);
 }
 
 std::string format_fixed(double v, int decimals) {

@@ -3,13 +3,16 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/units.hpp"
 
 namespace ftplan {
 
-std::string group_digits(std::int64_t n);                       // 8,030,261,248
-std::string format_count_short(double n);                       // 8.03 B, 41.9 M
+std::string group_digits(std::int64_t n);  // 8,030,261,248
+std::string format_count_short(double n);  // 8.03 B, 41.9 M
+// A quantity with a decimal prefix: (4.29e9, "FLOP") -> "4.29 GFLOP", (1.36e7, "B") -> "13.6 MB".
+std::string format_si(double v, std::string_view unit);
 std::string format_GB(Bytes b, int decimals = 1);               // "16.7 GB"
 std::string format_GiB(Bytes b, int decimals = 1);              // "15.6 GiB"
 std::string format_seconds(Seconds s);                          // "1.23 s", "45.6 ms", "12.3 µs"

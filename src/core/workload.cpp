@@ -55,8 +55,10 @@ constexpr NameTable<Sharding, 5> kShardings{{{{Sharding::kNone, "none"},
 constexpr NameTable<Recompute, 3> kRecomputes{{{{Recompute::kNone, "none"},
                                                 {Recompute::kSelective, "selective"},
                                                 {Recompute::kFull, "full"}}}};
-constexpr NameTable<Attention, 2> kAttentions{
-    {{{Attention::kFlash, "flash"}, {Attention::kEager, "eager"}}}};
+constexpr NameTable<Attention, 3> kAttentions{
+    {{{Attention::kFlash, "flash"}, {Attention::kSdpa, "sdpa"}, {Attention::kEager, "eager"}}}};
+constexpr NameTable<PeakKind, 2> kPeakKinds{
+    {{{PeakKind::kAllocated, "allocated"}, {PeakKind::kReserved, "reserved"}}}};
 
 }  // namespace
 
@@ -78,6 +80,9 @@ std::string_view recompute_name(Recompute r) {
 std::string_view attention_name(Attention a) {
   return kAttentions.name(a);
 }
+std::string_view peak_kind_name(PeakKind k) {
+  return kPeakKinds.name(k);
+}
 
 Method parse_method(std::string_view s, std::string_view field) {
   return kMethods.parse(s, "method", field);
@@ -96,6 +101,17 @@ Recompute parse_recompute(std::string_view s, std::string_view field) {
 }
 Attention parse_attention(std::string_view s, std::string_view field) {
   return kAttentions.parse(s, "attention implementation", field);
+}
+PeakKind parse_peak_kind(std::string_view s, std::string_view field) {
+  return kPeakKinds.parse(s, "peak kind", field);
+}
+const std::vector<std::string>& attention_names() {
+  static const auto v = kAttentions.names();
+  return v;
+}
+const std::vector<std::string>& recompute_names() {
+  static const auto v = kRecomputes.names();
+  return v;
 }
 
 const std::vector<std::string>& method_names() {
@@ -202,6 +218,15 @@ void validate(const Workload& w) {
   if (w.micro_batch < 1 || w.micro_batch > 65536)
     bad("micro_batch",
         fmt::format("micro-batch must be 1 to 65536 sequences, got {}", w.micro_batch));
+  if (w.options.loss_chunks < 1 || w.options.loss_chunks > 4096)
+    bad("loss_chunks",
+        fmt::format("the chunked loss needs 1 to 4096 chunks, got {}", w.options.loss_chunks));
+  if (w.options.optimizer_in_backward && w.grad_accum > 1)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("the optimizer step in the backward pass consumes each gradient as "
+                                "it is produced, so it needs gradient accumulation 1, got {}",
+                                w.grad_accum),
+                    "grad_accum");
   if (w.grad_accum < 1 || w.grad_accum > 1000000)
     bad("grad_accum",
         fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",

@@ -29,7 +29,15 @@ enum class Optimizer {
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
 enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
 enum class Recompute { kNone, kSelective, kFull };
-enum class Attention { kFlash, kEager };
+// Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated), or
+// what it holds from the driver (reserved = allocated + the allocator's cached, unused blocks).
+enum class PeakKind { kAllocated, kReserved };
+// Attention kernels, by what they keep for the backward pass (memory/activations.cpp):
+// kFlash: FlashAttention-2/3 with native grouped-query attention (K and V kept kv_dim wide);
+// kSdpa: PyTorch scaled_dot_product_attention after K and V are repeated to every query head
+//        (Hugging Face repeat_kv, torchtune's expand): O(s) memory, K and V kept q_dim wide;
+// kEager: explicit softmax(QK^T)V: the s x s probabilities of every head are kept.
+enum class Attention { kFlash, kSdpa, kEager };
 
 std::string_view method_name(Method m);
 std::string_view optimizer_name(Optimizer o);
@@ -37,6 +45,7 @@ std::string_view compute_format_name(ComputeFormat f);
 std::string_view sharding_name(Sharding s);
 std::string_view recompute_name(Recompute r);
 std::string_view attention_name(Attention a);
+std::string_view peak_kind_name(PeakKind k);
 
 // Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
 Method parse_method(std::string_view name, std::string_view field = "method");
@@ -45,6 +54,9 @@ ComputeFormat parse_compute_format(std::string_view name, std::string_view field
 Sharding parse_sharding(std::string_view name, std::string_view field = "shard");
 Recompute parse_recompute(std::string_view name, std::string_view field = "recompute");
 Attention parse_attention(std::string_view name, std::string_view field = "attention");
+PeakKind parse_peak_kind(std::string_view name, std::string_view field = "peak");
+const std::vector<std::string>& attention_names();
+const std::vector<std::string>& recompute_names();
 const std::vector<std::string>& method_names();
 const std::vector<std::string>& optimizer_names();
 const std::vector<std::string>& compute_format_names();
@@ -76,9 +88,15 @@ struct TrainingOptions {
   bool offload_parameters = false;   // FSDP CPU offload of parameters
   bool offload_activations = false;  // saved activations in host memory
   bool chunked_loss = false;         // cross-entropy computed in chunks: no full-vocab logits
+  int loss_chunks = 8;  // chunks of the chunked loss (torchtune CEWithChunkedOutputLoss default: 8)
+  bool compile = false;  // torch.compile / fused kernels: norms and activation functions keep
+                         // only their 16-bit inputs (memory/activations.cpp)
+  bool pure_bf16 =
+      false;  // weights trained in BF16 with no FP32 master copy (torchtune dtype=bf16,
+              // PEFT use_amp=false): optimizer states in the parameter dtype
 };
 
-enum class PeakKind { kAllocated, kReserved };
+struct RuntimeOverheads;  // memory/overheads.hpp: data/runtime/overheads.yaml
 
 struct Workload {
   ModelPtr model;
@@ -94,6 +112,9 @@ struct Workload {
   Attention attention = Attention::kFlash;
   TrainingOptions options;
   PeakKind peak = PeakKind::kReserved;
+  // Runtime overheads (CUDA context, workspaces, allocator reserve) as read from the data; null:
+  // none counted (a Workload built by hand in code; the CLI and the tests always set it).
+  const RuntimeOverheads* overheads = nullptr;
 
   std::int64_t tokens_per_micro_batch() const { return seq * micro_batch; }
 };

@@ -1,17 +1,175 @@
 // Activation memory and runtime overheads of one card during a training step.
+//
+// The count follows the tensors a training step keeps from the forward to the backward pass,
+// derived from the shapes of the model (Korthikanti et al. 2022, §4, generalised): which tensors
+// each operation saves (PyTorch autograd), how recomputation, FlashAttention, LoRA adapters,
+// quantized weights, chunked losses and offloading change that, and when gradients live. The
+// step's peak is the larger of two phases (memory/activations.cpp):
+//   loss phase:   every block's saved activations + the output layer's logits and loss;
+//   block phase:  the backward pass of one block (its recomputed activations and gradients of
+//                 its activations) while the model's gradients are produced.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
+#include "core/trace.hpp"
 #include "core/units.hpp"
 #include "core/workload.hpp"
+#include "memory/model_states.hpp"
+#include "memory/overheads.hpp"
 
 namespace ftplan {
 
-struct RuntimeMemory {
-  Bytes activations;  // saved activations, logits/loss buffers, backward temporaries
-  Bytes overhead;     // CUDA context, library workspaces, allocator reserve
+// Bytes that grow with the micro-batch: per token of the micro-batch (s·b), and per s²·b for the
+// attention probabilities that eager attention keeps.
+struct TokenBytes {
+  double per_token = 0;
+  double per_seq_squared = 0;
+
+  Bytes at(std::int64_t seq, std::int64_t micro_batch) const {
+    const double s = static_cast<double>(seq), b = static_cast<double>(micro_batch);
+    return Bytes(per_token * s * b + per_seq_squared * s * s * b);
+  }
+  TokenBytes& operator+=(const TokenBytes& o) {
+    per_token += o.per_token;
+    per_seq_squared += o.per_seq_squared;
+    return *this;
+  }
+  friend TokenBytes operator+(TokenBytes a, const TokenBytes& b) { return a += b; }
+  friend TokenBytes operator*(TokenBytes a, double k) {
+    a.per_token *= k;
+    a.per_seq_squared *= k;
+    return a;
+  }
 };
 
-// Placeholder until the activation model lands: model states only (both terms zero).
-RuntimeMemory runtime_memory(const Workload& w, const Placement& p);
+// What one decoder block looks like to the activation model.
+struct BlockShape {
+  std::int64_t hidden = 0;     // h
+  std::int64_t q_dim = 0;      // n_h · d
+  std::int64_t kv_dim = 0;     // n_kv · d (GQA: narrower than q_dim)
+  std::int64_t heads = 0;      // a
+  std::int64_t mlp_width = 0;  // I of a dense MLP (GPT: 4h)
+  bool gated_mlp = true;       // SwiGLU / GeGLU: act(gate) * up; else fc1 -> act -> fc2
+  int norms = 2;               // norms per block (Gemma 3: 4)
+  bool norm_upcasts = true;    // RMSNorm written in PyTorch ops (Hugging Face, torchtune): in
+                               // eager mode it keeps an FP32 copy of its input
+  bool qk_norm = false;        // Qwen3, Gemma 3: RMSNorm on q and k
+  bool dropout = false;    // GPT-style dropout after attention and MLP, and on the probabilities
+  bool fused_qkv = false;  // one qkv_proj module (one LoRA adapter for q, k, v)
+  bool fused_gate_up = false;  // one gate_up_proj module
+  // Mixture of experts (experts == 0: a dense MLP).
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;  // k
+  std::int64_t expert_width = 0;       // I of one expert
+};
+
+// The dense and the MoE block of a catalog architecture (a dense model has no MoE block).
+BlockShape dense_block_shape(const ModelArch& arch);
+BlockShape moe_block_shape(const ModelArch& arch);
+
+// What of a run the per-block count depends on.
+struct ActivationSettings {
+  bool full_finetune = false;  // every weight trained: every projection keeps its input
+  ProjectionSet adapted = 0;   // LoRA / QLoRA targets
+  int rank = 0;
+  bool fp32_adapters = false;  // adapters kept and computed in FP32 (PEFT's default with a 16-bit
+                               // base): each adapted projection keeps an FP32 copy of its input
+  bool compiled = false;       // torch.compile / fused kernels
+  Attention attention = Attention::kFlash;
+};
+ActivationSettings activation_settings(const Workload& w);
+
+// One block's activation memory for one micro-batch.
+struct BlockActivations {
+  TokenBytes saved;               // kept from forward to backward without recomputation
+  TokenBytes attention_core;      // the part of `saved` selective recomputation drops (s² terms)
+  TokenBytes input;               // the block's input: all that full recomputation keeps
+  TokenBytes backward_transient;  // gradients of activations that live at once in its backward
+};
+BlockActivations block_activations(const BlockShape& shape, const ActivationSettings& s);
+
+// Per-workload precomputation (independent of sequence length and micro-batch, and of the
+// placement): evaluate it many times with step_memory().
+struct ActivationProfile {
+  TokenBytes saved_all;           // every block, for the recompute mode
+  TokenBytes saved_one;           // the largest block's saved set for the recompute mode
+  TokenBytes recompute;           // rebuilt during one block's backward (full: the whole set;
+                                  // selective: the attention core)
+  TokenBytes backward_transient;  // the largest block's
+  TokenBytes output_saved;        // final norm and output-layer inputs
+  TokenBytes logits;              // logits and the loss's working set
+  TokenBytes hidden_gradient;     // gradient of the final hidden state
+  Bytes dequant_buffer;           // QLoRA: the largest quantized weight in BF16
+  Bytes layer_params;             // the largest block's parameters as stored (FSDP all-gather)
+  Bytes layer_gradients;          // the largest block's gradients, unsharded
+  Bytes output_params;            // the output layer's weight in 16-bit (FSDP all-gather)
+  Bytes largest_gradient;         // the largest single trained tensor's gradient
+  Bytes head_gradients;           // gradients the backward pass produces first (output layer)
+  std::int64_t blocks = 0;
+};
+ActivationProfile activation_profile(const Workload& w);
+
+// Model states during the step, after the options that move them: offload to host memory,
+// paged optimizer states, pure-BF16 training, gradients freed between steps or consumed in the
+// backward pass. The seed's `model_states()` stays the accounting of what a run keeps; this is
+// where it sits.
+struct OnCardStates {
+  Bytes resident;            // on the card for the whole step
+  Bytes gradients_produced;  // gradients produced during the backward pass (not in `resident`)
+  Bytes gradients_first;     // the part of them produced first (output layer)
+  Bytes paged;               // paged optimizer states: host-evictable, not counted in the peak
+  Bytes host;                // moved to host memory
+  Bytes pure_bf16_saving;    // no FP32 master copy, optimizer states in BF16 (pure BF16)
+  Bytes gradients_in_step;   // gradients not resident: produced (and freed) during the step
+  bool gradients_persistent = false;  // gradients live across the whole step (in `resident`)
+};
+OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
+                            const ModelStates& per_card, const Placement& p);
+
+enum class StepPhase { kLoss, kBlockBackward };
+std::string_view step_phase_name(StepPhase phase);
+
+// The step's memory beyond the resident model states, per card, at its peak phase.
+struct StepMemory {
+  StepPhase phase = StepPhase::kLoss;
+  Bytes saved_activations;   // saved activations of the blocks on the card
+  Bytes logits_and_loss;     // output layer: inputs, logits, loss, gradient of the hidden state
+  Bytes recompute;           // activations rebuilt for the block whose backward runs
+  Bytes backward_transient;  // gradients of that block's activations
+  Bytes gradients;           // model gradients produced during the backward pass
+  Bytes dequant_buffer;      // QLoRA dequantized weight
+  Bytes gathered_params;     // FSDP / offload: all-gathered parameters and unsharded gradients
+  Bytes other_phase;         // the other phase's total, for comparison
+  Bytes total() const {
+    return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
+           dequant_buffer + gathered_params;
+  }
+  // The memory the caching allocator churns through (gradients excluded: allocated in the same
+  // sizes every step).
+  Bytes transient() const { return total() - gradients; }
+  // The largest term, in words ("logits and loss of the output layer").
+  std::string_view largest_term() const;
+};
+StepMemory step_memory(const ActivationProfile& profile, const OnCardStates& states,
+                       const Workload& w, const Placement& p);
+
+struct RuntimeMemory {
+  Bytes activations;  // step memory at the peak: activations, logits, gradients, buffers
+  Bytes overhead;     // CUDA context, library workspaces, NCCL, allocator reserve (if reserved)
+  OnCardStates states;
+  StepMemory step;
+  OverheadBreakdown overheads;
+};
+
+// Everything beyond the model states for `w` on one card of `p`; `per_card` are the model states
+// of one card (after sharding). The profile overload lets callers that evaluate many sequence
+// lengths or placements of one workload compute the profile once.
+RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
+                             Trace* trace = nullptr);
+RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile,
+                             const ModelStates& per_card, const Placement& p,
+                             Trace* trace = nullptr);
 
 }  // namespace ftplan

@@ -31,15 +31,21 @@ MemoryEstimate estimate_memory(const Workload& w, const Placement& p, Trace* tra
 
 MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, const Placement& p,
                                Trace* trace) {
+  return estimate_memory(w, replica, activation_profile(w), p, trace);
+}
+
+MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
+                               const ActivationProfile& profile, const Placement& p, Trace* trace) {
   MemoryEstimate m;
   const int cards = p.mig ? 1 : p.count;
   m.states = shard_states(replica, p.sharding, cards);
-  const RuntimeMemory runtime = runtime_memory(w, p);
-  m.activations = runtime.activations;
-  m.overhead = runtime.overhead;
+  m.runtime = runtime_memory(w, profile, m.states, p, trace);
+  m.states_on_card = m.runtime.states.resident;
+  m.activations = m.runtime.activations;
+  m.overhead = m.runtime.overhead;
   m.capacity = p.mig ? p.mig->memory() : p.gpu->capacity();
   m.free = m.capacity - m.states.total();
-  m.peak = m.states.total() + m.activations + m.overhead;
+  m.peak = m.states_on_card + m.activations + m.overhead;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
   const std::string where =
@@ -88,8 +94,8 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, co
                 "estimated peak per card",
                 to_GB(m.peak),
                 "GB",
-                "model states + activations + overhead",
-                {{"model states", format_GB(m.states.total(), 3)},
+                "model states on the card + activations + overhead",
+                {{"model states on the card", format_GB(m.states_on_card, 3)},
                  {"activations", format_GB(m.activations, 3)},
                  {"overhead", format_GB(m.overhead, 3)}},
                 "memory/activations (Korthikanti et al. 2022) and runtime overheads"});

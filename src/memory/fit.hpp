@@ -8,6 +8,7 @@
 #include "core/trace.hpp"
 #include "core/units.hpp"
 #include "core/workload.hpp"
+#include "memory/activations.hpp"
 #include "memory/model_states.hpp"
 
 namespace ftplan {
@@ -23,13 +24,17 @@ std::string_view verdict_name(Verdict v);  // "fits", "tight", "does-not-fit"
 inline constexpr double kTightHeadroomFraction = 0.10;
 
 struct MemoryEstimate {
-  ModelStates states;  // per card
-  Bytes activations;   // per card: saved activations, logits and backward temporaries
-  Bytes overhead;      // per card: CUDA context, library workspaces, allocator reserve
-  Bytes capacity;      // per card, or per MIG instance
-  Bytes free;          // capacity - model states: the seed's "free for activations"
-  Bytes peak;          // model states + activations + overhead
-  Bytes headroom;      // capacity - peak
+  ModelStates states;     // per card: the seed's accounting of what the run keeps
+  Bytes states_on_card;   // per card: the part of it on the card during the step (offload, paged
+                          // optimizer states and gradients produced in backward taken out)
+  Bytes activations;      // per card: step memory at its peak (saved activations, logits and loss,
+                          // backward temporaries, gradients produced, dequantization/FSDP buffers)
+  Bytes overhead;         // per card: CUDA context, library workspaces, NCCL, allocator reserve
+  RuntimeMemory runtime;  // the breakdown of the three above
+  Bytes capacity;         // per card, or per MIG instance
+  Bytes free;             // capacity - model states: the seed's "free for activations"
+  Bytes peak;             // states on the card + activations + overhead
+  Bytes headroom;         // capacity - peak
   Verdict verdict = Verdict::kFits;
   std::string reason;  // one sentence a user can act on
 };
@@ -38,6 +43,10 @@ struct MemoryEstimate {
 // one workload (the planner) compute the model states once.
 MemoryEstimate estimate_memory(const Workload& w, const Placement& p, Trace* trace = nullptr);
 MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, const Placement& p,
+                               Trace* trace = nullptr);
+// As above with the workload's activation profile computed once (solvers, planner).
+MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
+                               const ActivationProfile& profile, const Placement& p,
                                Trace* trace = nullptr);
 
 // The verdict rule, on its own (used by MIG per profile and by the planner).

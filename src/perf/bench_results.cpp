@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -25,14 +24,6 @@ std::optional<std::int64_t> BenchRecord::dimension(std::string_view name) const 
 }
 
 namespace {
-
-bool valid_compute_capability(const std::string& cc) {
-  const auto dot = cc.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 2 != cc.size()) return false;
-  for (std::size_t i = 0; i < cc.size(); ++i)
-    if (i != dot && !std::isdigit(static_cast<unsigned char>(cc[i]))) return false;
-  return true;
-}
 
 void read_schema(StrictMap& root) {
   const std::string schema = root.required_string("schema");
@@ -66,7 +57,8 @@ void read_clocks(StrictMap m) {
 void read_device(StrictMap m, BenchResults& r) {
   r.device.name = m.required_string("name");
   r.device.compute_capability = m.required_string("compute_capability");
-  if (!valid_compute_capability(r.device.compute_capability))
+  int major = 0, minor = 0;
+  if (!parse_compute_capability(r.device.compute_capability, major, minor))
     m.fail("compute_capability", fmt::format("expected a compute capability like \"9.0\", got "
                                              "'{}'",
                                              r.device.compute_capability));

@@ -339,7 +339,7 @@ std::vector<BenchPrediction> predict_benchmarks(const std::vector<BenchMeasureme
   return out;
 }
 
-std::vector<ErrorSummary> summarize_errors(const std::vector<BenchPrediction>& predictions) {
+std::vector<BenchErrorSummary> summarize_errors(const std::vector<BenchPrediction>& predictions) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const BenchPrediction*>> groups;
   for (const auto& p : predictions) {
@@ -351,7 +351,7 @@ std::vector<ErrorSummary> summarize_errors(const std::vector<BenchPrediction>& p
     groups["all"].push_back(&p);
   }
   if (!predictions.empty()) order.emplace_back("all");
-  std::vector<ErrorSummary> out;
+  std::vector<BenchErrorSummary> out;
   for (const auto& name : order) {
     std::vector<double> d, c;
     for (const BenchPrediction* p : groups[name]) {

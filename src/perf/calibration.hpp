@@ -113,7 +113,7 @@ std::vector<BenchPrediction> predict_benchmarks(const std::vector<BenchMeasureme
 
 // Median and worst absolute error per group: the benchmark class (GEMMs per input precision),
 // then "all".
-struct ErrorSummary {
+struct BenchErrorSummary {
   std::string group;
   std::size_t count = 0;
   double median_abs_defaults = 0;
@@ -121,6 +121,6 @@ struct ErrorSummary {
   double median_abs_calibration = 0;
   double worst_abs_calibration = 0;
 };
-std::vector<ErrorSummary> summarize_errors(const std::vector<BenchPrediction>& predictions);
+std::vector<BenchErrorSummary> summarize_errors(const std::vector<BenchPrediction>& predictions);
 
 }  // namespace ftplan

@@ -4,7 +4,6 @@
 
 #include <cassert>
 #include <cctype>
-#include <charconv>
 
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
@@ -101,13 +100,8 @@ using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
 int parse_cc(StrictMap& m, std::string_view key) {
   const std::string s = m.required_string(key);
-  auto dot = s.find('.');
   int major = 0, minor = 0;
-  bool ok =
-      dot != std::string::npos &&
-      std::from_chars(s.data(), s.data() + dot, major).ptr == s.data() + dot &&
-      std::from_chars(s.data() + dot + 1, s.data() + s.size(), minor).ptr == s.data() + s.size();
-  if (!ok || major < 1 || major > 99 || minor < 0 || minor > 9)
+  if (!parse_compute_capability(s, major, minor))
     m.fail(key, fmt::format("expected a compute capability like \"8.9\", got '{}'", s));
   return major * 10 + minor;
 }
@@ -133,12 +127,7 @@ TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& 
       rule.caveat = r.optional_string("caveat").value_or("");
       if (!rule.supported && rule.reason.empty())
         r.fail("reason", "an unsupported rule needs a 'reason' saying why");
-      auto ids = r.string_list("source", true);
-      for (const auto& sid : ids)
-        if (!sources.count(sid))
-          r.fail("source",
-                 fmt::format("source id '{}' is not defined in any data/sources*.yaml", sid));
-      rule.sources = ids;
+      rule.sources = read_source_ids(r, sources);
       r.finish();
       f.rules.push_back(std::move(rule));
     }

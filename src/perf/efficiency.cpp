@@ -20,21 +20,6 @@ namespace {
 
 using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
-std::vector<std::string> checked_source_ids(StrictMap& m, const SourceTable& sources) {
-  auto ids = m.string_list("source", true);
-  std::vector<std::string> known;
-  for (const auto& [k, v] : sources)
-    known.push_back(k);
-  for (const auto& id : ids)
-    if (!sources.count(id)) {
-      auto near = closest_names(id, known, 2);
-      m.fail("source",
-             fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
-                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
-    }
-  return ids;
-}
-
 EfficiencyRange parse_range(StrictMap& m, std::string_view bound_key, bool last,
                             const SourceTable& sources) {
   EfficiencyRange r;
@@ -47,7 +32,7 @@ EfficiencyRange parse_range(StrictMap& m, std::string_view bound_key, bool last,
   }
   r.fraction = m.required_number("fraction", 1e-4, 1.0);
   r.basis = m.required_string("basis");
-  r.sources = checked_source_ids(m, sources);
+  r.sources = read_source_ids(m, sources);
   m.finish();
   return r;
 }
@@ -58,10 +43,8 @@ EfficiencyCurve parse_curve(StrictMap& parent, std::string_view key, std::string
   EfficiencyCurve c;
   YAML::Node n = parent.raw(key);
   if (!n.IsDefined()) parent.required_map(key);  // throws: missing key
-  const std::string path =
-      parent.path().empty() ? std::string(key) : fmt::format("{}.{}", parent.path(), key);
   if (n.IsMap()) {
-    StrictMap m(n, parent.file(), path);
+    StrictMap m = parent.required_map(key);
     c.ranges.push_back(parse_range(m, bound_key, true, sources));
     return c;
   }
@@ -69,20 +52,13 @@ EfficiencyCurve parse_curve(StrictMap& parent, std::string_view key, std::string
     parent.fail(key, fmt::format("expected a map {{fraction, basis, source}} or a list of ranges "
                                  "with '{}', got {}",
                                  bound_key, describe_node(n)));
-  std::size_t i = 0;
-  for (const auto& item : n) {
-    const std::string item_path = fmt::format("{}[{}]", path, i);
-    if (!item.IsMap())
-      throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{}: key '{}': expected a map of keys, got {}", parent.file(),
-                                  item_path, describe_node(item)),
-                      item_path);
-    StrictMap m(item, parent.file(), item_path);
-    const bool last = ++i == n.size();
-    EfficiencyRange r = parse_range(m, bound_key, last, sources);
+  std::vector<StrictMap> items = parent.map_list(key, true);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const bool last = i + 1 == items.size();
+    EfficiencyRange r = parse_range(items[i], bound_key, last, sources);
     if (!c.ranges.empty() && !last && r.below <= c.ranges.back().below)
-      m.fail(bound_key,
-             fmt::format("ranges must ascend: {} follows {}", r.below, c.ranges.back().below));
+      items[i].fail(bound_key, fmt::format("ranges must ascend: {} follows {}", r.below,
+                                           c.ranges.back().below));
     c.ranges.push_back(std::move(r));
   }
   return c;

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cassert>
 
+#include <fmt/format.h>
+
+#include "core/format.hpp"
+
 namespace ftplan {
 
 namespace {
@@ -126,6 +130,67 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
 
 StepEstimate estimate_step(const StepOps& ops, const Device& d, const EfficiencyTable& e) {
   return estimate_step(prepare_step(ops, e), d);
+}
+
+void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
+                const StepEstimate& s, Trace& trace) {
+  if (!s.feasible) return;
+  const std::string prec(tensor_precision_name(ops.mfu_precision));
+  const std::string device = d.name();
+  trace.add({"perf.ops_per_byte",
+             fmt::format("ops:byte of {} in {}", device, prec),
+             s.peak.value / s.bandwidth.value,
+             "FLOP/B",
+             "dense peak rate / memory bandwidth",
+             {{"dense peak", format_TFLOPS(s.peak)}, {"bandwidth", format_GBps(s.bandwidth)}},
+             "NVIDIA GPU Performance Background user guide; seed R4/R5"});
+  trace.add({"perf.step_seconds",
+             "time of one optimizer step",
+             s.step.value,
+             "s",
+             "grad_accum × (Σ forward + backward + recompute op times) + optimizer update; op time "
+             "= count × max(FLOPs / (peak × compute efficiency), bytes / (bandwidth × memory "
+             "efficiency))",
+             {{"forward per micro-batch", format_seconds(s.forward)},
+              {"backward per micro-batch", format_seconds(s.backward)},
+              {"of which recompute", format_seconds(s.recompute)},
+              {"optimizer update", format_seconds(s.optimizer)},
+              {"grad_accum", std::to_string(ops.grad_accum)},
+              {"ops", std::to_string(ops.ops.size())},
+              {"efficiencies", fmt::format("{} ({})", e.name, e.file)}},
+             "roofline model (Williams et al. 2009) with achieved efficiencies per op class"});
+  trace.add({"perf.tokens_per_second",
+             "training throughput",
+             s.tokens_per_second,
+             "tokens/s",
+             "tokens per step / step time",
+             {{"tokens per step", std::to_string(s.tokens)}, {"step time", format_seconds(s.step)}},
+             "definition"});
+  trace.add({"perf.model_flops",
+             "useful model FLOPs per step",
+             s.model_flops.value,
+             "FLOP",
+             "full: 6·N_active·tokens; LoRA/QLoRA: (forward + input gradient) 4·N_active·tokens + "
+             "adapters' forward and both gradients; no recomputation, no attention scores",
+             {{"tokens per step", std::to_string(s.tokens)}},
+             "Kaplan et al. 2020; Narayanan et al. 2021"});
+  trace.add({"perf.mfu",
+             "model FLOPs utilisation",
+             s.mfu,
+             "",
+             "model FLOPs per step / (step time × dense peak)",
+             {{"model FLOPs", format_si(s.model_flops.value, "FLOP")},
+              {"step time", format_seconds(s.step)},
+              {"dense peak", format_TFLOPS(s.peak) + " " + prec}},
+             "Chowdhery et al. 2022 (PaLM), Appendix B"});
+  trace.add({"perf.compute_bound_share",
+             "share of the step spent in compute-bound ops",
+             s.compute_bound_share(),
+             "",
+             "Σ time of ops whose compute time exceeds their memory time / step time",
+             {{"compute-bound", format_seconds(s.compute_bound_seconds)},
+              {"memory-bound", format_seconds(s.memory_bound_seconds)}},
+             "roofline model"});
 }
 
 GemmRoofline gemm_roofline(const GemmShape& shape, TensorPrecision dtype, const Device& d,

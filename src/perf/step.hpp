@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace.hpp"
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/ops.hpp"
@@ -114,6 +115,11 @@ struct StepComparison {
   double compute_bound_ratio = 0;
   double memory_bound_ratio = 0;
 };
+// Records how the step's headline figures were derived (explain, the report, the web page): the
+// device's ops:byte, step time, tokens per second, model FLOPs and MFU. Not for the hot path.
+void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
+                const StepEstimate& s, Trace& trace);
+
 // One GEMM on the roofline (ftplan roofline): FLOPs, bytes with every operand in `dtype`,
 // intensity against the device's ops:byte, the attainable rate min(peak, intensity × bandwidth)
 // and the times it implies, at peak and at the achieved efficiencies of the GEMM class.

@@ -32,6 +32,10 @@ double gb(Bytes b) {
   return round_to(to_GB(b), 3);
 }
 
+const char* phase_id(StepPhase p) {
+  return p == StepPhase::kLoss ? "loss" : "block-backward";
+}
+
 }  // namespace
 
 json gpu_json(const GpuSpec& g) {
@@ -174,7 +178,10 @@ json workload_json(const Workload& w) {
                   {"offload_optimizer", o.offload_optimizer},
                   {"offload_params", o.offload_parameters},
                   {"offload_activations", o.offload_activations},
-                  {"chunked_loss", o.chunked_loss}};
+                  {"chunked_loss", o.chunked_loss},
+                  {"loss_chunks", o.loss_chunks},
+                  {"compile", o.compile},
+                  {"pure_bf16", o.pure_bf16}};
   return j;
 }
 
@@ -195,6 +202,7 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
   const ModelStates& s = m.states;
   j["memory_GB"] = {{"capacity", gb(m.capacity)},
                     {"model_states", gb(s.total())},
+                    {"states_on_card", gb(m.states_on_card)},
                     {"free", gb(m.free)},
                     {"activations", gb(m.activations)},
                     {"overhead", gb(m.overhead)},
@@ -207,12 +215,100 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
                       {"master_weights", gb(s.master_weights)},
                       {"optimizer_states", gb(s.optimizer_states)},
                       {"quantization_constants", gb(s.quantization_constants)}}}};
+  j["memory_GB"].update(runtime_memory_json(m, w.peak));
   j["memory_GiB"] = {{"capacity", round_to(to_GiB(m.capacity), 3)},
                      {"model_states", round_to(to_GiB(s.total()), 3)},
                      {"peak", round_to(to_GiB(m.peak), 3)}};
   j["per_card"] = true;
   j["verdict"] = verdict_name(m.verdict);
   j["reason"] = m.reason;
+  return j;
+}
+
+json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
+  const StepMemory& st = m.runtime.step;
+  const OnCardStates& on = m.runtime.states;
+  const OverheadBreakdown& o = m.runtime.overheads;
+  json j;
+  j["step"] = {{"peak_phase", phase_id(st.phase)},
+               {"saved_activations", gb(st.saved_activations)},
+               {"logits_and_loss", gb(st.logits_and_loss)},
+               {"recompute", gb(st.recompute)},
+               {"backward_transient", gb(st.backward_transient)},
+               {"gradients", gb(st.gradients)},
+               {"dequant_buffer", gb(st.dequant_buffer)},
+               {"gathered_params", gb(st.gathered_params)},
+               {"other_phase", gb(st.other_phase)}};
+  j["states_moved"] = {{"host", gb(on.host)},
+                       {"paged", gb(on.paged)},
+                       {"gradients_persistent", on.gradients_persistent}};
+  j["overheads"] = {{"cuda_context", gb(o.cuda_context)},
+                    {"cublas_workspace", gb(o.cublas_workspace)},
+                    {"cublaslt_workspace", gb(o.cublaslt_workspace)},
+                    {"nccl_buffers", gb(o.nccl_buffers)},
+                    {"allocator_reserve", gb(o.allocator_reserve)},
+                    {"reserve_counted", kind == PeakKind::kReserved}};
+  return j;
+}
+
+json validation_json(const ValidationReport& r) {
+  json rows = json::array();
+  for (const auto& row : r.rows) {
+    const MeasuredRun& run = *row.run;
+    json j = {{"id", run.id}, {"source", run.source}, {"model", run.model}, {"gpu", run.gpu}};
+    if (run.measured) {
+      j["measured"] = *run.measured;
+      j["unit"] = run.unit;
+      j["peak"] = measured_peak_name(run.peak);
+      j["peak_stated"] = run.peak_stated;
+    }
+    if (!run.note.empty()) j["note"] = run.note;
+    if (row.skipped) {
+      j["skipped"] = true;
+      j["reason"] = row.reason;
+    } else {
+      const double unit = run.unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+      j["skipped"] = false;
+      j["predicted"] = round_to(row.predicted.value / unit, 3);
+      j["error"] = round_to(row.error, 4);
+      j["workload"] = workload_json(run.workload);
+      j["workload"].update(placement_json(run.placement));
+      j["peak_phase"] = phase_id(row.estimate.runtime.step.phase);
+    }
+    rows.push_back(j);
+  }
+  auto summary = [](const ErrorSummary& s) {
+    json j = {{"rows", s.rows},
+              {"median_abs_error", round_to(s.median_abs_error, 4)},
+              {"worst_abs_error", round_to(s.worst_abs_error, 4)},
+              {"worst_id", s.worst_id}};
+    if (!s.source.empty()) j["source"] = s.source;
+    return j;
+  };
+  json per_source = json::array();
+  for (const auto& s : r.per_source)
+    per_source.push_back(summary(s));
+  return {{"runs", rows},
+          {"per_source", per_source},
+          {"overall", summary(r.overall)},
+          {"skipped", r.skipped},
+          {"error", "(predicted - measured) / measured, in the source's kind of peak and unit"}};
+}
+
+json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
+  json j = workload_json(w);
+  j.update(placement_json(p));
+  j["solve"] = solve_for_name(r.what);
+  j["step"] = r.step;
+  j["largest"] = r.largest;
+  j["largest_tight"] = r.largest_tight;
+  j["at_limit"] = r.at_limit;
+  j["binding"] = r.binding;
+  j["reason"] = r.reason;
+  j["peak_GB_at_largest"] = gb(r.at_largest.peak);
+  j["peak_GB_beyond"] = gb(r.beyond.peak);
+  j["capacity_GB"] = gb(r.at_largest.capacity);
+  j["memory_GB_at_largest"] = runtime_memory_json(r.at_largest, w.peak);
   return j;
 }
 

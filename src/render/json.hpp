@@ -7,6 +7,8 @@
 #include "core/trace.hpp"
 #include "core/workload.hpp"
 #include "memory/fit.hpp"
+#include "memory/measured_runs.hpp"
+#include "memory/solve.hpp"
 
 namespace ftplan {
 
@@ -18,6 +20,12 @@ nlohmann::json placement_json(const Placement& p);
 // `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`.
 nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m);
 nlohmann::json trace_json(const Trace& t);
+// The step memory and overheads of one card (memory_GB.step, memory_GB.overheads).
+nlohmann::json runtime_memory_json(const MemoryEstimate& m, PeakKind kind);
+// ftplan validate: every run (predicted or skipped, with the reason), the summaries.
+nlohmann::json validation_json(const ValidationReport& r);
+// ftplan max: the solved value, the binding constraint, and the estimates either side.
+nlohmann::json solve_json(const Workload& w, const Placement& p, const SolveResult& r);
 
 // Round to a fixed number of decimals for output (keeps JSON readable and stable).
 double round_to(double v, int decimals);

@@ -1,0 +1,247 @@
+#include "memory/measured_runs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "catalog/strict_yaml.hpp"
+#include "core/error.hpp"
+
+namespace ftplan {
+
+namespace {
+
+const std::vector<std::string>& peak_names() {
+  static const std::vector<std::string> names = {"active", "allocated", "reserved", "nvidia-smi"};
+  return names;
+}
+
+MeasuredPeak peak_from_name(const std::string& s) {
+  if (s == "active") return MeasuredPeak::kActive;
+  if (s == "allocated") return MeasuredPeak::kAllocated;
+  if (s == "reserved") return MeasuredPeak::kReserved;
+  return MeasuredPeak::kNvidiaSmi;
+}
+
+// Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
+template <class F>
+auto at_key(StrictMap& m, std::string_view key, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const UserError& e) {
+    m.fail(key, e.what());
+  }
+}
+
+std::string unknown_id_message(std::string_view what, const std::string& wanted,
+                               const std::vector<std::string>& valid) {
+  const auto near = closest_names(wanted, valid);
+  return fmt::format("unknown {} '{}'{}", what, wanted,
+                     near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::string source) {
+  ErrorSummary s;
+  s.source = std::move(source);
+  std::vector<double> errors;
+  for (const auto* r : rows) {
+    const double e = std::abs(r->error);
+    errors.push_back(e);
+    if (e >= s.worst_abs_error) {
+      s.worst_abs_error = e;
+      s.worst_id = r->run->id;
+    }
+  }
+  s.rows = static_cast<int>(errors.size());
+  s.median_abs_error = median(errors);
+  return s;
+}
+
+}  // namespace
+
+std::string_view measured_peak_name(MeasuredPeak k) {
+  return peak_names()[static_cast<std::size_t>(k)];
+}
+
+Bytes MeasuredRun::measured_bytes() const {
+  if (!measured) return Bytes(0);
+  return unit == "GiB" ? bytes_from_GiB(*measured) : bytes_from_GB(*measured);
+}
+
+std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
+                                             const RuntimeOverheads& overheads) {
+  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  std::vector<MeasuredRun> runs;
+  std::set<std::string> ids;
+  for (auto& r : root.map_list("runs", true)) {
+    MeasuredRun run;
+    run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
+    run.id = r.required_string("id");
+    if (!ids.insert(run.id).second)
+      r.fail("id", fmt::format("run id '{}' is listed twice", run.id));
+    const auto sources = read_source_ids(r, catalog.sources());
+    if (sources.empty()) r.fail("source", "a run needs the id of its source");
+    run.source = sources.front();
+    run.note = r.optional_string("note").value_or("");
+    const auto explicit_skip = r.optional_string("skip");
+    run.model = r.required_string("model");
+    const std::string method = r.required_string("method");
+    run.gpu = r.required_string("gpu");
+    const auto rank = r.optional_integer("rank", 1, 65536);
+    const auto targets = r.optional_string("targets");
+    const auto optimizer = r.optional_string("optimizer");
+    TrainingOptions o;
+    o.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
+    o.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
+    o.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
+    o.offload_parameters = r.optional_bool("offload_params").value_or(false);
+    o.offload_activations = r.optional_bool("offload_activations").value_or(false);
+    o.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
+    o.loss_chunks = static_cast<int>(r.optional_integer("loss_chunks", 1, 4096).value_or(8));
+    o.compile = r.optional_bool("compile").value_or(false);
+    const auto recompute = r.optional_string("recompute");
+    const auto attention = r.optional_string("attention");
+    const auto seq = r.optional_integer("seq", 1, 1 << 24);
+    const auto micro_batch = r.optional_integer("micro_batch", 1, 65536);
+    const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
+    const auto gpus = r.optional_integer("gpus", 1, 65536);
+    const auto shard = r.optional_string("shard");
+    const auto peak = r.optional_choice("peak", peak_names());
+    run.peak_stated = r.optional_bool("peak_stated").value_or(true);
+    run.measured = r.optional_number("measured", 1e-6, 1e6);
+    run.unit = r.optional_choice("unit", {"GB", "GiB"}).value_or("");
+    r.finish();
+
+    if (run.measured && run.unit.empty())
+      r.fail("unit", "a run with a measured figure needs its unit: GB or GiB");
+    if (peak) run.peak = peak_from_name(*peak);
+
+    if (explicit_skip) {
+      run.skip = *explicit_skip;
+    } else if (!run.measured) {
+      run.skip = "the source gives no memory figure for this run";
+    } else if (!seq) {
+      run.skip = "the source does not state the sequence length (unpacked data, padded per batch)";
+    }
+    if (explicit_skip) {  // settings outside the model: names are not resolved
+      runs.push_back(std::move(run));
+      continue;
+    }
+
+    // Resolve every name, strictly, whether the run is predicted or not.
+    Workload& w = run.workload;
+    if (!catalog.find_model(run.model))
+      r.fail("model", unknown_id_message("model", run.model, catalog.model_ids()) +
+                          " (a run whose model is not in the catalog needs a 'skip' reason)");
+    w.model = catalog.find_model(run.model);
+    w.method = at_key(r, "method", [&] { return parse_method(method); });
+    const GpuSpec* gpu = catalog.find_gpu(run.gpu);
+    if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
+    if (optimizer)
+      w.optimizer = at_key(r, "optimizer", [&] { return parse_optimizer(*optimizer); });
+    if (targets) w.lora.targets = at_key(r, "targets", [&] { return parse_targets(*targets); });
+    if (rank) w.lora.rank = static_cast<int>(*rank);
+    if (recompute)
+      w.recompute = at_key(r, "recompute", [&] { return parse_recompute(*recompute); });
+    if (attention)
+      w.attention = at_key(r, "attention", [&] { return parse_attention(*attention); });
+    Placement& p = run.placement;
+    p.gpu = gpu;
+    p.count = static_cast<int>(gpus.value_or(1));
+    p.sharding = shard ? at_key(r, "shard", [&] { return parse_sharding(*shard); })
+                       : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
+    if (!run.skip.empty()) {
+      runs.push_back(std::move(run));
+      continue;
+    }
+
+    // A predicted run states every setting the model reads.
+    if (!peak)
+      r.fail("peak",
+             "a predicted run needs the kind of peak its source reports: active, "
+             "allocated, reserved or nvidia-smi (or give a 'skip' reason)");
+    for (const auto& [key, present] : std::initializer_list<std::pair<const char*, bool>>{
+             {"optimizer", optimizer.has_value()},
+             {"recompute", recompute.has_value()},
+             {"attention", attention.has_value()},
+             {"micro_batch", micro_batch.has_value()},
+             {"gpus", gpus.has_value()}})
+      if (!present) r.fail(key, "required for a run that is predicted (or give a 'skip' reason)");
+    if (w.method != Method::kFull) {
+      if (!rank) r.fail("rank", "a LoRA/QLoRA run needs its rank");
+      if (!targets) r.fail("targets", "a LoRA/QLoRA run needs its target modules");
+    }
+    w.seq = *seq;
+    w.micro_batch = *micro_batch;
+    w.grad_accum = grad_accum.value_or(1);
+    w.options = o;
+    w.overheads = &overheads;
+    w.peak = run.peak == MeasuredPeak::kActive || run.peak == MeasuredPeak::kAllocated
+                 ? PeakKind::kAllocated
+                 : PeakKind::kReserved;
+    at_key(r, "id", [&] {
+      validate(w);
+      validate(p);
+      return 0;
+    });
+    runs.push_back(std::move(run));
+  }
+  root.finish();
+  if (runs.empty()) root.fail("runs", "the file lists no runs");
+  return runs;
+}
+
+Bytes predicted_peak(const MemoryEstimate& m, MeasuredPeak kind) {
+  const OverheadBreakdown& o = m.runtime.overheads;
+  Bytes b = m.states_on_card + m.activations + o.inside_allocator();
+  if (kind == MeasuredPeak::kReserved || kind == MeasuredPeak::kNvidiaSmi) b += o.allocator_reserve;
+  if (kind == MeasuredPeak::kNvidiaSmi) b += o.outside_allocator();
+  return b;
+}
+
+ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
+  ValidationReport report;
+  report.rows.reserve(runs.size());
+  for (const auto& run : runs) {
+    ValidationRow row;
+    row.run = &run;
+    if (!run.skip.empty()) {
+      row.skipped = true;
+      row.reason = run.skip;
+      ++report.skipped;
+      report.rows.push_back(std::move(row));
+      continue;
+    }
+    row.estimate = estimate_memory(run.workload, run.placement);
+    row.predicted = predicted_peak(row.estimate, run.peak);
+    row.measured = run.measured_bytes();
+    row.error = (row.predicted - row.measured) / row.measured;
+    report.rows.push_back(std::move(row));
+  }
+  std::vector<std::string> order;
+  for (const auto& row : report.rows)
+    if (!row.skipped && std::find(order.begin(), order.end(), row.run->source) == order.end())
+      order.push_back(row.run->source);
+  std::vector<const ValidationRow*> all;
+  for (const auto& source : order) {
+    std::vector<const ValidationRow*> of_source;
+    for (const auto& row : report.rows)
+      if (!row.skipped && row.run->source == source) of_source.push_back(&row);
+    report.per_source.push_back(summarize(of_source, source));
+    all.insert(all.end(), of_source.begin(), of_source.end());
+  }
+  report.overall = summarize(all, "");
+  return report;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,64 @@
+// Runtime memory of a training process per card besides model states and activations: the CUDA
+// context, library workspaces, NCCL buffers and the caching allocator's reserve. The figures are
+// data (data/runtime/overheads.yaml), parsed strictly here.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "core/units.hpp"
+#include "core/workload.hpp"
+
+namespace ftplan {
+
+// One size rule of a library workspace: applies from a compute capability (and card memory) on.
+struct WorkspaceRule {
+  int min_cc_major = 0;
+  int min_cc_minor = 0;
+  double min_memory_GiB = 0;
+  Bytes size;
+  std::string basis;
+};
+
+struct RuntimeOverheads {
+  std::string file;    // where the table was read from
+  Bytes cuda_context;  // outside the allocator
+  std::string cuda_context_basis;
+  std::vector<WorkspaceRule> cublas;    // through the allocator, first matching rule
+  std::vector<WorkspaceRule> cublaslt;  // through the allocator, first matching rule
+  std::string cudnn_reason;             // why no cuDNN workspace is counted
+  Bytes nccl_buffer;                    // per buffer
+  int nccl_buffers_per_channel = 0;
+  int nccl_channels = 0;
+  std::string nccl_basis;
+  double allocator_reserve_fraction = 0;  // of the step's transient memory
+  std::string allocator_reserve_basis;
+};
+
+// Parses data/runtime/overheads.yaml against the known source ids.
+RuntimeOverheads parse_runtime_overheads(
+    const DataFile& file, const std::map<std::string, SourceInfo, std::less<>>& sources);
+// The table of a catalog (built-in data or a --data folder's replacement); UserError if missing.
+RuntimeOverheads load_runtime_overheads(const Catalog& catalog);
+
+// The overheads of one card of a placement. `step_memory` is the transient memory of the step
+// (activations and buffers), on which the allocator reserve is counted.
+struct OverheadBreakdown {
+  Bytes cuda_context;        // outside the allocator
+  Bytes cublas_workspace;    // inside
+  Bytes cublaslt_workspace;  // inside
+  Bytes nccl_buffers;        // outside, several cards only
+  Bytes allocator_reserve;   // reserved - allocated
+  Bytes inside_allocator() const { return cublas_workspace + cublaslt_workspace; }
+  Bytes outside_allocator() const { return cuda_context + nccl_buffers; }
+  Bytes total(PeakKind kind) const {
+    return inside_allocator() + outside_allocator() +
+           (kind == PeakKind::kReserved ? allocator_reserve : Bytes(0));
+  }
+};
+OverheadBreakdown overheads_for(const RuntimeOverheads& table, const Placement& p,
+                                Bytes step_memory);
+
+}  // namespace ftplan

@@ -1,0 +1,100 @@
+// The planner: for each planned run, every candidate card type × count × strategy × micro-batch ×
+// recompute (and MIG instance), evaluated with the memory, step, communication and MIG models;
+// infeasible ones kept with their reason; a recommendation per run and card type, and the fleet.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mig/pack.hpp"
+#include "plan/evaluate.hpp"
+#include "plan/runs.hpp"
+
+namespace ftplan {
+
+enum class RankBy { kCardHours, kTime, kCost, kEnergy };
+std::string_view rank_by_name(RankBy r);
+RankBy parse_rank_by(std::string_view name);
+
+// One evaluated configuration of a run.
+struct Option {
+  const GpuSpec* gpu = nullptr;
+  int count = 1;
+  Sharding sharding = Sharding::kNone;
+  CommStrategy strategy = CommStrategy::kSingleCard;
+  const MigProfile* mig = nullptr;
+  std::string_view topology;  // preset name (owned by PlanningData)
+  std::int64_t micro_batch = 1;
+  std::int64_t grad_accum = 1;
+  Recompute recompute = Recompute::kFull;
+
+  bool feasible = false;
+  std::string reason;  // infeasible: the first constraint that failed; feasible: why it is good
+
+  Verdict verdict = Verdict::kDoesNotFit;
+  Bytes model_states;  // per card
+  Bytes peak;          // per card
+  Bytes capacity;      // per card (or instance)
+  Bytes free;          // capacity − model states (the seed's "free")
+  Seconds step_seconds;
+  Seconds exposed_seconds;           // communication not hidden behind compute, per step
+  Bytes received_per_card_per_step;  // traffic per card
+  double scaling_efficiency = 1;
+  double tokens_per_second = 0;  // all cards
+  double time_to_train_hours = 0;
+  double card_hours = 0;           // count × time (MIG: × the instance's share of the card)
+  std::optional<double> cost_USD;  // rental (prices.per_card_hour_USD) + energy (per_kWh_USD)
+  double energy_kWh = 0;  // count × TDP × time: an upper bound (cards at their power limit)
+};
+
+struct RunPlan {
+  const PlannedRun* run = nullptr;
+  std::optional<Option> recommendation;
+  std::string recommendation_reason;
+  // Per candidate card type: the fewest cards that fit (fastest settings at that count) and the
+  // fastest option of that type; absent where nothing fits.
+  struct PerGpu {
+    const GpuSpec* gpu = nullptr;
+    std::optional<Option> minimum;
+    std::optional<Option> fastest;
+    std::optional<Option> best_mig;  // the smallest MIG instance that holds the run, if any
+    std::string why_not;             // nothing fits: the closest miss
+  };
+  std::vector<PerGpu> per_gpu;
+  std::vector<Option>
+      alternatives;              // the best feasible options by the ranking, recommendation first
+  std::vector<Option> rejected;  // per card type and count: why the fastest settings failed
+  std::size_t evaluations = 0;
+};
+
+// How many cards of one type cover all runs at once: one job per card where a run fits one card,
+// MIG instances where small runs can share a card, several cards for runs that need them.
+struct FleetEntry {
+  const GpuSpec* gpu = nullptr;
+  int cards = 0;              // total
+  int cards_without_mig = 0;  // the same runs, one job per whole card
+  int mig_cards = 0;
+  int multi_card_runs_cards = 0;
+  std::vector<std::string> unplaced;  // runs this card type cannot hold at any allowed count
+};
+
+struct Plan {
+  std::vector<RunPlan> runs;
+  std::vector<FleetEntry> fleet;
+  RankBy rank_by = RankBy::kCardHours;
+  std::size_t evaluations = 0;
+};
+
+struct PlanOptions {
+  RankBy rank_by = RankBy::kCardHours;
+  std::size_t alternatives = 8;
+  bool fleet = true;
+};
+
+// Evaluates every candidate of every run. Never throws for infeasible configurations; a UserError
+// only for a request that makes no sense (rank by cost without prices).
+Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions& options = {});
+
+}  // namespace ftplan

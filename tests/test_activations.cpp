@@ -1,0 +1,360 @@
+// The activation model: Korthikanti et al.'s per-layer count for a GPT layer, and properties that
+// hold for every catalog model (linear in the micro-batch, checkpointing lowers the saved
+// activations, FlashAttention removes the s² term), and the options that move model states.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "memory/activations.hpp"
+#include "memory/optimizer.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+using test::on;
+using test::workload;
+
+// A GPT-style block as Korthikanti et al. 2022 count it: multi-head attention (k and v as wide
+// as q), a 4h GeLU MLP, LayerNorm kept as its 16-bit input, dropout after attention and MLP and
+// on the attention probabilities; every weight trained.
+BlockShape gpt_block(std::int64_t h, std::int64_t a) {
+  BlockShape b;
+  b.hidden = h;
+  b.q_dim = h;
+  b.kv_dim = h;
+  b.heads = a;
+  b.mlp_width = 4 * h;
+  b.gated_mlp = false;
+  b.norms = 2;
+  b.norm_upcasts = false;
+  b.dropout = true;
+  return b;
+}
+
+ActivationSettings full_finetune(Attention attention) {
+  ActivationSettings s;
+  s.full_finetune = true;
+  s.attention = attention;
+  return s;
+}
+
+TEST(Activations, GptLayerIsKorthikanti34sbhPlus5as2b) {
+  // GPT-3 175B's layer (h = 12288, a = 96) at s = 2048, b = 1, and a small one.
+  for (auto [h, a] : {std::pair<std::int64_t, std::int64_t>{12288, 96}, {1024, 16}}) {
+    const BlockShape gpt = gpt_block(h, a);
+    const std::int64_t s = 2048, b = 1;
+    const double sbh = static_cast<double>(s * b * h);
+    // Korthikanti §4.1: sbh(34 + 5as/h) bytes per layer in 16-bit.
+    const double korthikanti =
+        sbh * (34.0 + 5.0 * static_cast<double>(a * s) / static_cast<double>(h));
+    const BlockActivations eager = block_activations(gpt, full_finetune(Attention::kEager));
+    EXPECT_DOUBLE_EQ(eager.saved.per_token, 34.0 * static_cast<double>(h)) << h;
+    EXPECT_DOUBLE_EQ(eager.saved.per_seq_squared, 5.0 * static_cast<double>(a)) << h;
+    EXPECT_DOUBLE_EQ(eager.saved.at(s, b).value, korthikanti) << h;
+    // Selective recomputation keeps 34sbh (§5); full recomputation keeps the input, 2sbh.
+    EXPECT_DOUBLE_EQ((eager.saved + eager.attention_core * -1.0).at(s, b).value, 34.0 * sbh);
+    EXPECT_DOUBLE_EQ(eager.input.at(s, b).value, 2.0 * sbh);
+    // FlashAttention: the same 34sbh, no s² term, plus one FP32 logsumexp per row and head
+    // (4 B x a per token), which Korthikanti's count (written before FlashAttention) does not have.
+    const BlockActivations flash = block_activations(gpt, full_finetune(Attention::kFlash));
+    EXPECT_DOUBLE_EQ(flash.saved.per_seq_squared, 0.0);
+    EXPECT_DOUBLE_EQ(flash.saved.at(s, b).value, 34.0 * sbh + 4.0 * static_cast<double>(a * s * b));
+  }
+}
+
+TEST(Activations, GqaKeepsKAndVAtKvDimWithFlashAttention) {
+  // Llama 3.1 8B: q_dim 4096, kv_dim 1024. SDPA receives K and V repeated to all 32 heads.
+  const ModelArch& arch = test::catalog().model("llama-3.1-8b")->arch;
+  ActivationSettings s = full_finetune(Attention::kFlash);
+  const double flash = block_activations(dense_block_shape(arch), s).saved.per_token;
+  s.attention = Attention::kSdpa;
+  const double sdpa = block_activations(dense_block_shape(arch), s).saved.per_token;
+  // K and V: 2 x 2 B x (4096 - 1024) more; SDPA's transposed output is a second copy that the
+  // trained o_proj keeps (2 B x 4096).
+  EXPECT_DOUBLE_EQ(sdpa - flash, 2.0 * 2.0 * (4096 - 1024) + 2.0 * 4096);
+}
+
+TEST(Activations, SwiGluKeepsGateUpActAndProductEagerAndDropsActCompiled) {
+  const ModelArch& arch = test::catalog().model("llama-3.1-8b")->arch;
+  ActivationSettings s = full_finetune(Attention::kFlash);
+  const double eager = block_activations(dense_block_shape(arch), s).saved.per_token;
+  s.compiled = true;
+  const double compiled = block_activations(dense_block_shape(arch), s).saved.per_token;
+  // Compiled: act(gate) is recomputed (2 B x I) and the two RMSNorms keep their 16-bit input
+  // instead of an FP32 copy plus the normalised tensor (6 - 2 = 4 B x h each).
+  EXPECT_DOUBLE_EQ(eager - compiled, 2.0 * 14336 + 2 * 4.0 * 4096);
+}
+
+TEST(Activations, LoraKeepsOnlyTheInputsOfAdaptedProjections) {
+  const ModelArch& arch = test::catalog().model("llama-3.1-8b")->arch;
+  const BlockShape shape = dense_block_shape(arch);
+  ActivationSettings lora;
+  lora.adapted = kProjQ | kProjV;
+  lora.rank = 8;
+  lora.compiled = true;
+  const double qv = block_activations(shape, lora).saved.per_token;
+  lora.adapted = kProjQ | kProjV | kProjDown;
+  const double qv_down = block_activations(shape, lora).saved.per_token;
+  // Adapting down adds its input (the product, I wide) and its x·A (r wide).
+  EXPECT_DOUBLE_EQ(qv_down - qv, 2.0 * 14336 + 2.0 * 8);
+  // FP32 adapters (PEFT's default) keep an FP32 copy of the input per adapted module.
+  lora.adapted = kProjQ | kProjV;
+  lora.fp32_adapters = true;
+  const double qv_fp32 = block_activations(shape, lora).saved.per_token;
+  EXPECT_DOUBLE_EQ(qv_fp32 - qv, 2 * 4.0 * 4096 - 2.0 * 4096 + 2 * (4.0 - 2.0) * 8);
+  // A full fine-tune keeps every projection's input.
+  EXPECT_GT(block_activations(shape, full_finetune(Attention::kFlash)).saved.per_token, qv_fp32);
+}
+
+TEST(Activations, GemmaExtraNormsAndQkNormsAreCounted) {
+  const ModelArch& arch = test::catalog().model("gemma-3-4b")->arch;
+  ASSERT_EQ(arch.norms_per_layer, 4);
+  ASSERT_TRUE(arch.qk_norm);
+  BlockShape shape = dense_block_shape(arch);
+  const ActivationSettings s = full_finetune(Attention::kFlash);
+  const double four = block_activations(shape, s).saved.per_token;
+  shape.norms = 2;
+  shape.qk_norm = false;
+  const double two = block_activations(shape, s).saved.per_token;
+  // Eager RMSNorm with a trained weight: 6 B per value; two more norms over h, q and k norms.
+  EXPECT_DOUBLE_EQ(four - two, 6.0 * (2 * arch.hidden + arch.q_dim() + arch.kv_dim()));
+}
+
+TEST(Activations, MoeCountsRoutedTokensTimesTopK) {
+  const ModelArch& arch = test::catalog().model("qwen3-30b-a3b")->arch;
+  BlockShape shape = moe_block_shape(arch);
+  ASSERT_GT(shape.experts_per_token, 1);
+  ActivationSettings s = full_finetune(Attention::kFlash);
+  s.compiled = true;
+  const double k = block_activations(shape, s).saved.per_token;
+  shape.experts_per_token += 1;
+  const double k1 = block_activations(shape, s).saved.per_token;
+  // One more routed copy: its input (h), gate, up and product (3 x I_e), its weighted output (h).
+  EXPECT_DOUBLE_EQ(k1 - k, 2.0 * (2 * arch.hidden + 3 * arch.moe_intermediate));
+}
+
+TEST(Activations, LinearInMicroBatchForEveryModelAndMethod) {
+  // Within one phase of the step, every term but the fixed buffers (the dequantized weight, the
+  // FSDP working set) is proportional to the micro-batch. The peak is the larger of two phases,
+  // so configurations whose peak phase changes between micro-batches are left out; most (three in
+  // four) keep theirs.
+  int checked = 0, total = 0;
+  for (const auto& m : test::catalog().models())
+    for (Method method : {Method::kFull, Method::kLora, Method::kQlora})
+      for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+        for (Attention att : {Attention::kFlash, Attention::kSdpa, Attention::kEager}) {
+          Workload w = workload(m->arch.id, method);
+          w.recompute = rc;
+          w.attention = att;
+          w.seq = 1024;
+          auto step = [&](std::int64_t b) {
+            w.micro_batch = b;
+            return estimate_memory(w, on("b300")).runtime.step;
+          };
+          auto variable = [](const StepMemory& s) {
+            return (s.total() - s.dequant_buffer - s.gathered_params - s.gradients).value;
+          };
+          const StepMemory one = step(1);
+          ++total;
+          bool same_phase = true;
+          for (std::int64_t b : {2, 3, 8}) {
+            const StepMemory many = step(b);
+            if (many.phase != one.phase || many.gradients != one.gradients) {
+              same_phase = false;
+              continue;
+            }
+            EXPECT_NEAR(variable(many), static_cast<double>(b) * variable(one),
+                        1e-9 * variable(one) * static_cast<double>(b))
+                << m->arch.id << " " << method_name(method) << " micro-batch " << b;
+          }
+          checked += same_phase;
+        }
+  EXPECT_GT(checked * 4, total * 3) << checked << " of " << total;
+  // The profile's terms are per token (and per s²·b): proportional to the micro-batch for
+  // every method, full fine-tunes included.
+  for (const auto& m : test::catalog().models()) {
+    const ActivationProfile p = activation_profile(workload(m->arch.id, Method::kFull));
+    for (const TokenBytes& t : {p.saved_all, p.recompute, p.backward_transient, p.logits})
+      EXPECT_DOUBLE_EQ(t.at(2048, 6).value, 6 * t.at(2048, 1).value) << m->arch.id;
+  }
+}
+
+TEST(Activations, CheckpointingLowersThem) {
+  for (const auto& m : test::catalog().models())
+    for (Method method : {Method::kFull, Method::kLora, Method::kQlora})
+      for (Attention att : {Attention::kFlash, Attention::kSdpa, Attention::kEager}) {
+        Workload w = workload(m->arch.id, method);
+        w.attention = att;
+        auto saved = [&](Recompute rc) {
+          Workload x = w;
+          x.recompute = rc;
+          return activation_profile(x).saved_all.at(4096, 2).value;
+        };
+        auto peak = [&](Recompute rc) {
+          Workload x = w;
+          x.recompute = rc;
+          return estimate_memory(x, on("b300")).activations.value;
+        };
+        const double none = saved(Recompute::kNone), selective = saved(Recompute::kSelective),
+                     full = saved(Recompute::kFull);
+        EXPECT_LT(full, selective) << m->arch.id;
+        if (att == Attention::kEager)
+          EXPECT_LT(selective, none) << m->arch.id;  // the s² probabilities are recomputed
+        else
+          EXPECT_EQ(selective, none) << m->arch.id;  // the kernel keeps no s² term to drop
+        // The step's peak: lower with full recomputation, except that a full fine-tune's peak
+        // at the end of the backward pass is its gradients plus one block either way (the
+        // recomputed block replaces the kept one; its input, 2 B x h per token, stays).
+        const double one_input = 2.0 * static_cast<double>(m->arch.hidden) * 4096 * 2;
+        EXPECT_LE(peak(Recompute::kFull), peak(Recompute::kNone) + one_input) << m->arch.id;
+        if (method != Method::kFull) EXPECT_LT(peak(Recompute::kFull), peak(Recompute::kNone));
+      }
+}
+
+TEST(Activations, FlashAttentionRemovesTheSequenceSquaredTerm) {
+  for (const auto& m : test::catalog().models()) {
+    Workload w = workload(m->arch.id, Method::kLora);
+    w.recompute = Recompute::kNone;
+    for (Attention att : {Attention::kFlash, Attention::kSdpa}) {
+      w.attention = att;
+      const ActivationProfile p = activation_profile(w);
+      EXPECT_EQ(p.saved_all.per_seq_squared, 0.0) << m->arch.id;
+      EXPECT_EQ(p.backward_transient.per_seq_squared, 0.0) << m->arch.id;
+      // Linear in the sequence: twice the tokens, twice the bytes.
+      EXPECT_DOUBLE_EQ(p.saved_all.at(8192, 1).value, 2 * p.saved_all.at(4096, 1).value);
+    }
+    w.attention = Attention::kEager;
+    const ActivationProfile eager = activation_profile(w);
+    EXPECT_GT(eager.saved_all.per_seq_squared, 0.0) << m->arch.id;
+    EXPECT_GT(eager.saved_all.at(8192, 1).value, 2 * eager.saved_all.at(4096, 1).value);
+  }
+}
+
+TEST(Activations, ChunkedLossKeepsOnly16BitLogitsAndOneChunk) {
+  Workload w = workload("llama-3.1-8b", Method::kLora);
+  const double V = 128256;
+  EXPECT_DOUBLE_EQ(activation_profile(w).logits.per_token, 2 * V + 3 * 4 * V);
+  w.options.chunked_loss = true;
+  EXPECT_DOUBLE_EQ(activation_profile(w).logits.per_token, 2 * V + 2 * V / 8);
+}
+
+TEST(Activations, QloraDequantizesTheLargestWeightToBf16) {
+  const Workload w = workload("llama-3.1-8b", Method::kQlora);
+  EXPECT_DOUBLE_EQ(activation_profile(w).dequant_buffer.value, 14336.0 * 4096 * 2);
+  // It is part of a block's backward phase, whenever that phase is the peak.
+  Workload small = w;
+  small.seq = 128;
+  small.options.chunked_loss = true;
+  const StepMemory m = estimate_memory(small, on("h200-nvl")).runtime.step;
+  ASSERT_EQ(m.phase, StepPhase::kBlockBackward);
+  EXPECT_DOUBLE_EQ(m.dequant_buffer.value, 14336.0 * 4096 * 2);
+}
+
+TEST(Activations, OffloadKeepsOneBlockOnTheCard) {
+  Workload w = workload("llama-3.1-8b", Method::kLora);
+  w.recompute = Recompute::kNone;
+  const ActivationProfile p = activation_profile(w);
+  w.options.offload_activations = true;
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  EXPECT_DOUBLE_EQ(m.runtime.step.saved_activations.value, p.saved_one.at(w.seq, 1).value);
+  EXPECT_LT(m.activations,
+            estimate_memory(workload("llama-3.1-8b", Method::kLora), on("h200-nvl")).activations +
+                p.saved_all.at(w.seq, 1));
+}
+
+TEST(OnCardStates, PagedOptimizerStatesAreHostEvictableNotCounted) {
+  const Workload w = workload("llama-3.1-8b", Method::kFull, Optimizer::kPagedAdamW8bit);
+  const MemoryEstimate m = estimate_memory(w, on("rtx-4090"));
+  EXPECT_DOUBLE_EQ(m.runtime.states.paged.value, m.states.optimizer_states.value);
+  EXPECT_LT(m.states_on_card + m.runtime.states.paged, m.states.total());
+}
+
+TEST(OnCardStates, PureBf16DropsTheMasterCopyAndHalvesAdamStates) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.options.pure_bf16 = true;
+  const ModelStates s = model_states(w);
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  // Weights (2 B) + AdamW m, v in BF16 (4 B): 6 B per parameter on the card besides gradients.
+  EXPECT_DOUBLE_EQ(m.states_on_card.value, 6.0 * static_cast<double>(w.model->params.total));
+  EXPECT_DOUBLE_EQ(m.runtime.states.pure_bf16_saving.value,
+                   (s.master_weights + s.optimizer_states / 2).value);
+}
+
+TEST(OnCardStates, OptimizerInBackwardKeepsOneGradient) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.options.optimizer_in_backward = true;
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  // The largest tensor: the embedding or the output layer, 128256 x 4096, BF16 gradient.
+  EXPECT_DOUBLE_EQ(m.runtime.states.gradients_produced.value, 2.0 * 128256 * 4096);
+  w.grad_accum = 4;
+  EXPECT_THROW(validate(w), UserError);
+}
+
+TEST(OnCardStates, GradientAccumulationKeepsGradientsResident) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  const MemoryEstimate one = estimate_memory(w, on("h200-nvl"));
+  EXPECT_FALSE(one.runtime.states.gradients_persistent);
+  w.grad_accum = 8;
+  const MemoryEstimate eight = estimate_memory(w, on("h200-nvl"));
+  EXPECT_TRUE(eight.runtime.states.gradients_persistent);
+  EXPECT_DOUBLE_EQ(eight.states_on_card.value, eight.states.total().value);
+  // The loss phase now holds the gradients too: the peak cannot be lower.
+  EXPECT_GE(eight.peak, one.peak);
+}
+
+TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
+  Workload w = workload("llama-3.1-70b", Method::kFull);
+  w.options.offload_optimizer = true;
+  w.options.offload_parameters = true;
+  const MemoryEstimate m = estimate_memory(w, on("a100-80gb-sxm", 8, Sharding::kFsdp));
+  EXPECT_EQ(m.states_on_card.value, 0.0);
+  EXPECT_DOUBLE_EQ(m.runtime.states.host.value, m.states.total().value);
+  EXPECT_GT(m.runtime.step.gathered_params.value, 0.0);
+}
+
+TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.options.offload_optimizer = true;
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  const ModelStates& s = m.states;
+  EXPECT_DOUBLE_EQ(m.states_on_card.value, s.trained_weights.value);
+  EXPECT_DOUBLE_EQ(m.runtime.states.host.value,
+                   (s.master_weights + s.optimizer_states + s.gradients).value);
+  // One block's BF16 gradients at a time: q, k, v, o and the MLP of Llama 3.1 8B.
+  const double block = 2.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  EXPECT_NEAR(m.runtime.states.gradients_produced.value, block, 2.0 * 2 * 4096);  // + norms
+}
+
+TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
+  Workload w = workload("llama-3.1-8b", Method::kLora);
+  w.peak = PeakKind::kAllocated;
+  const MemoryEstimate allocated = estimate_memory(w, on("h200-nvl"));
+  w.peak = PeakKind::kReserved;
+  const MemoryEstimate reserved = estimate_memory(w, on("h200-nvl"));
+  EXPECT_NEAR((reserved.peak - allocated.peak).value,
+              reserved.runtime.overheads.allocator_reserve.value, 1.0);
+  EXPECT_DOUBLE_EQ(
+      reserved.runtime.overheads.allocator_reserve.value,
+      test::overheads().allocator_reserve_fraction * reserved.runtime.step.transient().value);
+  EXPECT_EQ(reserved.runtime.overheads.nccl_buffers.value, 0.0);
+  EXPECT_GT(estimate_memory(w, on("h200-nvl", 2, Sharding::kFsdp)).runtime.overheads.nccl_buffers,
+            Bytes(0));
+  // cuBLAS workspaces by compute capability: 32 MiB on Hopper, 8.125 MiB on Ada.
+  EXPECT_DOUBLE_EQ(reserved.runtime.overheads.cublas_workspace.value, 32.0 * 1048576);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, on("rtx-4090")).runtime.overheads.cublas_workspace.value,
+                   8519680.0);
+}
+
+TEST(Activations, PeakIsStatesOnCardPlusActivationsPlusOverhead) {
+  for (const auto& m : test::catalog().models())
+    for (Method method : {Method::kFull, Method::kLora, Method::kQlora}) {
+      const MemoryEstimate e = estimate_memory(workload(m->arch.id, method), on("b300"));
+      EXPECT_DOUBLE_EQ(e.peak.value, (e.states_on_card + e.activations + e.overhead).value);
+      EXPECT_GT(e.activations.value, 0.0);
+      EXPECT_GT(e.overhead.value, 0.0);
+      EXPECT_LE(e.states_on_card, e.states.total());
+    }
+}
+
+}  // namespace
+}  // namespace ftplan
