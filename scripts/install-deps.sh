@@ -7,7 +7,11 @@ packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14
           nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev
           libgtest-dev libbenchmark-dev)
 if [[ "${1:-}" == "--browser" ]]; then
-  packages+=(chromium nodejs npm)
+  packages+=(chromium)
+  # Node.js and npm may come from another source than Debian (nodejs bundling npm): ask for the
+  # Debian packages only when the commands are missing.
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
 fi
 
 missing=()

@@ -7,8 +7,8 @@
 
 #include "comm/link_calibration.hpp"
 #include "core/error.hpp"
-#include "mig/pack_file.hpp"
 #include "memory/measured_runs.hpp"
+#include "mig/pack_file.hpp"
 #include "model/config_reader.hpp"
 #include "perf/bench_results.hpp"
 #include "plan/measured_step.hpp"

@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <iterator>
+#include <regex>
 #include <thread>
 
 #include "server/api.hpp"
@@ -57,6 +60,45 @@ TEST(ServerApi, FitGivesTheCliJson) {
   EXPECT_NEAR(json::parse(r.body)["memory_GB"]["free"].get<double>(), 85.91, 0.01);
 }
 
+// The page's requests: step per card, the scaling sweep over two cards, MIG per card; each gives
+// the CLI's JSON for the same options.
+TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {
+  const std::string run = R"("model": "llama-3.1-8b", "method": "lora", "rank": "16")";
+  const std::vector<std::string> cli_run = {"--model", "llama-3.1-8b", "--method",
+                                            "lora",    "--rank",       "16"};
+  auto cli = [&](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), cli_run.begin(), cli_run.end());
+    args.insert(args.end(), more.begin(), more.end());
+    args.push_back("--json");
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const Response step = call("POST", "/api/step", "{" + run + R"(, "gpu": "rtx-pro-6000"})");
+  ASSERT_EQ(step.status, 200) << step.body;
+  EXPECT_EQ(json::parse(step.body), cli({"step"}, {"--gpu", "rtx-pro-6000"}));
+
+  const Response scale = call(
+      "POST", "/api/scale", "{" + run + R"(, "gpu": ["h200-nvl", "rtx-pro-6000"], "sweep": true})");
+  ASSERT_EQ(scale.status, 200) << scale.body;
+  const json sweep = json::parse(scale.body);
+  EXPECT_EQ(sweep, cli({"scale"}, {"--gpu", "h200-nvl", "--gpu", "rtx-pro-6000", "--sweep"}));
+  EXPECT_EQ(sweep["sweep"].size(), 8u);  // N = 1, 2, 4, 8 for each card
+  EXPECT_EQ(sweep["sweep"][1]["link"], "NVLink 4 bridge");
+  EXPECT_EQ(sweep["sweep"][5]["link"], "PCIe Gen5 x16");
+
+  const Response mig = call("POST", "/api/mig", "{" + run + R"(, "gpu": "rtx-pro-6000"})");
+  ASSERT_EQ(mig.status, 200) << mig.body;
+  EXPECT_EQ(json::parse(mig.body), cli({"mig"}, {"--gpu", "rtx-pro-6000"}));
+  // Seed: an 8B LoRA on a BF16 base leaves about 7 GB in a 24 GB instance.
+  EXPECT_EQ(json::parse(mig.body)["smallest_fitting_profile"], "1g.24gb");
+
+  expect_error(call("POST", "/api/mig", "{" + run + R"(, "gpu": "rtx-4090"})"), 400, "unsupported",
+               "gpu");
+  expect_error(call("POST", "/api/step", "{" + run + R"(, "gpu": "h200-nvl", "seq": "abc"})"), 400,
+               "invalid_value", "seq");
+}
+
 TEST(ServerApi, PastedConfigJson) {
   const std::string config =
       R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 688,
@@ -99,6 +141,37 @@ TEST(ServerApi, NoFileIsEverRead) {
                400, "unsupported", "gpu");
   expect_error(call("GET", "/../../etc/passwd"), 404, "not_found");
   expect_error(call("GET", "/web/../data/gpus/h200-nvl.yaml"), 404, "not_found");
+}
+
+TEST(ServerApi, ServesThePageAndTheSeedRunsFromEmbeddedFiles) {
+  const Response page = call("GET", "/");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  // Every file the page names is an embedded asset of this server: no other origin.
+  const std::regex reference(R"re((?:src|href)="([^"]*)")re");
+  int references = 0;
+  for (std::sregex_iterator it(page.body.begin(), page.body.end(), reference), end; it != end;
+       ++it) {
+    const std::string target = (*it)[1];
+    if (target.starts_with("data:") || target.starts_with("#")) continue;
+    ++references;
+    ASSERT_TRUE(target.starts_with("/") && !target.starts_with("//")) << target;
+    const std::string path = target.substr(0, target.find('?'));
+    if (path.starts_with("/api/")) continue;  // the report link
+    EXPECT_EQ(call("GET", path).status, 200) << path;
+  }
+  EXPECT_GE(references, 3);  // style.css, app.js, the report link
+  EXPECT_EQ(call("GET", "/app.js").content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(call("GET", "/style.css").content_type, "text/css; charset=utf-8");
+  // The page's default runs: the embedded examples/seed-runs.yaml, byte for byte.
+  const Response seed = call("GET", "/examples/seed-runs.yaml");
+  ASSERT_EQ(seed.status, 200);
+  std::ifstream file(std::string(FTPLAN_SOURCE_DIR) + "/examples/seed-runs.yaml");
+  const std::string expected((std::istreambuf_iterator<char>(file)), {});
+  EXPECT_EQ(seed.body, expected);
+  expect_error(call("GET", "/examples/../data/gpus/h200-nvl.yaml"), 404, "not_found");
+  expect_error(call("GET", "/examples/nothing.yaml"), 404, "not_found");
+  expect_error(call("GET", "/examples/"), 404, "not_found");
 }
 
 TEST(ServerApi, StatusCodes) {

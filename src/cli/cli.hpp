@@ -13,6 +13,10 @@
 #include "catalog/catalog.hpp"
 #include "memory/overheads.hpp"
 
+namespace ftplan {
+struct RunsFile;
+}  // namespace ftplan
+
 namespace ftplan::cli {
 
 inline constexpr int kExitOk = 0;
@@ -90,6 +94,10 @@ bool execute(const std::vector<std::string>& args, Context& ctx);
 
 // The option an unexpected-argument or conversion error of CLI11 is about ("--rank"), if any.
 std::string option_of_parse_error(const std::string& message);
+
+// A runs file (ftplan plan/report/sweep): FILE, or the built-in seed runs when `path` is empty.
+// (ftplan::RunsFile is declared in plan/runs.hpp.)
+ftplan::RunsFile load_runs(Context& ctx, const std::string& path);
 
 // The built-in data as DataFiles (embedded at build time).
 std::vector<DataFile> builtin_data_files();

@@ -34,12 +34,12 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, co
   return estimate_memory(w, replica, activation_profile(w), p, trace);
 }
 
-MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
-                               const ActivationProfile& profile, const Placement& p, Trace* trace) {
+MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
+                              const ActivationProfile& profile, const Placement& p) {
   MemoryEstimate m;
   const int cards = p.mig ? 1 : p.count;
   m.states = shard_states(replica, p.sharding, cards);
-  m.runtime = runtime_memory(w, profile, m.states, p, trace);
+  m.runtime = runtime_memory(w, profile, m.states, p, nullptr);
   m.states_on_card = m.runtime.states.resident;
   m.activations = m.runtime.activations;
   m.overhead = m.runtime.overhead;
@@ -48,26 +48,37 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
   m.peak = m.states_on_card + m.activations + m.overhead;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
+  return m;
+}
+
+std::string memory_reason(const MemoryEstimate& m, const Placement& p) {
+  const int cards = p.mig ? 1 : p.count;
   const std::string where =
       p.mig ? fmt::format("a {} instance of {}", p.mig->name, p.gpu->name)
             : (cards > 1 ? fmt::format("each of {} × {}", cards, p.gpu->name) : p.gpu->name);
   switch (m.verdict) {
     case Verdict::kFits:
-      m.reason = fmt::format("peak {} leaves {} of {} on {}", format_GB(m.peak),
-                             format_GB(m.headroom), format_GB(m.capacity), where);
-      break;
+      return fmt::format("peak {} leaves {} of {} on {}", format_GB(m.peak), format_GB(m.headroom),
+                         format_GB(m.capacity), where);
     case Verdict::kTight:
-      m.reason = fmt::format(
+      return fmt::format(
           "peak {} leaves only {} of {} on {} (under {:.0f} % of the card): too little to plan "
           "with; use more cards, sharding, QLoRA or a smaller micro-batch",
           format_GB(m.peak), format_GB(m.headroom), format_GB(m.capacity), where,
           kTightHeadroomFraction * 100);
-      break;
     case Verdict::kDoesNotFit:
-      m.reason = fmt::format("peak {} exceeds the {} of {} by {}", format_GB(m.peak),
-                             format_GB(m.capacity), where, format_GB(m.peak - m.capacity));
       break;
   }
+  return fmt::format("peak {} exceeds the {} of {} by {}", format_GB(m.peak), format_GB(m.capacity),
+                     where, format_GB(m.peak - m.capacity));
+}
+
+MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
+                               const ActivationProfile& profile, const Placement& p, Trace* trace) {
+  MemoryEstimate m = memory_figures(w, replica, profile, p);
+  if (trace) m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
+  m.reason = memory_reason(m, p);
+  const int cards = p.mig ? 1 : p.count;
   if (trace) {
     trace->add(
         {"memory.capacity",

@@ -49,6 +49,12 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
                                const ActivationProfile& profile, const Placement& p,
                                Trace* trace = nullptr);
 
+// The figures alone, without the reason text or a trace: the planner's allocation-free path.
+MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
+                              const ActivationProfile& profile, const Placement& p);
+// The one sentence a user can act on, for figures from memory_figures().
+std::string memory_reason(const MemoryEstimate& m, const Placement& p);
+
 // The verdict rule, on its own (used by MIG per profile and by the planner).
 Verdict verdict_for(Bytes capacity, Bytes peak);
 

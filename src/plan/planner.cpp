@@ -59,6 +59,7 @@ std::vector<Sharding> shardings(const Workload& w, int count) {
 // One (micro-batch, recompute) variant of a run, prepared once for every card that is timed.
 struct Variant {
   Workload workload;
+  ActivationProfile activations;
   StepOps ops;
   PreparedStep prepared_default;
   std::vector<PreparedStep> prepared_calibrated;  // parallel to PlanningData::calibrations
@@ -107,14 +108,14 @@ Option evaluate_option(const PlannedRun& run, const Variant& v, const ModelState
   p.sharding = sharding;
   p.mig = mig;
   o.strategy = comm_strategy(w, p);
-  const MemoryEstimate m = estimate_memory(w, replica, p);
+  const MemoryEstimate m = memory_figures(w, replica, v.activations, p);
   o.verdict = m.verdict;
   o.model_states = m.states.total();
   o.peak = m.peak;
   o.capacity = m.capacity;
   o.free = m.free;
   if (m.verdict != Verdict::kFits) {
-    o.reason = m.reason;
+    o.reason = memory_reason(m, p);
     return o;
   }
   const double tdp = gpu.tdp_W.value.value_or(0);
@@ -234,6 +235,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         v.workload.micro_batch = mb;
         v.workload.recompute = rc;
         v.ops = build_step_ops(v.workload);
+        v.activations = activation_profile(v.workload);
         v.prepared_default = prepare_step(v.ops, data.default_efficiency);
         for (const auto& t : data.calibrations)
           v.prepared_calibrated.push_back(prepare_step(v.ops, t));
@@ -266,20 +268,31 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           continue;
         }
         std::optional<Option> best_here, miss_here;
-        for (Sharding sh : shardings(run.workload, count))
+        std::vector<Option> best_per_sharding;
+        for (Sharding sh : shardings(run.workload, count)) {
+          std::optional<Option> best_sharding;
           for (const auto& v : variants) {
             ++rp.evaluations;
             Option o = evaluate_option(run, v, replica, *gpu, count, sh, nullptr, *topology, device,
                                        data, file);
             if (o.feasible) {
-              if (!best_here || better(o, *best_here, RankBy::kTime)) best_here = o;
+              if (!best_sharding || better(o, *best_sharding, RankBy::kTime)) best_sharding = o;
               feasible.push_back(std::move(o));
             } else if (!miss_here || miss(o) < miss(*miss_here)) {
               miss_here = std::move(o);
             }
           }
+          if (best_sharding) {
+            if (!best_here || better(*best_sharding, *best_here, RankBy::kTime))
+              best_here = best_sharding;
+            best_per_sharding.push_back(std::move(*best_sharding));
+          }
+        }
         if (best_here) {
-          if (!pg.minimum) pg.minimum = best_here;  // counts are tried in increasing order
+          if (!pg.minimum) {  // counts are tried in increasing order
+            pg.minimum = best_here;
+            pg.minimum_options = std::move(best_per_sharding);
+          }
           if (!pg.fastest || better(*best_here, *pg.fastest, RankBy::kTime)) pg.fastest = best_here;
         } else if (miss_here) {
           if (!closest_miss || miss(*miss_here) < miss(*closest_miss)) closest_miss = miss_here;

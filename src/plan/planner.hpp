@@ -58,6 +58,7 @@ struct RunPlan {
   struct PerGpu {
     const GpuSpec* gpu = nullptr;
     std::optional<Option> minimum;
+    std::vector<Option> minimum_options;  // at the minimum count: the fastest option per sharding
     std::optional<Option> fastest;
     std::optional<Option> best_mig;  // the smallest MIG instance that holds the run, if any
     std::string why_not;             // nothing fits: the closest miss

@@ -107,9 +107,18 @@ Response run_command(const std::vector<std::string>& args, cli::Context& ctx,
   return {200, content_type, out.str()};
 }
 
+// The embedded file a page path names: "/" is the page, "/examples/NAME" an embedded example (the
+// page's default runs come from examples/seed-runs.yaml), every other path a file under web/.
+std::string asset_name(const std::string& path) {
+  if (path == "/") return "web/index.html";
+  if (path.starts_with("/examples/")) return path.substr(1);
+  return "web" + path;
+}
+
 Response serve_asset(const std::string& path) {
-  // Only the embedded files under web/ are served: a lookup by exact name, never the file system.
-  const std::string name = path == "/" ? "web/index.html" : "web" + path;
+  // Only embedded files under web/ and examples/ are served: a lookup by exact name, never the
+  // file system.
+  const std::string name = asset_name(path);
   for (const auto& f : embedded::files()) {
     if (f.path != name) continue;
     std::string type = "text/plain; charset=utf-8";
@@ -121,6 +130,8 @@ Response serve_asset(const std::string& path) {
       type = "text/css; charset=utf-8";
     else if (name.ends_with(".svg"))
       type = "image/svg+xml";
+    else if (name.ends_with(".yaml"))
+      type = "application/yaml; charset=utf-8";
     return {200, type, std::string(f.text)};
   }
   return error(404, "not_found", "no such page or endpoint: " + path);

@@ -1,0 +1,489 @@
+// End-to-end tests of the web calculator in a real browser: Debian's Chromium (/usr/bin/chromium,
+// never a downloaded one) driven by playwright-core, against `build/ftplan serve` on a free port.
+// Builds nothing: build/ftplan must exist (./test.sh quick builds it).
+// Usage: node run.mjs   (FTPLAN_BIN and CHROMIUM override the two paths; FTPLAN_BROWSER_ONLY=TEXT
+//                        runs only the tests whose name contains TEXT)
+// Exit code: 0 when every test passes, 1 otherwise (each failure says what differed).
+import {execFile, spawn} from 'node:child_process';
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {promisify} from 'node:util';
+
+import {chromium} from 'playwright-core';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = process.env.FTPLAN_BIN ?? join(ROOT, 'build/ftplan');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const SCREENSHOTS = join(ROOT, 'build/browser-screenshots');
+const SEED_RUNS = readFileSync(join(ROOT, 'examples/seed-runs.yaml'), 'utf8');
+const TIMEOUT_MS = 30000;
+
+// ---- the server and the CLI --------------------------------------------------------------------
+
+// Starts `ftplan serve --port 0` and resolves with its origin from the "serving on http://..." line.
+function startServer() {
+  const server = spawn(BIN, ['serve', '--port', '0'], {stdio: ['ignore', 'pipe', 'pipe']});
+  return new Promise((resolveOrigin, reject) => {
+    let output = '';
+    const timer = setTimeout(
+        () => reject(new Error(`no "serving on" line within 20 s:\n${output}`)), 20000);
+    const onData = (chunk) => {
+      output += chunk;
+      const match = /serving on (http:\/\/[^\s/]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolveOrigin({server, origin: match[1]});
+      }
+    };
+    server.stdout.on('data', onData);
+    server.stderr.on('data', onData);
+    server.on('exit', (code) => reject(new Error(`ftplan serve exited with ${code}:\n${output}`)));
+  });
+}
+
+const run = promisify(execFile);
+
+// `ftplan COMMAND --option value ... --json` with the API's body keys as options ('_' -> '-').
+async function cliJson(command, body) {
+  const args = [command];
+  for (const [key, value] of Object.entries(body)) {
+    for (const item of [value].flat()) args.push(`--${key.replaceAll('_', '-')}`, String(item));
+  }
+  args.push('--json');
+  const {stdout} = await run(BIN, args, {maxBuffer: 64 << 20});
+  return JSON.parse(stdout);
+}
+
+async function apiJson(origin, path, body) {
+  const reply = await fetch(origin + path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {'Content-Type': 'application/json'},
+    body: typeof body === 'string' || body === undefined ? body : JSON.stringify(body),
+  });
+  return {status: reply.status, data: await reply.json()};
+}
+
+// ---- checks ------------------------------------------------------------------------------------
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+function equal(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  check(a === e, `${what}: page/actual ${a}, expected ${e}`);
+}
+
+// The page's number format: English 85.9, German 85,9.
+function gbText(value, lang = 'en') {
+  const text = `${value.toFixed(1)} GB`;
+  return lang === 'de' ? text.replace('.', ',') : text;
+}
+
+// ---- the page ----------------------------------------------------------------------------------
+
+async function waitForResults(page) {
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' &&
+      document.body.dataset.busy === 'false', null, {timeout: TIMEOUT_MS});
+}
+
+async function waitForPlan(page) {
+  await page.waitForFunction(() => document.body.dataset.planBusy === 'false', null,
+      {timeout: TIMEOUT_MS});
+}
+
+async function openPage(context, origin, hash = '', viewport = {width: 1280, height: 900}) {
+  const page = await context.newPage();
+  await page.setViewportSize(viewport);
+  page.on('pageerror', (error) => context.pageErrors.push(`${error.message}`));
+  // Script errors and blocked content count; an HTTP error status the page expects (400 for a bad
+  // input, the plan's error while the server has no planner) is logged by Chromium but is no error.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 400/.test(message.text())) {
+      context.pageErrors.push(message.text());
+    }
+  });
+  await page.goto(`${origin}/${hash ? `#${hash}` : ''}`);
+  await waitForResults(page);
+  return page;
+}
+
+// Sets the form the way a user does: menus, fields, one card row per entry.
+async function fillForm(page, run) {
+  await page.check('input[name=source][value=catalog]');
+  await page.selectOption('#model', run.model);
+  await page.selectOption('#method', run.method);
+  await page.selectOption('#optimizer', run.optimizer ?? 'adamw');
+  if (run.method !== 'full') await page.fill('#rank', String(run.rank ?? 16));
+  const rows = page.locator('#cards > li');
+  while (await rows.count() > run.cards.length) await rows.last().locator('button').click();
+  while (await rows.count() < run.cards.length) await page.click('#add-card');
+  for (const [i, card] of run.cards.entries()) {
+    await rows.nth(i).locator('select').selectOption(card.gpu);
+    await rows.nth(i).locator('input').fill(String(card.count));
+  }
+  await waitForResults(page);
+}
+
+// The figures of one card's memory result as the page shows them: value and text.
+async function memoryShown(page, gpu, count) {
+  return page.locator(`#memory article[data-gpu="${gpu}"][data-count="${count}"]`).evaluate((box) => {
+    const figures = {};
+    for (const el of box.querySelectorAll('dl [data-figure], .legend [data-figure]')) {
+      figures[el.dataset.figure] = {value: Number(el.dataset.value), text: el.textContent};
+    }
+    const verdict = box.querySelector('[data-verdict]');
+    return {verdict: verdict?.dataset.verdict, verdictText: verdict?.textContent, figures,
+      text: box.textContent};
+  });
+}
+
+// The API body the page sends for a form run (the CLI's defaults made explicit).
+function fitBody(run, card) {
+  const body = {method: run.method, optimizer: run.optimizer ?? 'adamw', precision: 'bf16',
+    seq: '2048', micro_batch: '1', recompute: 'full', model: run.model};
+  if (run.method !== 'full') {
+    Object.assign(body, {rank: String(run.rank ?? 16), targets: 'q,k,v,o,gate,up,down'});
+  }
+  return {...body, gpu: card.gpu, gpus: String(card.count)};
+}
+
+// The seed's runs (examples/seed-runs.yaml; figures in SEED-FIGURES.md M5, M8, M11).
+const SEED_CASES = [
+  {name: '8B LoRA on RTX PRO 6000 (M5)', model: 'llama-3.1-8b', method: 'lora', rank: 16,
+    cards: [{gpu: 'rtx-pro-6000', count: 1}], verdict: 'fits', free: '85.9 GB'},
+  {name: '8B full fine-tune, 32-bit Adam on RTX PRO 6000 (M11)', model: 'llama-3.1-8b', method: 'full',
+    optimizer: 'adamw', cards: [{gpu: 'rtx-pro-6000', count: 1}], verdict: 'does-not-fit'},
+  // M8: "about 6 GB free, too little to plan with": tight, or does not fit once the step's
+  // activations and overheads are counted.
+  {name: '70B LoRA on a BF16 base on H200 NVL (M8)', model: 'llama-3.3-70b', method: 'lora', rank: 16,
+    cards: [{gpu: 'h200-nvl', count: 1}], verdict: ['tight', 'does-not-fit'], free: '6.3 GB'},
+];
+
+// ---- the tests ---------------------------------------------------------------------------------
+
+const tests = [];
+const test = (name, fn) => tests.push({name, fn});
+
+test('seed runs: the page shows the API\'s and the CLI\'s figures and verdicts', async (env) => {
+  const page = await openPage(env.context, env.origin);
+  for (const seed of SEED_CASES) {
+    await fillForm(page, seed);
+    const card = seed.cards[0];
+    const body = fitBody(seed, card);
+    const [api, cli, shown] = await Promise.all([apiJson(env.origin, '/api/fit', body),
+      cliJson('fit', body), memoryShown(page, card.gpu, card.count)]);
+    equal(api.status, 200, `${seed.name}: API status`);
+    equal(api.data, cli, `${seed.name}: API JSON vs CLI JSON`);
+    equal(shown.verdict, cli.verdict, `${seed.name}: verdict on the page`);
+    check([seed.verdict].flat().includes(cli.verdict),
+        `${seed.name}: verdict ${cli.verdict}, the seed's is ${seed.verdict}`);
+    const m = cli.memory_GB;
+    for (const key of ['capacity', 'model_states', 'peak', 'free', 'headroom']) {
+      equal(shown.figures[key]?.value, m[key], `${seed.name}: ${key} value`);
+      equal(shown.figures[key]?.text, gbText(m[key]), `${seed.name}: ${key} as shown`);
+    }
+    const parts = {...m.breakdown, activations: m.activations, overhead: m.overhead};
+    for (const [part, value] of Object.entries(parts).filter(([, v]) => v > 0)) {
+      equal(shown.figures[part]?.value, value, `${seed.name}: ${part} in the memory bar`);
+    }
+    if (seed.free) equal(gbText(m.free), seed.free, `${seed.name}: the seed's free memory`);
+  }
+  // Step time and tokens/s of the first seed run, on the page and from the CLI.
+  await fillForm(page, SEED_CASES[0]);
+  const stepBody = fitBody(SEED_CASES[0], {gpu: 'rtx-pro-6000', count: 1});
+  delete stepBody.gpus;
+  const step = await cliJson('step', stepBody);
+  const shown = await page.locator('#step article[data-gpu="rtx-pro-6000"]').evaluate((box) =>
+    Object.fromEntries([...box.querySelectorAll('[data-figure]')]
+        .map((el) => [el.dataset.figure, Number(el.dataset.value)])));
+  equal(shown.tokens_per_second, step.tokens_per_second, 'step: tokens/s');
+  equal(shown.step_seconds, step.step_seconds, 'step: step seconds');
+  await page.close();
+});
+
+test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (env) => {
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2');
+  const body = {...fitBody({model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'h200-nvl', count: 2}),
+    gpu: ['h200-nvl', 'rtx-pro-6000'], sweep: true};
+  delete body.gpus;
+  const api = await apiJson(env.origin, '/api/scale', body);
+  equal(api.status, 200, 'scale: API status');
+  check(await page.locator('#scale svg path.series').count() === 2, 'scale: the chart has two lines');
+  for (const point of api.data.sweep.filter((p) => p.verdict !== 'does-not-fit')) {
+    const cell = page.locator(`#scale td[data-gpu="${point.gpu}"][data-count="${point.gpus}"]`);
+    const value = await cell.locator('[data-figure=tokens_per_second]').getAttribute('data-value');
+    equal(Number(value), point.tokens_per_second, `scale: tokens/s of ${point.gpu} x ${point.gpus}`);
+  }
+  const text = await page.locator('#scale').textContent();
+  check(text.includes('NVLink') && text.includes('PCIe'),
+      'scale: the table names NVLink and PCIe links');
+  await page.close();
+});
+
+test('MIG: profiles that fit and runs per card equal the API\'s', async (env) => {
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.1-8b&method=qlora&cards=rtx-pro-6000:1,rtx-4090:1');
+  const body = fitBody({model: 'llama-3.1-8b', method: 'qlora'}, {gpu: 'rtx-pro-6000', count: 1});
+  delete body.gpus;
+  const api = await apiJson(env.origin, '/api/mig', body);
+  equal(api.status, 200, 'mig: API status');
+  for (const instance of api.data.instances) {
+    const row = page.locator(
+        `#mig article[data-gpu="rtx-pro-6000"] tr[data-profile="${instance.profile}"]`);
+    equal(Number(await row.locator('[data-figure=free]').getAttribute('data-value')), instance.free_GB,
+        `mig: free of ${instance.profile}`);
+    equal(await row.locator('[data-verdict]').getAttribute('data-verdict'), instance.verdict,
+        `mig: verdict of ${instance.profile}`);
+  }
+  const noMig = await page.locator('#mig article[data-gpu="rtx-4090"]').textContent();
+  check(noMig.includes('No MIG'), `mig: a card without MIG says so, got "${noMig}"`);
+  await page.close();
+});
+
+test('API errors appear next to the field they name', async (env) => {
+  const page = await openPage(env.context, env.origin);
+  await page.fill('#rank', '0');
+  await waitForResults(page);
+  const badRank = {...fitBody(SEED_CASES[0], SEED_CASES[0].cards[0]), rank: '0'};
+  const api = await apiJson(env.origin, '/api/fit', badRank);
+  equal(api.data.error?.field, 'rank', 'the API names the field');
+  equal(await page.locator('#error-rank').isVisible(), true, 'the rank error is visible');
+  check((await page.locator('#error-rank').textContent()).includes(api.data.error.message),
+      'the rank error shows the API\'s message');
+  equal(await page.getAttribute('#rank', 'aria-invalid'), 'true', 'the rank field is marked invalid');
+  // A pasted config.json with a missing key: the error sits at the config text.
+  await page.fill('#rank', '16');
+  await page.check('input[name=source][value=paste]');
+  await page.fill('#config', '{"model_type": "llama", "hidden_size": 256}');
+  await waitForResults(page);
+  const message = await page.locator('#error-config').textContent();
+  check(await page.locator('#error-config').isVisible() && message.includes('required key'),
+      `the config error names the missing key, got "${message}"`);
+  await page.close();
+});
+
+test('a pasted config.json gives the same figures as the API', async (env) => {
+  const config = JSON.parse(readFileSync(join(ROOT, 'data/models/llama-3.1-8b.json'), 'utf8'));
+  const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1');
+  await page.check('input[name=source][value=paste]');
+  await page.fill('#config', JSON.stringify(config));
+  await waitForResults(page);
+  const shown = await memoryShown(page, 'rtx-pro-6000', 1);
+  equal(shown.verdict, 'fits', 'pasted 8B config: verdict');
+  equal(shown.figures.free?.text, '85.9 GB', 'pasted 8B config: free (seed M5)');
+  await page.close();
+});
+
+test('language switch: German labels, verdicts and number format', async (env) => {
+  const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1');
+  await page.selectOption('#lang', 'de');
+  await waitForResults(page);
+  equal(await page.getAttribute('html', 'lang'), 'de', 'the document language');
+  const text = await page.locator('body').innerText();
+  for (const word of ['Modell', 'Speicher pro Karte', 'Modellzustände', 'frei', 'passt', 'Schritt',
+    'Token/s', 'Karten', 'Welche Karte für welchen Lauf']) {
+    check(text.includes(word), `German page lacks "${word}"`);
+  }
+  const shown = await memoryShown(page, 'rtx-pro-6000', 1);
+  equal(shown.verdictText, 'passt', 'German verdict');
+  equal(shown.figures.free?.text, gbText(shown.figures.free.value, 'de'), 'German number format');
+  equal(shown.figures.free?.text, '85,9 GB', 'German free memory (seed: 86 GB)');
+  check((await page.getAttribute('#report-link', 'href')).includes('lang=de'),
+      'the report link is German');
+  await page.selectOption('#lang', 'en');
+  check((await page.locator('h1').textContent()).startsWith('Which GPU'), 'back to English');
+  await page.close();
+});
+
+test('the shareable URL restores every input', async (env) => {
+  const page = await openPage(env.context, env.origin);
+  const inputs = {model: 'qwen3-32b', method: 'qlora', rank: 32, optimizer: 'adamw-8bit',
+    cards: [{gpu: 'h200-nvl', count: 2}, {gpu: 'rtx-pro-6000', count: 1}, {gpu: 'l40s', count: 4}]};
+  await fillForm(page, inputs);
+  await page.fill('#seq', '4096');
+  await page.fill('#micro_batch', '2');
+  await page.selectOption('#recompute', 'selective');
+  await page.uncheck('input[name=target][value=gate]');
+  await page.selectOption('#lang', 'de');
+  await waitForResults(page);
+  const url = page.url();
+  const formOf = (p) => p.evaluate(() => ({
+    model: document.getElementById('model').value,
+    method: document.getElementById('method').value,
+    rank: document.getElementById('rank').value,
+    optimizer: document.getElementById('optimizer').value,
+    seq: document.getElementById('seq').value,
+    micro_batch: document.getElementById('micro_batch').value,
+    recompute: document.getElementById('recompute').value,
+    lang: document.getElementById('lang').value,
+    targets: [...document.querySelectorAll('input[name=target]:checked')].map((b) => b.value).join(','),
+    cards: [...document.querySelectorAll('#cards > li')].map((li) =>
+      `${li.querySelector('select').value}:${li.querySelector('input').value}`).join(','),
+    results: document.getElementById('memory').textContent,
+  }));
+  const before = await formOf(page);
+  equal(before.targets, 'q,k,v,o,up,down', 'the form before sharing');
+  const fresh = await env.context.newPage();
+  await fresh.goto(url);
+  await waitForResults(fresh);
+  const after = await formOf(fresh);
+  equal(after, before, 'inputs and results restored from the URL');
+  await fresh.close();
+  await page.close();
+});
+
+test('plan table: the page shows the API\'s plan for the seed\'s runs (or its error)', async (env) => {
+  const page = await openPage(env.context, env.origin);
+  await waitForPlan(page);
+  equal(await page.inputValue('#runs'), SEED_RUNS, 'the runs default to examples/seed-runs.yaml');
+  const api = await apiJson(env.origin, '/api/plan', SEED_RUNS);
+  if (api.status === 200) {
+    for (const run of api.data.runs) {
+      const row = page.locator(`#plan tr[data-run="${run.run}"]`);
+      check(await row.count() === 1, `plan: no row for run "${run.run}"`);
+      if (run.recommendation) {
+        equal(await row.getAttribute('data-gpu'), run.recommendation.gpu,
+            `plan: card for "${run.run}"`);
+        equal(Number(await row.getAttribute('data-count')), run.recommendation.count,
+            `plan: count for "${run.run}"`);
+      }
+    }
+  } else {
+    const text = await page.locator('#plan').textContent();
+    check(text.includes(api.data.error.message.split('\n')[0]),
+        `plan: the page shows the API's error "${api.data.error.message}", got "${text}"`);
+  }
+  const href = await page.getAttribute('#report-link', 'href');
+  equal(href, '/api/report?format=html&lang=en', 'the report link');
+  // "Add the run above": the form's run joins the list, and the URL carries the edited list.
+  await fillForm(page,
+      {model: 'qwen3-14b', method: 'qlora', rank: 8, cards: [{gpu: 'l40s', count: 1}]});
+  await page.click('#add-run');
+  await waitForPlan(page);
+  const runs = await page.inputValue('#runs');
+  const added = '  - name: qwen3-14b qlora\n    model: qwen3-14b\n    method: qlora\n    rank: 8\n';
+  check(runs.startsWith(SEED_RUNS) && runs.endsWith(added),
+      `the added run, got:\n${runs.slice(SEED_RUNS.length)}`);
+  check(new URL(page.url()).hash.includes('runs='), 'the URL carries the edited runs');
+  await page.close();
+});
+
+test('keyboard: every control has a label, the skip link comes first, focus is visible',
+    async (env) => {
+  const page = await openPage(env.context, env.origin);
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button')]
+        .filter((el) => !el.hidden && el.type !== 'hidden')
+        .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') ||
+            (el.tagName === 'BUTTON' && el.textContent.trim())))
+        .map((el) => el.outerHTML.slice(0, 80)));
+  equal(unlabelled, [], 'controls without a label');
+  await page.keyboard.press('Tab');
+  equal(await page.evaluate(() => document.activeElement.className), 'skip', 'the first Tab stop');
+  await page.keyboard.press('Tab');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  check(outline !== 'none', `the focused control shows an outline, got "${outline}"`);
+  const live = await page.locator('[aria-live]').count();
+  check(live >= 4, `results are announced (aria-live regions: ${live})`);
+  await page.close();
+});
+
+test('phone width (375 px): no horizontal scrolling; screenshots', async (env) => {
+  mkdirSync(SCREENSHOTS, {recursive: true});
+  const phone = await openPage(env.context, env.origin,
+      'model=llama-3.3-70b&method=lora&cards=h200-nvl:1,rtx-pro-6000:2', {width: 375, height: 812});
+  await waitForPlan(phone);
+  const widths = await phone.evaluate(() => ({scroll: document.documentElement.scrollWidth,
+    body: document.body.scrollWidth, view: window.innerWidth}));
+  check(widths.scroll <= 375 && widths.body <= 375,
+      `the page is wider than the phone: ${JSON.stringify(widths)}`);
+  await phone.screenshot({path: join(SCREENSHOTS, 'phone-375.png'), fullPage: true});
+  await phone.close();
+  const desktop = await openPage(env.context, env.origin);
+  await waitForPlan(desktop);
+  await desktop.screenshot({path: join(SCREENSHOTS, 'desktop-1280.png'), fullPage: true});
+  await desktop.selectOption('#lang', 'de');
+  await waitForResults(desktop);
+  await desktop.screenshot({path: join(SCREENSHOTS, 'desktop-1280-de.png'), fullPage: true});
+  await desktop.close();
+});
+
+test('no request left the machine: only the server\'s origin was asked', async (env) => {
+  check(env.requests.length > 20,
+      `too few requests seen (${env.requests.length}) for this check to mean anything`);
+  const foreign = env.requests.filter((url) => new URL(url).origin !== env.origin);
+  equal(foreign, [], 'requests to other origins');
+});
+
+test('no script errors or blocked resources in the console', async (env) => {
+  equal(env.context.pageErrors, [], 'console errors');
+});
+
+// ---- runner ------------------------------------------------------------------------------------
+
+async function main() {
+  if (!existsSync(BIN)) {
+    console.error(`error: ${BIN} is missing; build it first ` +
+        '(./test.sh quick, or cmake --build --preset default)');
+    return 1;
+  }
+  if (!existsSync(CHROMIUM)) {
+    console.error(`error: ${CHROMIUM} is missing; install Debian's chromium ` +
+        '(scripts/install-deps.sh --browser)');
+    return 1;
+  }
+  const {server, origin} = await startServer();
+  const userDataDir = mkdtempSync(join(tmpdir(), 'ftplan-chromium-'));
+  let context;
+  let failed = 0;
+  let ran = 0;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    context.pageErrors = [];
+    const requests = [];
+    // Every request of every page: the server's own pass, anything else is recorded and refused.
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      requests.push(url);
+      return new URL(url).origin === origin ? route.continue() : route.abort('blockedbyclient');
+    });
+    for (const page of context.pages()) await page.close();
+    const env = {context, origin, requests};
+    const only = process.env.FTPLAN_BROWSER_ONLY; // run the tests whose name contains this
+    for (const {name, fn} of tests.filter((x) => !only || x.name.includes(only))) {
+      const started = Date.now();
+      ran++;
+      try {
+        await fn(env);
+        console.log(`ok   ${name} (${Date.now() - started} ms)`);
+      } catch (error) {
+        failed++;
+        console.log(`FAIL ${name}\n     ${error instanceof Failure ? error.message : error.stack}`);
+      }
+    }
+  } finally {
+    await context?.close();
+    server.kill();
+    rmSync(userDataDir, {recursive: true, force: true});
+  }
+  console.log(failed ? `\n${failed} of ${ran} browser tests failed` :
+      `\nall ${ran} browser tests passed (screenshots in ${SCREENSHOTS})`);
+  return failed ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (error) => {
+  console.error(`error: ${error.stack ?? error}`);
+  process.exit(1);
+});

@@ -1,0 +1,1122 @@
+// ftplan's web calculator. Plain JS, no framework, no build step, no request beyond this server.
+// Layout of this file:
+//   1. words (English and German) and number formats
+//   2. the page's inputs: defaults, the shareable URL, reading and writing the form
+//   3. the API: requests, a small cache, aborting stale requests
+//   4. render: the one place that maps the API's JSON to the DOM
+//   5. errors next to the fields they name
+//   6. the update cycle and start-up
+'use strict';
+
+// ---- 1. words and number formats ---------------------------------------------------------------
+
+// English texts of the static page are taken from index.html (data-i18n); German ones are here.
+// Texts the script writes are here in both languages.
+const WORDS = {
+  en: {
+    verdict_fits: 'fits',
+    'verdict_tight': 'tight',
+    'verdict_does-not-fit': 'does not fit',
+    frozen_weights: 'frozen weights',
+    trained_weights: 'trained weights',
+    gradients: 'gradients',
+    master_weights: 'master weights',
+    optimizer_states: 'optimizer states',
+    quantization_constants: 'quantization constants',
+    activations: 'activations',
+    overhead: 'runtime overhead',
+    capacity: 'capacity',
+    model_states: 'model states',
+    peak: 'estimated peak',
+    states_on_card: 'model states on the card at the peak',
+    bar_key: 'Dashed line: capacity; solid line: estimated peak.',
+    free: 'free',
+    headroom: 'headroom',
+    cards_word: 'cards',
+    card_word: 'card',
+    per_card: 'per card',
+    step: 'step',
+    tokens_per_second: 'tokens/s',
+    mfu: 'MFU',
+    per_step: (tokens) => `per step of ${tokens} tokens on one card`,
+    step_unfit: 'The step time assumes the run fits this card (see memory).',
+    class_gemm: 'matrix products',
+    class_attention: 'attention',
+    class_adapter: 'adapters',
+    class_elementwise: 'element-wise',
+    class_norm: 'norms',
+    class_embedding: 'embedding',
+    class_loss: 'loss',
+    class_optimizer: 'optimizer step',
+    class_dequant: 'dequantization',
+    link: 'link',
+    link_none: 'one card',
+    scaling_efficiency: 'scaling efficiency',
+    strategy: 'strategy',
+    sharding: 'sharding',
+    scale_caption: 'Scaling over 1 to 8 cards of each type',
+    scale_one: 'Add a second card type to compare two links.',
+    scale_two: 'The chart compares the first two card types of the list.',
+    profile: 'profile',
+    verdict: 'verdict',
+    instance_memory: 'instance memory',
+    jobs_per_card: 'per card',
+    smallest_profile: (profile, jobs) =>
+      `Smallest profile that fits: ${profile}, ${jobs} such runs per card.`,
+    no_profile: 'No MIG profile fits this run.',
+    no_mig: (reason) => `No MIG: ${reason}`,
+    run: 'run',
+    cards_col: 'cards',
+    time_to_train: 'time to train',
+    other_cards: 'other card type (fewest cards)',
+    no_recommendation: 'no candidate fits',
+    plan_unavailable: 'No plan from this server:',
+    plan_summary: (runs, evaluations) => `${runs} runs, ${evaluations} configurations evaluated.`,
+    loading: 'calculating …',
+    config_empty: 'Paste the text of a Hugging Face config.json here.',
+    request_failed: 'The server did not answer:',
+    error_elsewhere: 'No result: see the error at the inputs.',
+    remove_card: (n) => `Remove card ${n}`,
+    card_label: (n) => `Card ${n}`,
+    count_label: (n) => `Number of cards ${n}`,
+    copied: 'Link copied.',
+    copy_failed: 'Copy the address from the address bar.',
+    status_line: (parts) => `Results: ${parts.join('; ')}.`,
+    status_free: (name, verdict, free) => `${name}: ${verdict}, ${free} free`,
+    params: 'parameters',
+  },
+  de: {
+    // static texts (keys of data-i18n in index.html)
+    skip: 'Zu den Ergebnissen springen',
+    title: 'Welche GPU für welchen Fine-Tuning-Lauf',
+    lead: 'Speicher, Schrittzeit, Skalierung und MIG für einen Lauf, und die Karten für eine Liste von Läufen. GB = 10⁹ Byte.',
+    language: 'Sprache',
+    copy_link: 'Link zu diesen Eingaben kopieren',
+    model_legend: 'Modell',
+    model_source: 'Herkunft des Modells',
+    from_catalog: 'aus dem Katalog',
+    paste_config: 'config.json einfügen',
+    model: 'Modell',
+    config: 'config.json (Hugging Face)',
+    method_legend: 'Methode und Optionen',
+    method: 'Methode',
+    method_lora: 'LoRA',
+    method_qlora: 'QLoRA (NF4-Basis)',
+    method_full: 'vollständiges Fine-Tuning',
+    rank: 'LoRA-Rang',
+    optimizer: 'Optimierer',
+    precision: 'Rechenpräzision',
+    seq: 'Sequenzlänge',
+    unit_tokens: '(Token)',
+    micro_batch: 'Micro-Batch',
+    unit_sequences: '(Sequenzen pro Karte)',
+    recompute: 'Neuberechnung der Aktivierungen',
+    recompute_full: 'vollständig',
+    recompute_selective: 'selektiv',
+    recompute_none: 'keine',
+    shard: 'Sharding über mehrere Karten',
+    shard_auto: 'Standard',
+    targets: 'LoRA-Ziele',
+    cards_legend: 'Karten',
+    add_card: 'Karte hinzufügen',
+    memory_heading: 'Speicher pro Karte',
+    memory_note: 'Frei = Kapazität − Modellzustände (Platz für Aktivierungen, den CUDA-Kontext und Puffer). Reserve = Kapazität − geschätzte Spitze. Urteil: knapp, wenn weniger als 10 % der Karte übrig bleiben.',
+    step_heading: 'Schrittzeit auf einer Karte',
+    scale_heading: 'Skalierung: NVLink gegen PCIe',
+    metric: 'Diagramm',
+    metric_tokens: 'Token/s',
+    metric_efficiency: 'Skalierungseffizienz',
+    mig_heading: 'MIG: mehrere Läufe auf einer Karte',
+    plan_heading: 'Welche Karte für welchen Lauf',
+    runs: 'Läufe (YAML oder JSON; Standard: die Läufe des Artikels)',
+    add_run: 'Den Lauf oben zur Liste hinzufügen',
+    reset_runs: 'Zurück zu den Läufen des Artikels',
+    report_link: 'Vollständiger Bericht zu den Läufen des Artikels (HTML)',
+    footer: 'Schätzungen aus den Daten und Formeln von ftplan; jede Zahl hat eine Quelle im Katalog. GB = 10⁹ Byte, GiB = 2³⁰ Byte.',
+    // texts the script writes
+    verdict_fits: 'passt',
+    'verdict_tight': 'knapp',
+    'verdict_does-not-fit': 'passt nicht',
+    frozen_weights: 'eingefrorene Gewichte',
+    trained_weights: 'trainierte Gewichte',
+    gradients: 'Gradienten',
+    master_weights: 'Master-Gewichte',
+    optimizer_states: 'Optimiererzustände',
+    quantization_constants: 'Quantisierungskonstanten',
+    activations: 'Aktivierungen',
+    overhead: 'Laufzeit-Overhead',
+    capacity: 'Kapazität',
+    model_states: 'Modellzustände',
+    peak: 'geschätzte Spitze',
+    states_on_card: 'Modellzustände auf der Karte zur Spitze',
+    bar_key: 'Gestrichelte Linie: Kapazität; durchgezogene Linie: geschätzte Spitze.',
+    free: 'frei',
+    headroom: 'Reserve',
+    cards_word: 'Karten',
+    card_word: 'Karte',
+    per_card: 'pro Karte',
+    step: 'Schritt',
+    tokens_per_second: 'Token/s',
+    mfu: 'MFU',
+    per_step: (tokens) => `pro Schritt mit ${tokens} Token auf einer Karte`,
+    step_unfit: 'Die Schrittzeit setzt voraus, dass der Lauf auf die Karte passt (siehe Speicher).',
+    class_gemm: 'Matrixprodukte',
+    class_attention: 'Attention',
+    class_adapter: 'Adapter',
+    class_elementwise: 'elementweise',
+    class_norm: 'Normalisierung',
+    class_embedding: 'Embedding',
+    class_loss: 'Verlustfunktion',
+    class_optimizer: 'Optimiererschritt',
+    class_dequant: 'Dequantisierung',
+    link: 'Verbindung',
+    link_none: 'eine Karte',
+    scaling_efficiency: 'Skalierungseffizienz',
+    strategy: 'Strategie',
+    sharding: 'Sharding',
+    scale_caption: 'Skalierung über 1 bis 8 Karten jedes Typs',
+    scale_one: 'Fügen Sie einen zweiten Kartentyp hinzu, um zwei Verbindungen zu vergleichen.',
+    scale_two: 'Das Diagramm vergleicht die ersten beiden Kartentypen der Liste.',
+    profile: 'Profil',
+    verdict: 'Urteil',
+    instance_memory: 'Speicher der Instanz',
+    jobs_per_card: 'pro Karte',
+    smallest_profile: (profile, jobs) =>
+      `Kleinstes Profil, in das der Lauf passt: ${profile}, ${jobs} solche Läufe pro Karte.`,
+    no_profile: 'Kein MIG-Profil fasst diesen Lauf.',
+    no_mig: (reason) => `Kein MIG: ${reason}`,
+    run: 'Lauf',
+    cards_col: 'Karten',
+    time_to_train: 'Trainingsdauer',
+    other_cards: 'andere Karte (kleinste Zahl)',
+    no_recommendation: 'kein Kandidat passt',
+    plan_unavailable: 'Kein Plan von diesem Server:',
+    plan_summary: (runs, evaluations) =>
+      `${runs} Läufe, ${evaluations} Konfigurationen bewertet.`,
+    loading: 'wird berechnet …',
+    config_empty: 'Fügen Sie hier den Text einer config.json von Hugging Face ein.',
+    request_failed: 'Der Server hat nicht geantwortet:',
+    error_elsewhere: 'Kein Ergebnis: siehe den Fehler bei den Eingaben.',
+    remove_card: (n) => `Karte ${n} entfernen`,
+    card_label: (n) => `Karte ${n}`,
+    count_label: (n) => `Anzahl Karten ${n}`,
+    copied: 'Link kopiert.',
+    copy_failed: 'Kopieren Sie die Adresse aus der Adresszeile.',
+    status_line: (parts) => `Ergebnisse: ${parts.join('; ')}.`,
+    status_free: (name, verdict, free) => `${name}: ${verdict}, ${free} frei`,
+    params: 'Parameter',
+  },
+};
+const LOCALES = {en: 'en-US', de: 'de-DE'};
+
+function t(key, ...args) {
+  const word = WORDS[app.lang][key] ?? WORDS.en[key] ?? key;
+  return typeof word === 'function' ? word(...args) : word;
+}
+
+const numberFormats = new Map();
+function number(value, digits) {
+  const key = `${app.lang} ${digits}`;
+  if (!numberFormats.has(key)) {
+    numberFormats.set(key, new Intl.NumberFormat(LOCALES[app.lang], {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    }));
+  }
+  return numberFormats.get(key).format(value);
+}
+
+// One format per unit; GB = 1e9 bytes, as the API reports (memory_GB).
+const format = {
+  GB: (value) => `${number(value, 1)} GB`,
+  seconds: (value) => `${number(value, value < 10 ? 3 : 1)} s`,
+  hours: (value) => `${number(value, value < 10 ? 2 : 1)} h`,
+  tokensPerSecond: (value) => `${number(value, 0)} ${t('tokens_per_second')}`,
+  percent: (fraction) => `${number(fraction * 100, 1)} %`,
+  count: (value) => number(value, 0),
+  billions: (value) => `${number(value / 1e9, 2)} B`,
+};
+
+// ---- 2. the page's inputs ---------------------------------------------------------------------
+
+const ALL_TARGETS = 'q,k,v,o,gate,up,down';
+const DEFAULTS = Object.freeze({
+  lang: 'en',
+  source: 'catalog',
+  model: 'llama-3.1-8b',
+  config: '',
+  method: 'lora',
+  rank: '16',
+  targets: ALL_TARGETS,
+  optimizer: 'adamw',
+  precision: 'bf16',
+  seq: '2048',
+  micro_batch: '1',
+  recompute: 'full',
+  shard: '',
+  cards: [{gpu: 'rtx-pro-6000', count: '1'}, {gpu: 'h200-nvl', count: '1'}],
+  metric: 'tokens_per_second',
+  runs: null, // null: the seed's runs
+});
+const SCALAR_INPUTS = ['model', 'config', 'method', 'rank', 'optimizer', 'precision', 'seq',
+  'micro_batch', 'recompute', 'shard', 'metric', 'lang'];
+
+const $ = (id) => document.getElementById(id);
+
+// The URL's hash holds every input: #model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1,...
+function encodeInputs(inputs) {
+  const params = new URLSearchParams();
+  for (const key of Object.keys(DEFAULTS)) {
+    if (!['cards', 'config', 'runs'].includes(key)) params.set(key, inputs[key]);
+  }
+  params.set('cards', inputs.cards.map((c) => `${c.gpu}:${c.count}`).join(','));
+  if (inputs.source === 'paste') params.set('config', inputs.config);
+  if (inputs.runs !== null) params.set('runs', inputs.runs);
+  return params.toString();
+}
+
+function decodeInputs(hash) {
+  const params = new URLSearchParams(hash.replace(/^#/, ''));
+  const inputs = structuredClone(DEFAULTS);
+  for (const key of Object.keys(DEFAULTS)) {
+    if (key !== 'cards' && params.has(key)) inputs[key] = params.get(key);
+  }
+  if (params.has('cards')) {
+    inputs.cards = params.get('cards').split(',').filter(Boolean).map((item) => {
+      const [gpu, count] = item.split(':');
+      return {gpu, count: count ?? '1'};
+    });
+  }
+  if (!(inputs.lang in WORDS)) inputs.lang = DEFAULTS.lang;
+  return inputs;
+}
+
+function readForm() {
+  const inputs = {};
+  for (const key of SCALAR_INPUTS) inputs[key] = $(key).value;
+  inputs.source = document.querySelector('input[name=source]:checked').value;
+  inputs.targets = [...document.querySelectorAll('input[name=target]:checked')]
+      .map((box) => box.value).join(',');
+  inputs.cards = [...$('cards').children].map((row) => ({
+    gpu: row.querySelector('select').value,
+    count: row.querySelector('input').value,
+  }));
+  inputs.runs = $('runs').value === app.seedRuns ? null : $('runs').value;
+  return inputs;
+}
+
+function writeForm(inputs) {
+  for (const key of SCALAR_INPUTS) $(key).value = inputs[key];
+  for (const radio of document.querySelectorAll('input[name=source]')) {
+    radio.checked = radio.value === inputs.source;
+  }
+  const targets = inputs.targets.split(',');
+  for (const box of document.querySelectorAll('input[name=target]')) {
+    box.checked = targets.includes(box.value);
+  }
+  $('cards').replaceChildren();
+  for (const card of inputs.cards) addCardRow(card);
+  $('runs').value = inputs.runs ?? app.seedRuns;
+  showModelSource(inputs.source);
+  showAdapterOptions(inputs.method);
+}
+
+function showModelSource(source) {
+  $('model-field').hidden = source !== 'catalog';
+  $('config-field').hidden = source !== 'paste';
+}
+
+function showAdapterOptions(method) {
+  for (const el of document.querySelectorAll('.adapter-only')) el.hidden = method === 'full';
+}
+
+function addCardRow(card) {
+  const row = document.createElement('li');
+  row.className = 'card-row';
+  const select = document.createElement('select');
+  for (const gpu of app.catalog.gpus) {
+    select.append(new Option(gpuOptionText(gpu), gpu.id));
+  }
+  select.value = card.gpu;
+  const count = document.createElement('input');
+  Object.assign(count, {type: 'number', min: 1, max: 1024, step: 1, value: card.count});
+  count.inputMode = 'numeric';
+  const times = document.createElement('span');
+  times.className = 'times';
+  times.textContent = '×';
+  times.setAttribute('aria-hidden', 'true');
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.className = 'remove';
+  remove.textContent = '✕';
+  remove.addEventListener('click', () => {
+    row.remove();
+    labelCardRows();
+    inputsChanged();
+  });
+  row.append(select, times, count, remove);
+  $('cards').append(row);
+  labelCardRows();
+}
+
+// Accessible names of the card rows follow their position and the language.
+function labelCardRows() {
+  [...$('cards').children].forEach((row, i) => {
+    row.querySelector('select').setAttribute('aria-label', t('card_label', i + 1));
+    row.querySelector('input').setAttribute('aria-label', t('count_label', i + 1));
+    const remove = row.querySelector('button');
+    remove.setAttribute('aria-label', t('remove_card', i + 1));
+    remove.disabled = $('cards').children.length === 1;
+  });
+}
+
+// The options every analysis of the run shares (the CLI's option names, '_' for '-').
+function workloadBody(inputs) {
+  const body = {
+    method: inputs.method,
+    optimizer: inputs.optimizer,
+    precision: inputs.precision,
+    seq: inputs.seq,
+    micro_batch: inputs.micro_batch,
+    recompute: inputs.recompute,
+  };
+  if (inputs.source === 'paste') body.config = inputs.config;
+  else body.model = inputs.model;
+  if (inputs.method !== 'full') {
+    body.rank = inputs.rank;
+    body.targets = inputs.targets;
+  }
+  return body;
+}
+
+function uniqueGpus(inputs) {
+  return [...new Set(inputs.cards.map((c) => c.gpu))];
+}
+
+function gpuInfo(id) {
+  return app.catalog.gpus.find((g) => g.id === id);
+}
+
+function shortName(id) {
+  const gpu = gpuInfo(id);
+  return gpu ? gpu.name.replace(/^NVIDIA /, '') : id;
+}
+
+function hasMig(id) {
+  const gpu = gpuInfo(id);
+  return Boolean(gpu && gpu.mig && Array.isArray(gpu.mig.profiles));
+}
+
+// A YAML item for the runs list, from the form (catalog models only).
+function runYaml(inputs, indent) {
+  const lines = [`- name: ${inputs.model} ${inputs.method}`, `  model: ${inputs.model}`,
+    `  method: ${inputs.method}`];
+  if (inputs.method !== 'full') lines.push(`  rank: ${inputs.rank}`);
+  if (inputs.method !== 'full' && inputs.targets !== ALL_TARGETS) {
+    lines.push(`  targets: ${inputs.targets}`);
+  }
+  if (inputs.optimizer !== DEFAULTS.optimizer) lines.push(`  optimizer: ${inputs.optimizer}`);
+  if (inputs.precision !== DEFAULTS.precision) lines.push(`  precision: ${inputs.precision}`);
+  return lines.map((line) => indent + line).join('\n');
+}
+
+// ---- 3. the API --------------------------------------------------------------------------------
+
+const cache = new Map(); // request key -> parsed reply, so a language switch or undo is instant
+const CACHE_LIMIT = 200;
+
+// At most this many requests at once: the server keeps a worker thread per open connection (for
+// its keep-alive time), so a browser's six parallel connections could wait on a pool of four.
+const MAX_IN_FLIGHT = 3;
+let inFlight = 0;
+const waiting = [];
+
+async function takeSlot() {
+  while (inFlight >= MAX_IN_FLIGHT) await new Promise((resume) => waiting.push(resume));
+  inFlight++;
+}
+
+function releaseSlot() {
+  inFlight--;
+  waiting.shift()?.();
+}
+
+async function limitedFetch(path, init) {
+  await takeSlot();
+  try {
+    const reply = await fetch(path, init);
+    return {reply, text: await reply.text()};
+  } finally {
+    releaseSlot();
+  }
+}
+
+// Resolves to {ok, status, data} (data: the JSON reply, or {error} from the API or the network).
+async function request(method, path, body, signal, contentType = 'application/json') {
+  const key = `${method} ${path} ${body ?? ''}`;
+  if (cache.has(key)) return cache.get(key);
+  const init = {method, signal, headers: {}};
+  if (body !== undefined) {
+    init.body = body;
+    init.headers['Content-Type'] = contentType;
+  }
+  const {reply, text} = await limitedFetch(path, init);
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = {error: {code: 'bad_reply', message: `HTTP ${reply.status}`, field: ''}};
+  }
+  const result = {ok: reply.ok, status: reply.status, data};
+  if (reply.ok || reply.status === 400) {
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value);
+    cache.set(key, result);
+  }
+  return result;
+}
+
+const post = (path, body, signal) => request('POST', path, JSON.stringify(body), signal);
+
+// ---- 4. render: the API's JSON to the DOM ------------------------------------------------------
+
+// h('p', {class: 'x'}, 'text', child): a small element builder.
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null && value !== false) el.setAttribute(name, value);
+  }
+  el.append(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  el.append(...children);
+  return el;
+}
+
+// A figure with its raw value for tests and tools: <span data-figure="free" data-value="85.91">.
+function figure(name, value, text) {
+  return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value)}, text);
+}
+
+const gbFigure = (name, value) => figure(name, value, format.GB(value));
+
+// <dl> of (label, figure) pairs.
+function figureList(pairs) {
+  return h('dl', {'class': 'figures'},
+      pairs.map(([label, value]) => [h('dt', {}, label), h('dd', {}, value)]));
+}
+
+// A reply-shaped failure made by the page itself (network error, nothing to send yet).
+function failure(message, field = '') {
+  return {ok: false, status: 0, data: {error: {message, field}}};
+}
+
+function verdictBadge(verdict) {
+  return h('span', {'class': `verdict verdict-${verdict}`, 'data-verdict': verdict},
+      t(`verdict_${verdict}`));
+}
+
+function errorNote(result) {
+  if (!result) return h('p', {'class': 'note loading'}, t('loading'));
+  const error = result.data.error ?? {message: `HTTP ${result.status}`};
+  return h('p', {'class': 'note error'}, error.field ? t('error_elsewhere') : error.message);
+}
+
+// Stacked segments (label, value, class) as a bar scaled to `scale`, with a legend; markers are
+// vertical lines at {at, cls}.
+function stackedBar(segments, scale, label, markers = []) {
+  const bar = h('div', {'class': 'bar', 'role': 'img', 'aria-label': label});
+  for (const seg of segments) {
+    const part = h('span', {'class': `seg ${seg.cls}`, 'title': `${seg.label}: ${seg.text}`});
+    part.style.width = `${(100 * seg.value) / scale}%`;
+    bar.append(part);
+  }
+  for (const marker of markers) {
+    const line = h('span', {'class': `marker ${marker.cls}`, 'aria-hidden': 'true'});
+    line.style.left = `${Math.min(100, (100 * marker.at) / scale)}%`;
+    bar.append(line);
+  }
+  const legend = h('ul', {'class': 'legend'}, segments.map((seg) =>
+    h('li', {}, h('span', {'class': `swatch ${seg.cls}`, 'aria-hidden': 'true'}),
+        `${seg.label}: `, figure(seg.key, seg.value, seg.text))));
+  return [bar, legend];
+}
+
+const MEMORY_PARTS = ['frozen_weights', 'trained_weights', 'gradients', 'master_weights',
+  'optimizer_states', 'quantization_constants'];
+
+function memorySegments(memory) {
+  const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0}));
+  parts.push({key: 'activations', value: memory.activations ?? 0});
+  parts.push({key: 'overhead', value: memory.overhead ?? 0});
+  return parts.filter((p) => p.value > 0).map((p) => (
+    {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value)}));
+}
+
+const render = {
+  // POST /api/fit, one card row: verdict, stacked memory bar, free and headroom.
+  memory(card, result) {
+    const title = h('h3', {}, `${gpuInfo(card.gpu)?.name ?? card.gpu} × ${card.count}`);
+    const box = h('article', {'class': 'result', 'data-gpu': card.gpu, 'data-count': card.count},
+        title);
+    if (!result || !result.ok) {
+      box.append(errorNote(result));
+      return box;
+    }
+    const fit = result.data;
+    const m = fit.memory_GB;
+    const segments = memorySegments(m);
+    const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
+    const scale = Math.max(m.capacity, m.peak, stacked);
+    const label = `${t('peak')} ${format.GB(m.peak)}, ${t('capacity')} ${format.GB(m.capacity)}`;
+    // Model states that are not on the card at the peak (gradients made in the backward pass,
+    // offloaded or paged states): the peak counts only those on the card.
+    const moved = m.model_states - (m.states_on_card ?? m.model_states);
+    const keys = ['capacity', 'model_states', ...(moved > 0 ? ['states_on_card'] : []), 'peak',
+      'free', 'headroom'];
+    box.append(
+        h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' ', gbFigure('free', m.free),
+            ` ${t('free')}`, fit.gpus > 1 ? ` ${t('per_card')}` : ''),
+        ...stackedBar(segments, scale, label,
+            [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
+        h('p', {'class': 'small'}, t('bar_key')),
+        figureList(keys.map((key) => [t(key), gbFigure(key, m[key])])),
+        h('p', {'class': 'reason', 'lang': 'en'}, fit.reason));
+    if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
+    return box;
+  },
+
+  // POST /api/step, one card type: step time split by op class, tokens/s, MFU.
+  step(gpu, result, fitVerdict) {
+    const box = resultBox(gpu);
+    if (!result || !result.ok) {
+      box.append(errorNote(result));
+      return box;
+    }
+    const step = result.data;
+    const classes = Object.entries(step.classes)
+        .filter(([, c]) => c.seconds > 0)
+        .sort((a, b) => b[1].seconds - a[1].seconds)
+        .map(([key, c]) => ({key: `class-${key}`, value: c.seconds, cls: `c-${key}`,
+          label: t(`class_${key}`),
+          text: `${format.seconds(c.seconds)} (${format.percent(c.share)})`}));
+    const stepText = format.seconds(step.step_seconds);
+    box.append(
+        h('p', {'class': 'headline'}, `${t('step')}: `,
+            figure('step_seconds', step.step_seconds, stepText), ' · ',
+            figure('tokens_per_second', step.tokens_per_second,
+                format.tokensPerSecond(step.tokens_per_second)),
+            ' · ', `${t('mfu')} `, figure('mfu', step.mfu, format.percent(step.mfu))),
+        h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
+        ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
+    if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
+    return box;
+  },
+
+  // POST /api/scale with a sweep: a chart of tokens/s or efficiency against cards, and a table.
+  scale(result, metric, gpuCount) {
+    const box = h('div', {});
+    if (!result || !result.ok) {
+      box.append(errorNote(result));
+      return box;
+    }
+    const points = result.data.sweep;
+    const gpus = [...new Set(points.map((p) => p.gpu))];
+    box.append(scaleChart(points, gpus, metric), scaleTable(points, gpus));
+    if (gpuCount < 2) box.append(h('p', {'class': 'note'}, t('scale_one')));
+    if (gpuCount > 2) box.append(h('p', {'class': 'note'}, t('scale_two')));
+    return box;
+  },
+
+  // POST /api/mig, one card type: which profiles fit, and how many per card.
+  mig(gpu, result) {
+    const box = resultBox(gpu);
+    if (!hasMig(gpu)) {
+      box.append(h('p', {'class': 'note'}, t('no_mig', gpuInfo(gpu)?.mig?.reason ?? '')));
+      return box;
+    }
+    if (!result || !result.ok) {
+      box.append(errorNote(result));
+      return box;
+    }
+    const mig = result.data;
+    const best = mig.instances.find((i) => i.profile === mig.smallest_fitting_profile);
+    box.append(h('p', {'class': 'headline'}, best
+      ? t('smallest_profile', best.profile, best.most_per_card) : t('no_profile')));
+    const rows = mig.instances.map((i) => h('tr', {'data-profile': i.profile},
+        h('th', {'scope': 'row', 'class': 'nowrap'}, i.profile),
+        h('td', {}, gbFigure('memory', i.memory_GB)),
+        h('td', {}, gbFigure('free', i.free_GB)),
+        h('td', {}, gbFigure('headroom', i.headroom_GB)),
+        h('td', {}, verdictBadge(i.verdict)),
+        h('td', {}, i.fits
+          ? figure('most_per_card', i.most_per_card, format.count(i.most_per_card)) : '–')));
+    const headings = [t('profile'), t('instance_memory'), t('free'), t('headroom'), t('verdict'),
+      t('jobs_per_card')];
+    box.append(table(headings, rows),
+        h('ul', {'class': 'notes', 'lang': 'en'}, mig.notes.map((n) => h('li', {}, n.text))));
+    return box;
+  },
+
+  // POST /api/plan: the recommendation for each run.
+  plan(result) {
+    const box = h('div', {});
+    if (!result) {
+      box.append(errorNote(result));
+      return box;
+    }
+    if (!result.ok) {
+      const message = result.data.error?.message ?? `HTTP ${result.status}`;
+      box.append(h('p', {'class': 'note error'}, `${t('plan_unavailable')} `,
+          h('span', {'lang': 'en'}, message)));
+      return box;
+    }
+    const plan = result.data;
+    const headings = [t('run'), t('cards_col'), t('strategy'), t('step'), t('time_to_train'),
+      t('other_cards')];
+    const rows = plan.runs.map((run) => planRow(run));
+    const evaluations = format.count(plan.evaluations ?? 0);
+    box.append(table(headings, rows, 'stacked'),
+        h('p', {'class': 'note'}, t('plan_summary', plan.runs.length, evaluations)));
+    return box;
+  },
+};
+
+function resultBox(gpu) {
+  return h('article', {'class': 'result', 'data-gpu': gpu}, h('h3', {}, gpuInfo(gpu)?.name ?? gpu));
+}
+
+// A table; 'stacked' ones show each row as a block on a phone, every cell with its heading.
+function table(headings, rows, variant = '') {
+  if (variant === 'stacked') {
+    for (const row of rows) {
+      [...row.children].forEach((cell, i) => cell.setAttribute('data-label', headings[i] ?? ''));
+    }
+  }
+  return h('div', {'class': `table-wrap ${variant}`}, h('table', {},
+      h('thead', {}, h('tr', {}, headings.map((text) => h('th', {'scope': 'col'}, text)))),
+      h('tbody', {}, rows)));
+}
+
+function planRow(run) {
+  const rec = run.recommendation;
+  if (!rec) {
+    const why = Array.isArray(run.why) ? run.why.join(' ') : (run.why ?? '');
+    return h('tr', {'data-run': run.run}, h('th', {'scope': 'row'}, run.run),
+        h('td', {'colspan': 5}, t('no_recommendation'),
+            why ? h('span', {'lang': 'en'}, ` (${why})`) : ''));
+  }
+  return h('tr', {'data-run': run.run, 'data-gpu': rec.gpu, 'data-count': rec.count},
+      h('th', {'scope': 'row'}, run.run),
+      h('td', {}, cardsText(rec)),
+      h('td', {'lang': 'en'}, rec.strategy),
+      h('td', {}, figure('step_seconds', rec.step_seconds, format.seconds(rec.step_seconds))),
+      h('td', {}, figure('time_to_train_hours', rec.time_to_train_hours,
+          format.hours(rec.time_to_train_hours))),
+      h('td', {}, otherCards(run, rec)));
+}
+
+function cardsText(option) {
+  return `${shortName(option.gpu)} × ${option.count}${option.mig ? ` (MIG ${option.mig})` : ''}`;
+}
+
+// The fewest cards of each other candidate type (the plan's per_gpu[].minimum), with their time.
+function otherCards(run, rec) {
+  const others = (run.per_gpu ?? []).filter((g) => g.gpu !== rec.gpu);
+  return others.map((g, i) => [i ? h('br') : null, g.minimum
+    ? `${cardsText(g.minimum)}: ${format.hours(g.minimum.time_to_train_hours)}`
+    : `${shortName(g.gpu)}: ${t('no_recommendation')}`]);
+}
+
+function metricText(metric, value) {
+  return metric === 'scaling_efficiency' ? format.percent(value) : format.tokensPerSecond(value);
+}
+
+// Cards on a log-2 axis (1, 2, 4, 8), the metric from 0; a line per card type; runs that do not
+// fit are left out of the line (the table names them).
+function scaleChart(points, gpus, metric) {
+  const W = 340, H = 210, left = 58, right = 12, top = 14, bottom = 40;
+  const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
+  const usable = points.filter((p) => p.verdict !== 'does-not-fit');
+  const max = metric === 'scaling_efficiency'
+    ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
+  const x = (n) => left + ((W - left - right) * counts.indexOf(n)) / Math.max(1, counts.length - 1);
+  const y = (v) => top + (H - top - bottom) * (1 - v / max);
+  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
+    'aria-label': `${t('scale_caption')}: ${metricText(metric, max)}`});
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    svg.append(
+        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
+        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
+            metric === 'scaling_efficiency' ? `${number(v * 100, 0)} %` : number(v, 0)));
+  }
+  for (const n of counts) {
+    svg.append(s('text', {'x': x(n), 'y': H - bottom + 16, 'text-anchor': 'middle',
+      'class': 'tick'}, String(n)));
+  }
+  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
+    'class': 'axis'}, t('cards_word')));
+  gpus.forEach((gpu, i) => {
+    const series = usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus);
+    const path = series.map((p, j) => `${j ? 'L' : 'M'}${x(p.gpus)},${y(p[metric])}`).join(' ');
+    svg.append(s('path', {'d': path, 'class': `series series-${i}`}));
+    for (const p of series) {
+      svg.append(s('circle', {'cx': x(p.gpus), 'cy': y(p[metric]), 'r': 4,
+        'class': `point series-${i} verdict-${p.verdict}`},
+      s('title', {},
+          `${shortName(gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`)));
+    }
+  });
+  const legend = h('ul', {'class': 'legend'}, gpus.map((gpu, i) =>
+    h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
+        shortName(gpu))));
+  return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend));
+}
+
+// The axis top: the next 1, 2, 2.5 or 5 times a power of ten (four even ticks).
+function niceCeiling(value) {
+  const power = 10 ** Math.floor(Math.log10(value));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((top) => top >= value);
+}
+
+function scaleTable(points, gpus) {
+  const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
+  const cell = (p) => {
+    if (!p) return h('td', {}, '–');
+    if (p.verdict === 'does-not-fit') return h('td', {}, verdictBadge(p.verdict));
+    return h('td', {'data-gpu': p.gpu, 'data-count': p.gpus},
+        figure('tokens_per_second', p.tokens_per_second,
+            format.tokensPerSecond(p.tokens_per_second)), h('br'),
+        figure('scaling_efficiency', p.scaling_efficiency, format.percent(p.scaling_efficiency)),
+        h('br'),
+        h('span', {'class': 'small'}, p.gpus === 1 ? t('link_none') : `${p.link}, ${p.strategy}`));
+  };
+  const rows = counts.map((n) => h('tr', {}, h('th', {'scope': 'row'}, `${n} × `),
+      gpus.map((gpu) => cell(points.find((p) => p.gpu === gpu && p.gpus === n)))));
+  return table([t('cards_word'), ...gpus.map(shortName)], rows);
+}
+
+// ---- 5. errors next to the fields they name ----------------------------------------------------
+
+// error.field (the CLI's option name with '_') -> the id of the message slot beside that input.
+const FIELD_SLOTS = {
+  model: 'model', config: 'config', method: 'method', rank: 'rank', targets: 'targets',
+  optimizer: 'optimizer', precision: 'precision', seq: 'seq', micro_batch: 'micro_batch',
+  recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
+};
+
+function slotFor(field, inputs) {
+  if (inputs.source === 'paste' && (field === 'model' || !(field in FIELD_SLOTS))) {
+    return field ? 'config' : 'form';
+  }
+  return FIELD_SLOTS[field] ?? 'form';
+}
+
+function clearFieldErrors() {
+  for (const el of document.querySelectorAll('.field-error')) {
+    if (el.id === 'error-runs') continue;
+    el.hidden = true;
+    el.textContent = '';
+  }
+  for (const el of document.querySelectorAll('[aria-invalid]')) {
+    if (el.id !== 'runs') el.removeAttribute('aria-invalid');
+  }
+}
+
+function showFieldError(slot, message) {
+  const el = slot === 'form' ? $('form-error') : $(`error-${slot}`);
+  if (el.textContent.includes(message)) return;
+  el.textContent = el.textContent ? `${el.textContent} ${message}` : message;
+  el.hidden = false;
+  // cards and targets are groups: their message slot is enough
+  const input = ['form', 'cards', 'targets'].includes(slot) ? null : $(slot);
+  if (input) input.setAttribute('aria-invalid', 'true');
+}
+
+function reportError(result, inputs) {
+  if (!result || result.ok || !result.data.error) return;
+  const {field, message} = result.data.error;
+  showFieldError(slotFor(field, inputs), message);
+}
+
+// ---- 6. the update cycle ------------------------------------------------------------------------
+
+const app = {
+  lang: DEFAULTS.lang,
+  catalog: {gpus: [], models: []},
+  seedRuns: '',
+  results: {fits: [], steps: {}, scale: null, migs: {}, plan: null},
+  inputs: null,
+  controller: null,
+  planController: null,
+  timer: 0,
+  planTimer: 0,
+};
+const DEBOUNCE_MS = 250;
+
+function debounce(timerKey, fn, ms = DEBOUNCE_MS) {
+  clearTimeout(app[timerKey]);
+  app[timerKey] = setTimeout(fn, ms);
+}
+
+function inputsChanged() {
+  const inputs = readForm();
+  history.replaceState(null, '', `#${encodeInputs(inputs)}`);
+  showModelSource(inputs.source);
+  showAdapterOptions(inputs.method);
+  $('add-run').disabled = inputs.source === 'paste';
+  setBusy('busy', true);
+  debounce('timer', () => update(inputs));
+}
+
+// body[data-busy] / body[data-plan-busy]: "true" from an input until its results are all shown
+// (for tests and tools that wait for the page).
+function setBusy(name, busy) {
+  document.body.dataset[name] = String(busy);
+}
+
+// Results of every section set to `value` (null: still calculating); the plan is kept.
+function emptyResults(inputs, value) {
+  const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
+  return {fits: inputs.cards.map(() => value), steps: perGpu(), scale: value, migs: perGpu(),
+    plan: app.results.plan};
+}
+
+// Sends every request for the current inputs; a newer update aborts the older one's requests.
+function update(inputs) {
+  app.controller?.abort();
+  const controller = new AbortController();
+  app.controller = controller;
+  app.inputs = inputs;
+  app.results = emptyResults(inputs, null);
+  clearFieldErrors();
+  if (inputs.source === 'paste' && !inputs.config.trim()) {
+    // Nothing to ask the server yet: every section waits for the pasted text.
+    const waiting = failure(t('config_empty'), 'config');
+    app.results = emptyResults(inputs, waiting);
+    reportError(waiting, inputs);
+    renderResults();
+    setBusy('busy', false);
+    return;
+  }
+  renderResults();
+  setBusy('busy', true);
+  const body = workloadBody(inputs);
+  const requests = [];
+  const track = (promise, store) => requests.push(promise.then((result) => {
+    if (controller.signal.aborted) return;
+    store(result);
+    reportError(result, inputs);
+    renderResults();
+  }).catch((error) => {
+    if (error.name === 'AbortError') return;
+    store(failure(`${t('request_failed')} ${error.message}`));
+    renderResults();
+  }));
+  inputs.cards.forEach((card, i) => {
+    const fitBody = {...body, gpu: card.gpu, gpus: card.count};
+    if (Number(card.count) > 1 && inputs.shard) fitBody.shard = inputs.shard;
+    track(post('/api/fit', fitBody, controller.signal), (r) => { app.results.fits[i] = r; });
+  });
+  const gpus = uniqueGpus(inputs);
+  for (const gpu of gpus) {
+    track(post('/api/step', {...body, gpu}, controller.signal), (r) => {
+      app.results.steps[gpu] = r;
+    });
+    if (hasMig(gpu)) {
+      track(post('/api/mig', {...body, gpu}, controller.signal), (r) => {
+        app.results.migs[gpu] = r;
+      });
+    }
+  }
+  const scaleBody = {...body, gpu: gpus.slice(0, 2), sweep: true};
+  if (inputs.shard) scaleBody.shard = inputs.shard;
+  track(post('/api/scale', scaleBody, controller.signal), (r) => { app.results.scale = r; });
+  Promise.allSettled(requests).then(() => {
+    if (app.controller === controller) setBusy('busy', false);
+  });
+}
+
+function updatePlan(runsText) {
+  app.planController?.abort();
+  const controller = new AbortController();
+  app.planController = controller;
+  app.results.plan = null;
+  setBusy('planBusy', true);
+  renderPlan();
+  request('POST', '/api/plan', runsText, controller.signal, 'application/yaml').then((result) => {
+    if (controller.signal.aborted) return;
+    app.results.plan = result;
+    renderPlan();
+    setBusy('planBusy', false);
+  }).catch((error) => {
+    if (error.name === 'AbortError') return;
+    app.results.plan = failure(`${t('request_failed')} ${error.message}`);
+    renderPlan();
+    setBusy('planBusy', false);
+  });
+}
+
+function renderResults() {
+  const inputs = app.inputs;
+  const r = app.results;
+  $('memory').replaceChildren(...inputs.cards.map((card, i) => render.memory(card, r.fits[i])));
+  const gpus = uniqueGpus(inputs);
+  const verdictOf = (gpu) => {
+    const i = inputs.cards.findIndex((c) => c.gpu === gpu && Number(c.count) === 1);
+    return i >= 0 && r.fits[i]?.ok ? r.fits[i].data.verdict : undefined;
+  };
+  $('step').replaceChildren(...gpus.map((gpu) => render.step(gpu, r.steps[gpu], verdictOf(gpu))));
+  $('scale').replaceChildren(render.scale(r.scale, $('metric').value, gpus.length));
+  $('mig').replaceChildren(...gpus.map((gpu) => render.mig(gpu, r.migs[gpu])));
+  renderStatus(inputs, r);
+}
+
+function renderStatus(inputs, r) {
+  if (r.fits.some((f) => !f)) return;
+  const parts = inputs.cards.map((card, i) => {
+    const f = r.fits[i];
+    if (!f.ok) return `${shortName(card.gpu)}: ${f.data.error?.message ?? ''}`;
+    const m = f.data.memory_GB;
+    return t('status_free', `${shortName(card.gpu)} × ${card.count}`,
+        t(`verdict_${f.data.verdict}`), format.GB(m.free));
+  });
+  $('status').textContent = t('status_line', parts);
+}
+
+function renderPlan() {
+  const result = app.results.plan;
+  $('plan').replaceChildren(render.plan(result));
+  const slot = $('error-runs');
+  const error = result && !result.ok ? result.data.error : null;
+  const showHere = error && error.field && error.field !== 'command';
+  slot.hidden = !showHere;
+  slot.textContent = showHere ? error.message : '';
+  if (showHere) $('runs').setAttribute('aria-invalid', 'true');
+  else $('runs').removeAttribute('aria-invalid');
+}
+
+// ---- language ----------------------------------------------------------------------------------
+
+const ENGLISH_STATIC = {};
+
+function applyLanguage(lang) {
+  app.lang = lang;
+  document.documentElement.lang = lang;
+  for (const el of document.querySelectorAll('[data-i18n]')) {
+    const key = el.dataset.i18n;
+    if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.textContent;
+    el.textContent = lang === 'en'
+      ? ENGLISH_STATIC[key] : (WORDS[lang][key] ?? ENGLISH_STATIC[key]);
+  }
+  $('report-link').href = `/api/report?format=html&lang=${lang}`;
+  labelCardRows();
+  refreshOptionTexts();
+  if (app.inputs) renderResults();
+  renderPlan();
+}
+
+// Menu entries with figures: in the language's number format.
+const gpuOptionText = (gpu) => `${gpu.name} — ${format.GB(gpu.memory.visible_GB)}`;
+const modelOptionText = (model) =>
+  `${model.name} (${format.billions(model.params_total)} ${t('params')})`;
+
+function refreshOptionTexts() {
+  for (const select of $('cards').querySelectorAll('select')) {
+    for (const option of select.options) option.textContent = gpuOptionText(gpuInfo(option.value));
+  }
+  for (const option of $('model').options) {
+    option.textContent = modelOptionText(app.catalog.models.find((m) => m.id === option.value));
+  }
+}
+
+// ---- start-up ---------------------------------------------------------------------------------
+
+async function loadCatalog() {
+  const [gpus, models, seed] = await Promise.all([
+    request('GET', '/api/gpus'), request('GET', '/api/models'),
+    limitedFetch('/examples/seed-runs.yaml', {})]);
+  if (!gpus.ok || !models.ok) throw new Error('the catalog could not be loaded');
+  app.catalog = {gpus: gpus.data.gpus, models: models.data.models};
+  app.seedRuns = seed.reply.ok ? seed.text : '';
+  for (const model of app.catalog.models) {
+    $('model').append(new Option(modelOptionText(model), model.id));
+  }
+}
+
+function bindEvents() {
+  $('form').addEventListener('input', inputsChanged);
+  $('form').addEventListener('change', inputsChanged);
+  $('form').addEventListener('submit', (e) => e.preventDefault());
+  $('add-card').addEventListener('click', () => {
+    const last = readForm().cards.at(-1);
+    addCardRow({gpu: last?.gpu === 'h200-nvl' ? 'rtx-pro-6000' : 'h200-nvl', count: '1'});
+    $('cards').lastElementChild.querySelector('select').focus();
+    inputsChanged();
+  });
+  $('metric').addEventListener('change', () => {
+    history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+    renderResults();
+  });
+  $('lang').addEventListener('change', () => {
+    applyLanguage($('lang').value);
+    history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+  });
+  $('runs').addEventListener('input', () => {
+    setBusy('planBusy', true);
+    history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+    debounce('planTimer', () => updatePlan($('runs').value), 600);
+  });
+  $('add-run').addEventListener('click', addRunToList);
+  $('reset-runs').addEventListener('click', () => {
+    $('runs').value = app.seedRuns;
+    $('runs').dispatchEvent(new Event('input'));
+  });
+  $('copy-link').addEventListener('click', copyLink);
+  window.addEventListener('hashchange', restoreFromUrl);
+}
+
+function addRunToList() {
+  const text = $('runs').value.replace(/\s*$/, '\n');
+  const indent = (/^([ \t]*)- name:/m.exec(text) ?? ['', '  '])[1];
+  $('runs').value = `${text}${runYaml(readForm(), indent)}\n`;
+  $('runs').dispatchEvent(new Event('input'));
+}
+
+async function copyLink() {
+  try {
+    await navigator.clipboard.writeText(location.href);
+    $('copy-status').textContent = t('copied');
+  } catch {
+    $('copy-status').textContent = t('copy_failed');
+  }
+}
+
+function restoreFromUrl() {
+  const inputs = decodeInputs(location.hash);
+  if (app.inputs && encodeInputs(inputs) === encodeInputs(readForm())) return;
+  writeForm(inputs);
+  applyLanguage(inputs.lang);
+  update(inputs);
+  updatePlan($('runs').value);
+}
+
+async function start() {
+  try {
+    await loadCatalog();
+  } catch (error) {
+    $('form-error').textContent = `${t('request_failed')} ${error.message}`;
+    $('form-error').hidden = false;
+    return;
+  }
+  bindEvents();
+  restoreFromUrl();
+  document.body.dataset.ready = 'true';
+}
+
+start();
