@@ -618,7 +618,7 @@ TEST(CalibrationMeasuredStep, PredictionsAreWhatFtplanSaysForTheRowsOwnCommandLi
   const StepResults r = parse_step_results({"step.json", text, {}});
   EXPECT_NE(r.note.find("SYNTHETIC"), std::string::npos);
   const GpuSpec& g = test::catalog().gpu(r.ftplan_gpu_id);
-  const auto checks = check_measured_steps(r, test::catalog(), g, defaults());
+  const auto checks = check_measured_steps(r, test::catalog(), test::overheads(), g, defaults());
   const json rows = json::parse(text)["rows"];
   ASSERT_EQ(checks.size(), rows.size());
   std::size_t measured = 0;

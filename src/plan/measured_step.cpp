@@ -193,7 +193,7 @@ StepResults parse_step_results(const DataFile& file) {
 }
 
 Workload measured_workload(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                           PeakKind peak) {
+                           const RuntimeOverheads& o, PeakKind peak) {
   Workload w;
   w.model = catalog.model(row.model);
   w.method = parse_method(row.method);
@@ -208,6 +208,7 @@ Workload measured_workload(const StepResults& r, const StepRow& row, const Catal
   w.attention = Attention::kFlash;
   w.quant = QuantConfig{};  // NF4, blocks of 64, double quantization in blocks of 256
   w.peak = peak;
+  w.overheads = &o;
   validate(w);
   return w;
 }
@@ -220,11 +221,11 @@ std::optional<double> error_of(double predicted, const std::optional<Bytes>& mea
 }
 
 StepCheck check_row(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                    const Placement& p, const EfficiencyTable& e) {
+                    const RuntimeOverheads& o, const Placement& p, const EfficiencyTable& e) {
   StepCheck c;
   c.row = &row;
-  const Workload allocated = measured_workload(r, row, catalog, PeakKind::kAllocated);
-  const Workload reserved = measured_workload(r, row, catalog, PeakKind::kReserved);
+  const Workload allocated = measured_workload(r, row, catalog, o, PeakKind::kAllocated);
+  const Workload reserved = measured_workload(r, row, catalog, o, PeakKind::kReserved);
   c.allocated = estimate_memory(allocated, p);
   c.reserved = estimate_memory(reserved, p);
   const StepEstimate s = estimate_step(build_step_ops(reserved), make_device(p), e);
@@ -244,12 +245,13 @@ StepCheck check_row(const StepResults& r, const StepRow& row, const Catalog& cat
 }  // namespace
 
 std::vector<StepCheck> check_measured_steps(const StepResults& r, const Catalog& catalog,
-                                            const GpuSpec& gpu, const EfficiencyTable& e) {
+                                            const RuntimeOverheads& o, const GpuSpec& gpu,
+                                            const EfficiencyTable& e) {
   Placement p;
   p.gpu = &gpu;
   std::vector<StepCheck> out;
   for (const auto& row : r.rows)
-    out.push_back(check_row(r, row, catalog, p, e));
+    out.push_back(check_row(r, row, catalog, o, p, e));
   return out;
 }
 

@@ -59,9 +59,10 @@ StepResults parse_step_results(const DataFile& file);
 // The workload a row measured, as ftplan describes it: the row's model, method, rank, sequence,
 // micro-batch and recompute, the file's LoRA targets, AdamW, BF16, FlashAttention (PyTorch's
 // SDPA runs the FlashAttention kernels on these cards), NF4 blocks of 64 with double
-// quantization in blocks of 256 (nf4_torch.py), and `peak`.
+// quantization in blocks of 256 (nf4_torch.py), `peak`, and the runtime overheads `o` (kept by
+// pointer: `o` must outlive the workload).
 Workload measured_workload(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                           PeakKind peak);
+                           const RuntimeOverheads& o, PeakKind peak);
 
 struct StepCheck {
   const StepRow* row = nullptr;
@@ -75,9 +76,11 @@ struct StepCheck {
   std::optional<double> error_reserved;
 };
 
-// Every row predicted on `gpu` with efficiencies `e` (measured rows get their errors).
+// Every row predicted on `gpu` with efficiencies `e` and runtime overheads `o` (measured rows get
+// their errors).
 std::vector<StepCheck> check_measured_steps(const StepResults& r, const Catalog& catalog,
-                                            const GpuSpec& gpu, const EfficiencyTable& e);
+                                            const RuntimeOverheads& o, const GpuSpec& gpu,
+                                            const EfficiencyTable& e);
 
 // Median and worst absolute error of one figure over the rows that have it.
 struct StepErrorSummary {
