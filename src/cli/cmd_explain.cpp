@@ -83,12 +83,11 @@ const bool registered = register_command(
          request.tokens_to_train = o->tokens;
          if (o->price_per_card_hour >= 0) request.prices.per_card_hour_USD = o->price_per_card_hour;
          if (o->price_per_kWh >= 0) request.prices.per_kWh_USD = o->price_per_kWh;
-         PlanningData data = PlanningData::load(ctx.catalog());
-         EfficiencyTable e = o->calibration.for_gpu(ctx, *request.placement.gpu, true);
-         if (e.is_calibration())
-           data.calibrations.push_back(std::move(e));
-         else
-           data.default_efficiency = std::move(e);
+         // As step: calibration files that were given must include one for this card.
+         o->calibration.for_gpu(ctx, *request.placement.gpu, true);
+         Calibrations cal = o->calibration.load(ctx);
+         const PlanningData data =
+             PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
          const ExplainResult r = explain_placement(request, data);
          if (o->list) {
            if (o->json) {

@@ -119,13 +119,11 @@ void print_plan(Context& ctx, const Plan& plan, const RunsFile& file) {
       plan.evaluations);
 }
 
-PlanningData planning_data(Context& ctx, const PlanCliOptions& o, const RunsFile& file) {
-  std::vector<EfficiencyTable> calibrations;
-  for (const auto* g : file.gpus) {
-    EfficiencyTable e = o.calibration.for_gpu(ctx, *g, false);
-    if (e.is_calibration()) calibrations.push_back(std::move(e));
-  }
-  return PlanningData::load(ctx.catalog(), std::move(calibrations));
+// Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
+// card it names, links included.
+PlanningData planning_data(Context& ctx, const PlanCliOptions& o) {
+  Calibrations cal = o.calibration.load(ctx);
+  return PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
 }
 
 void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
@@ -152,7 +150,7 @@ const bool registered_plan = register_command(
        return [&ctx, o] {
          RunsFile file = load_runs(ctx, o->file);
          restrict_gpus(ctx, file, o->gpus);
-         const PlanningData data = planning_data(ctx, *o, file);
+         const PlanningData data = planning_data(ctx, *o);
          PlanOptions options;
          options.rank_by = parse_rank_by(o->rank_by);
          const Plan plan = make_plan(file, data, options);
@@ -175,7 +173,7 @@ const bool registered_sweep = register_command(
          file.gpus.clear();
          for (const auto& g : ctx.catalog().gpus())
            file.gpus.push_back(&g);
-         const PlanningData data = planning_data(ctx, *o, file);
+         const PlanningData data = planning_data(ctx, *o);
          PlanOptions options;
          options.fleet = false;
          // Wall-clock time, and the processor time of this (single-threaded) search: on a

@@ -52,7 +52,7 @@ std::vector<Recompute> recomputes(const PlannedRun& run) {
 const PreparedStep& prepared_for(const PreparedVariant& v, const GpuSpec& gpu,
                                  const PlanningData& data) {
   for (std::size_t i = 0; i < data.calibrations.size(); ++i)
-    if (data.calibrations[i].card == gpu.id) return v.prepared_calibrated[i];
+    if (data.calibrations[i].card() == gpu.id) return v.prepared_calibrated[i];
   return v.prepared_default;
 }
 
