@@ -63,9 +63,14 @@ void print_node(std::ostream& out, const Trace& trace, const Derivation& d, int 
   if (from.empty()) return;
   if (depth <= 0) {
     std::vector<std::string> ids;
-    for (const Derivation* each : from)
-      ids.push_back(each->id);
-    out << fmt::format("{}  from:    {} (--depth to follow)\n", indent, fmt::join(ids, ", "));
+    bool unseen = false;
+    for (const Derivation* each : from) {
+      const bool above = shown.count(each->id) > 0;
+      ids.push_back(above ? each->id + " (above)" : each->id);
+      unseen |= !above;
+    }
+    out << fmt::format("{}  from:    {}{}\n", indent, fmt::join(ids, ", "),
+                       unseen ? " (--depth to follow)" : "");
     return;
   }
   out << indent << "  from:\n";
