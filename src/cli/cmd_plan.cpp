@@ -7,6 +7,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/perf_options.hpp"
+#include "cli/runs_options.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "embedded_files.hpp"
@@ -27,8 +28,30 @@ RunsFile load_runs(Context& ctx, const std::string& path) {
   } else {
     text = ctx.read_file(path, "runs");
   }
-  return parse_runs_file(text, name, ctx.catalog(),
-                         [&](const std::string& m) { return ctx.resolve_model(m); });
+  RunsFile file = parse_runs_file(text, name, ctx.catalog(),
+                                  [&](const std::string& m) { return ctx.resolve_model(m); });
+  // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve), as `ftplan fit`
+  // counts them: without them a plan's peaks and verdicts would differ from fit's.
+  for (auto& run : file.runs)
+    run.workload.overheads = &ctx.overheads();
+  return file;
+}
+
+void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  file.gpus.clear();
+  for (const auto& id : ids)
+    file.gpus.push_back(&ctx.resolve_gpu(id));
+}
+
+PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration,
+                           const RunsFile& file) {
+  std::vector<EfficiencyTable> calibrations;
+  for (const auto* g : file.gpus) {
+    EfficiencyTable e = calibration.for_gpu(ctx, *g, false);
+    if (e.is_calibration()) calibrations.push_back(std::move(e));
+  }
+  return PlanningData::load(ctx.catalog(), std::move(calibrations));
 }
 
 namespace {
@@ -118,22 +141,6 @@ void print_plan(Context& ctx, const Plan& plan, const RunsFile& file) {
       plan.evaluations);
 }
 
-PlanningData planning_data(Context& ctx, const PlanCliOptions& o, const RunsFile& file) {
-  std::vector<EfficiencyTable> calibrations;
-  for (const auto* g : file.gpus) {
-    EfficiencyTable e = o.calibration.for_gpu(ctx, *g, false);
-    if (e.is_calibration()) calibrations.push_back(std::move(e));
-  }
-  return PlanningData::load(ctx.catalog(), std::move(calibrations));
-}
-
-void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
-  if (ids.empty()) return;
-  file.gpus.clear();
-  for (const auto& id : ids)
-    file.gpus.push_back(&ctx.resolve_gpu(id));
-}
-
 const bool registered_plan = register_command(
     {"plan",
      "Planned runs in (YAML; default: the seed's runs): cards, count, time, cost and reasons out",
@@ -151,7 +158,7 @@ const bool registered_plan = register_command(
        return [&ctx, o] {
          RunsFile file = load_runs(ctx, o->file);
          restrict_gpus(ctx, file, o->gpus);
-         const PlanningData data = planning_data(ctx, *o, file);
+         const PlanningData data = planning_data(ctx, o->calibration, file);
          PlanOptions options;
          options.rank_by = parse_rank_by(o->rank_by);
          const Plan plan = make_plan(file, data, options);
@@ -174,7 +181,7 @@ const bool registered_sweep = register_command(
          file.gpus.clear();
          for (const auto& g : ctx.catalog().gpus())
            file.gpus.push_back(&g);
-         const PlanningData data = planning_data(ctx, *o, file);
+         const PlanningData data = planning_data(ctx, o->calibration, file);
          PlanOptions options;
          options.fleet = false;
          const auto start = std::chrono::steady_clock::now();
