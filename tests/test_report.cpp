@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "plan/evaluate.hpp"
+#include "perf/reference_gemms.hpp"
 #include "render/localized_number.hpp"
 #include "render/report.hpp"
 #include "support.hpp"
@@ -313,6 +314,44 @@ TEST(Report, BadFormatOrLanguageNamesTheOption) {
   EXPECT_EQ(parse_report_format("md"), ReportFormat::kMarkdown);
   EXPECT_EQ(parse_report_format("html"), ReportFormat::kHtml);
   EXPECT_EQ(parse_report_lang("de"), ReportLang::kDe);
+}
+
+// ---- the published intensity examples (data/roofline_examples.yaml) ----------------------------------
+
+std::string reference_error(const std::string& text) {
+  try {
+    parse_reference_gemms({"roofline_examples.yaml", text, {}}, test::catalog().sources());
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReferenceGemms, ParseStrictly) {
+  const std::string ok =
+      "examples:\n  - {id: a, m: 512, n: 4096, k: 1024, precision: fp16, published_FLOP_per_B: "
+      "315, source: nvidia-gpu-performance-background}\n";
+  EXPECT_EQ(reference_error(ok), "");
+  const auto fails_with = [&](const std::string& text, const std::string& what) {
+    const std::string e = reference_error(text);
+    EXPECT_NE(e.find("roofline_examples.yaml"), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+  };
+  fails_with(ok + "  - {id: a, m: 1, n: 4096, k: 1024, precision: fp16, published_FLOP_per_B: 1, "
+                  "source: nvidia-gpu-performance-background}\n",
+             "id 'a' is defined twice");
+  fails_with("examples:\n  - {id: a, m: 0, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
+             "source: nvidia-gpu-performance-background}\n",
+             "m");
+  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp12, published_FLOP_per_B: 1, "
+             "source: nvidia-gpu-performance-background}\n",
+             "unknown value 'fp12'");
+  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
+             "source: nvidia}\n",
+             "source id 'nvidia' is not defined");
+  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published: 1, "
+             "source: nvidia-gpu-performance-background}\n",
+             "published");
 }
 
 // ---- numbers as each language writes them
