@@ -5,10 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "comm/link_calibration.hpp"
 #include "core/error.hpp"
 #include "memory/measured_runs.hpp"
 #include "mig/pack_file.hpp"
 #include "model/config_reader.hpp"
+#include "perf/bench_results.hpp"
+#include "plan/measured_step.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -30,6 +33,14 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
         parse_gpu_file({name, buf.str(), {}}, test::catalog().sources());
       else if (name.starts_with("pack_yaml"))
         parse_pack_file(buf.str(), name);
+      else if (name.starts_with("bench_results"))
+        parse_bench_results({name, buf.str(), {}}, FailedBenchmarks::kKeep);
+      else if (name.starts_with("step_results"))
+        parse_step_results({name, buf.str(), {}});
+      else if (name.starts_with("nccl_results"))
+        parse_nccl_results({name, buf.str(), {}});
+      else if (name.starts_with("link_calibration"))
+        parse_link_calibration({name, buf.str(), {}}, test::catalog().sources());
       else if (name.starts_with("measured_yaml"))
         validate_runs(
             parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads()));

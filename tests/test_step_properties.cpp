@@ -341,7 +341,7 @@ TEST(StepProperties, CalibrationWithHalfGemmEfficiencyDoublesGemmTime) {
   const std::string text = ctx.read_file(path, "calibration");
   const EfficiencyTable cal = parse_efficiency({path, text, {}}, test::catalog().sources());
   EXPECT_TRUE(cal.is_calibration());
-  EXPECT_EQ(cal.card, "h200-nvl");
+  EXPECT_EQ(cal.card(), "h200-nvl");
   const StepOps ops = build_step_ops(run("llama-3.1-8b", Method::kLora));
   const StepEstimate d = estimate_step(ops, device("h200-nvl"), defaults());
   const StepEstimate c = estimate_step(ops, device("h200-nvl"), cal);

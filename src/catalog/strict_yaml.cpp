@@ -173,6 +173,22 @@ std::optional<long long> StrictMap::optional_integer(std::string_view key, long 
   return required_integer(key, min, max);
 }
 
+std::optional<std::string> StrictMap::nullable_string(std::string_view key) {
+  need(key);
+  return optional_string(key);
+}
+
+std::optional<double> StrictMap::nullable_number(std::string_view key, double min, double max) {
+  need(key);
+  return optional_number(key, min, max);
+}
+
+std::string StrictMap::any_string(std::string_view key) {
+  YAML::Node n = need(key);
+  if (!n.IsScalar()) fail(key, fmt::format("expected text, got {}", describe_node(n)));
+  return n.Scalar();
+}
+
 bool StrictMap::required_bool(std::string_view key) {
   YAML::Node n = need(key);
   if (n.IsScalar()) {

@@ -31,6 +31,11 @@ class StrictMap {
   std::optional<double> optional_number(std::string_view key, double min, double max);
   long long required_integer(std::string_view key, long long min, long long max);
   std::optional<long long> optional_integer(std::string_view key, long long min, long long max);
+  // Keys that must be present but may be null (results files write null for "not measured").
+  std::optional<std::string> nullable_string(std::string_view key);
+  std::optional<double> nullable_number(std::string_view key, double min, double max);
+  // Text that may be empty ("filter": "").
+  std::string any_string(std::string_view key);
   bool required_bool(std::string_view key);
   std::optional<bool> optional_bool(std::string_view key);
   // One string, or a list of strings.

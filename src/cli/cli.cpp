@@ -72,6 +72,34 @@ std::string Context::read_file(const std::string& path, const std::string& field
   return buf.str();
 }
 
+void Context::write_file(const std::string& path, std::string_view text, const std::string& field) {
+  if (!allow_files)
+    throw UserError(ErrorCode::kUnsupported, "files cannot be written through the API", field);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: cannot write it (given for {})", path, field), field);
+}
+
+std::vector<std::string> Context::list_files(const std::string& dir, std::string_view suffix,
+                                             const std::string& field) {
+  if (!allow_files)
+    throw UserError(ErrorCode::kUnsupported, "folders cannot be read through the API", field);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UserError(ErrorCode::kBadFile, fmt::format("{}: not a folder (given as {})", dir, field),
+                    field);
+  std::vector<std::string> found;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file() && it->path().filename().string().ends_with(suffix))
+      found.push_back(it->path().generic_string());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 const Catalog& builtin_catalog() {
   static const Catalog catalog = Catalog::load(builtin_data_files());
   return catalog;
@@ -231,6 +259,8 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Context ctx(out, err);
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
+  if (const char* env = std::getenv("FTPLAN_CALIBRATION_DIR"); env && *env)
+    ctx.calibration_dir = env;
   try {
     execute(args, ctx);
     return kExitOk;

@@ -41,7 +41,17 @@ class Context {
   // Reads a whole file; a missing or unreadable one is a UserError naming it.
   std::string read_file(const std::string& path, const std::string& field);
 
+  // Writes a whole file (replacing it); an unwritable path is a UserError naming it.
+  void write_file(const std::string& path, std::string_view text, const std::string& field);
+  // The regular files directly in `dir` whose names end in `suffix`, sorted; a missing folder is
+  // a UserError naming `field`.
+  std::vector<std::string> list_files(const std::string& dir, std::string_view suffix,
+                                      const std::string& field);
+
   std::vector<std::string> data_dirs;  // --data (and FTPLAN_DATA)
+  // Calibration files used when a command gets no --calibration (FTPLAN_CALIBRATION_DIR): every
+  // *.yaml in it, each for the card it names. Empty: none.
+  std::string calibration_dir;
   // False for requests from the network: no file is read, only catalog ids and `inline_files`.
   bool allow_files = true;
   // Texts handed in with a request (a pasted config.json, a runs document), by the name the

@@ -44,14 +44,11 @@ void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>&
     file.gpus.push_back(&ctx.resolve_gpu(id));
 }
 
-PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration,
-                           const RunsFile& file) {
-  std::vector<EfficiencyTable> calibrations;
-  for (const auto* g : file.gpus) {
-    EfficiencyTable e = calibration.for_gpu(ctx, *g, false);
-    if (e.is_calibration()) calibrations.push_back(std::move(e));
-  }
-  return PlanningData::load(ctx.catalog(), std::move(calibrations));
+// Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
+// card it names, links included.
+PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration) {
+  Calibrations cal = calibration.load(ctx);
+  return PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
 }
 
 namespace {
@@ -158,7 +155,7 @@ const bool registered_plan = register_command(
        return [&ctx, o] {
          RunsFile file = load_runs(ctx, o->file);
          restrict_gpus(ctx, file, o->gpus);
-         const PlanningData data = planning_data(ctx, o->calibration, file);
+         const PlanningData data = planning_data(ctx, o->calibration);
          PlanOptions options;
          options.rank_by = parse_rank_by(o->rank_by);
          const Plan plan = make_plan(file, data, options);
@@ -181,7 +178,7 @@ const bool registered_sweep = register_command(
          file.gpus.clear();
          for (const auto& g : ctx.catalog().gpus())
            file.gpus.push_back(&g);
-         const PlanningData data = planning_data(ctx, o->calibration, file);
+         const PlanningData data = planning_data(ctx, o->calibration);
          PlanOptions options;
          options.fleet = false;
          const auto start = std::chrono::steady_clock::now();

@@ -71,7 +71,7 @@ const bool registered = register_command(
          in.plan_options.rank_by = parse_rank_by(o->rank_by);
          RunsFile file = load_runs(ctx, o->file);
          restrict_gpus(ctx, file, o->gpus);
-         const PlanningData data = planning_data(ctx, o->calibration, file);
+         const PlanningData data = planning_data(ctx, o->calibration);
          in.runs = &file;
          in.data = &data;
          in.also = other_editions(ctx.catalog(), file.gpus);

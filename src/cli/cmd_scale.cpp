@@ -158,14 +158,13 @@ const bool registered = register_command(
            throw UserError(ErrorCode::kInvalidValue,
                            "--network-GBps and --cards-per-node must be positive", "network_GBps");
          std::vector<const GpuSpec*> gpus;
-         std::vector<EfficiencyTable> calibrations;
          for (const auto& id : o->gpus) {
            gpus.push_back(&ctx.resolve_gpu(id));
            require_training_format(*gpus.back(), w.precision, load_training_formats(ctx.catalog()));
-           EfficiencyTable e = o->calibration.for_gpu(ctx, *gpus.back(), false);
-           if (e.is_calibration()) calibrations.push_back(std::move(e));
          }
-         const PlanningData data = PlanningData::load(ctx.catalog(), calibrations);
+         Calibrations cal = o->calibration.load(ctx);
+         const PlanningData data =
+             PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
          const ModelStates replica = model_states(w);
          const StepOps ops = build_step_ops(w);
          if (!o->sweep) {

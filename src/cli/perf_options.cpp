@@ -3,59 +3,123 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "comm/link_calibration.hpp"
 #include "core/error.hpp"
 
 namespace ftplan::cli {
 
-void CalibrationOptions::add_to(CLI::App& app) {
-  app.add_option("--calibration", files,
-                 "Achieved-efficiency file measured on a card (schema of "
-                 "data/efficiency/default.yaml with a 'calibration' header naming the card); "
-                 "repeat for several cards");
+namespace {
+
+constexpr const char* kDirVariable = "FTPLAN_CALIBRATION_DIR";
+
+void check_card(Context& ctx, const std::string& card, const std::string& file) {
+  if (card.empty() || ctx.catalog().find_gpu(card)) return;
+  try {
+    throw_unknown_name("card", "calibration", card, ctx.catalog().gpu_ids());
+  } catch (const UserError& e) {
+    throw UserError(ErrorCode::kUnknownName,
+                    fmt::format("{}: calibration.card: {}", file, e.what()), "calibration");
+  }
 }
 
-std::vector<EfficiencyTable> CalibrationOptions::load(Context& ctx) const {
-  std::vector<EfficiencyTable> out;
-  for (const auto& path : files) {
-    const std::string text = ctx.read_file(path, "calibration");
-    out.push_back(parse_efficiency({path, text, {}}, ctx.catalog().sources()));
-  }
-  for (std::size_t i = 0; i < out.size(); ++i)
-    for (std::size_t j = i + 1; j < out.size(); ++j)
-      if (out[i].card == out[j].card)
+void check_unique(const Calibrations& c) {
+  const auto& t = c.efficiency;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    for (std::size_t j = i + 1; j < t.size(); ++j)
+      if (t[i].card() == t[j].card())
         throw UserError(
             ErrorCode::kInvalidValue,
-            fmt::format("--calibration {} and {} are both for {}; give one per card", out[i].file,
-                        out[j].file, out[i].card.empty() ? "every card" : out[i].card),
+            fmt::format("calibration files {} and {} are both for {}; give one per "
+                        "card",
+                        t[i].file, t[j].file, t[i].card().empty() ? "every card" : t[i].card()),
             "calibration");
+  const auto& l = c.links;
+  for (std::size_t i = 0; i < l.size(); ++i)
+    for (std::size_t j = i + 1; j < l.size(); ++j)
+      if (l[i].card == l[j].card && l[i].level == l[j].level)
+        throw UserError(ErrorCode::kInvalidValue,
+                        fmt::format("link calibrations {} and {} are both for {} on {}; give one",
+                                    l[i].file, l[j].file, link_level_name(l[i].level), l[i].card),
+                        "calibration");
+}
+
+// One file: a link calibration (top-level `links`) or an efficiency table.
+void load_file(Context& ctx, const std::string& path, bool need_card, Calibrations& out) {
+  const std::string text = ctx.read_file(path, "calibration");
+  const DataFile file{path, text, {}};
+  const auto& sources = ctx.catalog().sources();
+  if (is_link_calibration(file)) {
+    LinkCalibrationFile f = parse_link_calibration(file, sources);
+    check_card(ctx, f.header.card, path);
+    out.links.insert(out.links.end(), f.links.begin(), f.links.end());
+    return;
+  }
+  EfficiencyTable t = parse_efficiency(file, sources);
+  if (need_card && !t.is_calibration())
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{}: a file in {} must name its card in a 'calibration' header "
+                                "(a table for every card is given with --calibration FILE)",
+                                path, kDirVariable),
+                    "calibration");
+  check_card(ctx, t.card(), path);
+  out.efficiency.push_back(std::move(t));
+}
+
+}  // namespace
+
+void CalibrationOptions::add_to(CLI::App& app) {
+  app.add_option("--calibration", files,
+                 "Calibration file measured on a card (ftplan calibrate import): achieved "
+                 "efficiencies (schema of data/efficiency/default.yaml with a 'calibration' "
+                 "header naming the card) or link fractions; repeat for several. Default: every "
+                 "*.yaml in $FTPLAN_CALIBRATION_DIR");
+}
+
+Calibrations CalibrationOptions::load(Context& ctx) const {
+  Calibrations out;
+  if (!files.empty()) {
+    for (const auto& path : files)
+      load_file(ctx, path, false, out);
+  } else if (!ctx.calibration_dir.empty()) {
+    out.from_directory = true;
+    for (const auto& path : ctx.list_files(ctx.calibration_dir, ".yaml", kDirVariable))
+      load_file(ctx, path, true, out);
+  }
+  check_unique(out);
   return out;
 }
 
-EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const {
-  std::vector<EfficiencyTable> tables = load(ctx);
+std::optional<EfficiencyTable> CalibrationOptions::find_for_gpu(Context& ctx, const GpuSpec& gpu,
+                                                                bool strict) const {
+  Calibrations c = load(ctx);
   const EfficiencyTable* general = nullptr;
-  for (const auto& t : tables) {
-    if (t.card == gpu.id) return t;
+  for (const auto& t : c.efficiency) {
+    if (t.card() == gpu.id) return t;
     if (!t.is_calibration()) general = &t;
   }
   if (general) return *general;
-  if (strict && !tables.empty()) {
+  if (strict && !c.from_directory && !c.efficiency.empty()) {
     std::vector<std::string> which;
-    for (const auto& t : tables)
-      which.push_back(fmt::format("{} is for {}", t.file, t.card));
+    for (const auto& t : c.efficiency)
+      which.push_back(fmt::format("{} is for {}", t.file, t.card()));
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("no --calibration file is for {}: {}; a calibration measured on "
                                 "one card does not apply to another",
                                 gpu.id, fmt::join(which, ", ")),
                     "calibration");
   }
+  return std::nullopt;
+}
+
+EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const {
+  if (auto t = find_for_gpu(ctx, gpu, strict)) return *std::move(t);
   return default_efficiency(ctx.catalog());
 }
 
 std::string efficiency_label(const EfficiencyTable& e) {
   if (e.is_calibration())
-    return fmt::format("calibrated on {} ({}; {}, {})", e.card, e.file, e.measurement,
-                       e.measured_on);
+    return fmt::format("calibrated on {} ({}; {}, {})", e.card(), e.file, e.calibration.measurement,
+                       e.calibration.date);
   return fmt::format("{} ({})", e.name, e.file);
 }
 

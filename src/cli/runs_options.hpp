@@ -15,8 +15,8 @@ namespace ftplan::cli {
 // --gpu ID (repeatable) replaces the file's candidate cards; nothing given keeps them.
 void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids);
 
-// The data files every evaluation reads, with the --calibration tables of the file's cards.
-PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration,
-                           const RunsFile& file);
+// The data files every evaluation reads, with every calibration in force (--calibration, else
+// $FTPLAN_CALIBRATION_DIR): each applies to the card it names, links included.
+PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration);
 
 }  // namespace ftplan::cli

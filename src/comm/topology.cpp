@@ -29,6 +29,25 @@ std::vector<std::string> CommConstants::preset_names() const {
   return out;
 }
 
+const LinkCalibration* CommConstants::calibration(LinkLevel level, const GpuSpec& gpu) const {
+  for (const auto& c : link_calibrations)
+    if (c.card == gpu.id && c.level == level) return &c;
+  return nullptr;
+}
+
+double CommConstants::achieved_fraction(LinkLevel level, const GpuSpec& gpu) const {
+  if (const LinkCalibration* c = calibration(level, gpu)) return c->achieved_fraction;
+  switch (level) {
+    case LinkLevel::kNvlink:
+      return nvlink_fraction;
+    case LinkLevel::kPcie:
+      return pcie_fraction;
+    case LinkLevel::kNetwork:
+      return network_fraction;
+  }
+  return 1.0;
+}
+
 namespace {
 
 const DataFile& need_file(const Catalog& c, std::string_view rel) {
@@ -63,6 +82,8 @@ CommConstants load_comm_constants(const Catalog& catalog) {
     k.cards_per_node = static_cast<int>(required_known(root, "cards_per_node", 1, 1024, src));
     k.network_GBps_per_node = required_known(root, "network_GBps_per_node", 0.1, 1e5, src);
     k.ddp_bucket_MB = required_known(root, "ddp_bucket_MB", 0.001, 1e6, src);
+    k.calibration_large_message =
+        bytes_from_MiB(required_known(root, "calibration_large_message_MiB", 1, 1048576, src));
     root.finish();
   }
   {
@@ -120,14 +141,14 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
 
   // PCIe between domains: NVIDIA lists both directions added (Gen5 x16: 128 GB/s = 64 per
   // direction).
-  t.intra_node = {LinkLevel::kPcie,
-                  fmt::format("PCIe Gen{} x{}", gpu.pcie.generation, gpu.pcie.lanes),
-                  gpu.pcie.per_direction(), k.pcie_step_latency, k.pcie_fraction};
+  t.intra_node = {
+      LinkLevel::kPcie, fmt::format("PCIe Gen{} x{}", gpu.pcie.generation, gpu.pcie.lanes),
+      gpu.pcie.per_direction(), k.pcie_step_latency, k.achieved_fraction(LinkLevel::kPcie, gpu)};
   // The network: the node's bandwidth shared by the cards of the node that send at once.
   t.inter_node = {
       LinkLevel::kNetwork, fmt::format("network ({} GB/s per node and direction)", network),
       bytes_per_second_from_GBps(network / std::min(t.cards_per_node, std::max(cards, 1))),
-      k.network_step_latency, k.network_fraction};
+      k.network_step_latency, k.achieved_fraction(LinkLevel::kNetwork, gpu)};
   t.intra_domain = t.intra_node;
 
   if (preset->link != "pcie") {
@@ -161,7 +182,8 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
     t.intra_domain = {
         LinkLevel::kNvlink,
         fmt::format("NVLink {} {}", gpu.nvlink.generation, want_switch ? "switch" : "bridge"),
-        gpu.nvlink.per_direction(), k.nvlink_step_latency, k.nvlink_fraction};
+        gpu.nvlink.per_direction(), k.nvlink_step_latency,
+        k.achieved_fraction(LinkLevel::kNvlink, gpu)};
     if (want_switch) t.domain_cards = std::min(preset->domain_cards, t.cards_per_node);
   }
 
@@ -178,6 +200,18 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
         "switches "
         "(NCCL user guide, troubleshooting); otherwise traffic is staged through host memory");
   }
+  // A measured fraction is named where the run crosses that link.
+  auto crossed = [&](LinkLevel l) {
+    if (cards <= 1) return false;
+    if (l == LinkLevel::kNvlink) return t.domain_cards > 1;
+    if (l == LinkLevel::kPcie) return t.domain_cards == 1 || t.domains() > 1;
+    return t.nodes() > 1;
+  };
+  for (const auto& c : k.link_calibrations)
+    if (c.card == gpu.id && crossed(c.level))
+      t.notes.push_back(fmt::format("{} achieved fraction {:.2f} measured on this card ({}): {}",
+                                    link_level_name(c.level), c.achieved_fraction, c.file,
+                                    c.basis));
   if (t.nodes() > 1)
     t.notes.push_back(fmt::format(
         "{} nodes of {} cards: traffic between nodes shares {} GB/s per node and direction",

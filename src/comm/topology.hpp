@@ -23,11 +23,25 @@ struct Link {
   double achieved_fraction = 1.0;  // large-message bus bandwidth / nominal (nccl-tests)
 };
 
+// An achieved fraction of a link kind measured on one card (ftplan calibrate import of an
+// ftplan-nccl/1 file; comm/link_calibration): replaces the default fraction for that card.
+struct LinkCalibration {
+  std::string card;  // catalog id
+  LinkLevel level = LinkLevel::kNvlink;
+  double achieved_fraction = 1.0;  // large-message bus bandwidth / nominal per direction
+  std::string file;                // where it was read from
+  std::string basis;               // how it was measured
+};
+
 // Constants of the collective model, read once from data/comm/*.yaml.
 struct CommConstants {
   Seconds base_latency;
   Seconds nvlink_step_latency, pcie_step_latency, network_step_latency;
   double nvlink_fraction = 1, pcie_fraction = 1, network_fraction = 1;
+  // Measured fractions (--calibration), each for one card and link kind.
+  std::vector<LinkCalibration> link_calibrations;
+  // Link calibration: all-reduces from this buffer size on make the large-message bus bandwidth.
+  Bytes calibration_large_message;
   int cards_per_node = 8;
   double network_GBps_per_node = 50;
   double ddp_bucket_MB = 25;
@@ -39,6 +53,9 @@ struct CommConstants {
   };
   std::vector<Preset> presets;
   std::vector<std::string> preset_names() const;
+  // The achieved fraction of `level` on `gpu`: its calibration if one was given, else the default.
+  double achieved_fraction(LinkLevel level, const GpuSpec& gpu) const;
+  const LinkCalibration* calibration(LinkLevel level, const GpuSpec& gpu) const;
 };
 
 CommConstants load_comm_constants(const Catalog& catalog);

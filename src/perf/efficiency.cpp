@@ -9,11 +9,11 @@
 
 namespace ftplan {
 
-const EfficiencyRange& EfficiencyCurve::range_for(double size) const {
+std::size_t EfficiencyCurve::index_for(double size) const {
   assert(!ranges.empty());
-  for (const auto& r : ranges)
-    if (size < r.below) return r;
-  return ranges.back();
+  for (std::size_t i = 0; i + 1 < ranges.size(); ++i)
+    if (size < ranges[i].below) return i;
+  return ranges.size() - 1;
 }
 
 namespace {
@@ -72,13 +72,7 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
   t.file = file.path;
   t.name = root.required_string("name");
   t.description = root.required_string("description");
-  if (auto cal = root.optional_map("calibration")) {
-    t.card = cal->required_string("card");
-    t.measurement = cal->required_string("measurement");
-    t.measured_on = cal->required_string("date");
-    cal->optional_string("note");
-    cal->finish();
-  }
+  t.calibration = read_calibration_header(root);
   StrictMap classes = root.required_map("classes");
   for (auto c : kAllOpClasses) {
     StrictMap m = classes.required_map(op_class_name(c));

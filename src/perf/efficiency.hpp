@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/calibration_header.hpp"
 #include "catalog/catalog.hpp"
 #include "perf/ops.hpp"
 
@@ -27,8 +28,9 @@ struct EfficiencyRange {
 // Ranges in ascending order of `below`; the last one unbounded.
 struct EfficiencyCurve {
   std::vector<EfficiencyRange> ranges;
-  // The range a call of `size` (GFLOP or MB) falls in.
-  const EfficiencyRange& range_for(double size) const;
+  // The range a call of `size` (GFLOP or MB) falls in, and its position in `ranges`.
+  const EfficiencyRange& range_for(double size) const { return ranges[index_for(size)]; }
+  std::size_t index_for(double size) const;
   double at(double size) const { return range_for(size).fraction; }
 };
 
@@ -43,13 +45,13 @@ struct EfficiencyTable {
   std::string file;  // where it was read from
   // Calibration header (empty for a table of defaults): the card the measurement is for, what was
   // measured, when and with what.
-  std::string card;
-  std::string measurement;
-  std::string measured_on;  // date
+  CalibrationHeader calibration;
   std::array<ClassEfficiency, kOpClassCount> classes;
 
-  bool is_calibration() const { return !card.empty(); }
+  bool is_calibration() const { return calibration.present(); }
+  const std::string& card() const { return calibration.card; }
   const ClassEfficiency& of(OpClass c) const { return classes[static_cast<std::size_t>(c)]; }
+  ClassEfficiency& of(OpClass c) { return classes[static_cast<std::size_t>(c)]; }
   // Achieved fraction of the peak rate for one call of `flops_per_call`, and of the bandwidth
   // for one call moving `bytes_per_call`.
   double compute(OpClass c, Flops flops_per_call) const {

@@ -2,19 +2,26 @@
 
 namespace ftplan {
 
-PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations) {
+PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations,
+                                std::vector<LinkCalibration> links) {
   PlanningData d;
   d.catalog = &catalog;
   d.comm = load_comm_constants(catalog);
+  d.comm.link_calibrations = std::move(links);
   d.formats = load_training_formats(catalog);
   d.default_efficiency = ftplan::default_efficiency(catalog);
-  d.calibrations = std::move(calibrations);
+  for (auto& t : calibrations) {
+    if (t.is_calibration())
+      d.calibrations.push_back(std::move(t));
+    else
+      d.default_efficiency = std::move(t);
+  }
   return d;
 }
 
 const EfficiencyTable& PlanningData::efficiency(const GpuSpec& gpu) const {
   for (const auto& t : calibrations)
-    if (t.card == gpu.id) return t;
+    if (t.card() == gpu.id) return t;
   return default_efficiency;
 }
 

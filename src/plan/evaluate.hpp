@@ -20,10 +20,13 @@ struct PlanningData {
   const Catalog* catalog = nullptr;
   CommConstants comm;
   TrainingFormats formats;
-  EfficiencyTable default_efficiency;
+  EfficiencyTable default_efficiency;         // or a given table without a calibration header
   std::vector<EfficiencyTable> calibrations;  // measured tables, each for one card
 
-  static PlanningData load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations = {});
+  // `calibrations`: measured tables (each for the card its header names; one without a header
+  // replaces the defaults for every card); `links`: measured link fractions, into comm.
+  static PlanningData load(const Catalog& catalog, std::vector<EfficiencyTable> calibrations = {},
+                           std::vector<LinkCalibration> links = {});
   // The table for a card: its calibration if one was given, else the defaults.
   const EfficiencyTable& efficiency(const GpuSpec& gpu) const;
 };

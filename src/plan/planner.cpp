@@ -67,7 +67,7 @@ struct Variant {
 
 const PreparedStep& prepared_for(const Variant& v, const GpuSpec& gpu, const PlanningData& data) {
   for (std::size_t i = 0; i < data.calibrations.size(); ++i)
-    if (data.calibrations[i].card == gpu.id) return v.prepared_calibrated[i];
+    if (data.calibrations[i].card() == gpu.id) return v.prepared_calibrated[i];
   return v.prepared_default;
 }
 

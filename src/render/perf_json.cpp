@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "render/calibration_json.hpp"
 #include "render/json.hpp"
 
 namespace ftplan {
@@ -122,7 +123,7 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
   j["gpu"] = d.gpu->id;
   j["device"] = device_json(d);
   j["efficiency"] = {{"name", e.name}, {"file", e.file}};
-  if (e.is_calibration()) j["efficiency"]["card"] = e.card;
+  if (e.is_calibration()) j["efficiency"]["card"] = e.card();
   j["feasible"] = s.feasible;
   j["tokens_per_micro_batch"] = ops.tokens_per_micro_batch;
   j["layers"] = ops.layers;
@@ -237,8 +238,7 @@ json compare_json(const Device& a, const Device& b, const TrainingFormats& forma
 
 json efficiency_json(const EfficiencyTable& e) {
   json j = {{"name", e.name}, {"description", e.description}, {"file", e.file}};
-  if (e.is_calibration())
-    j["calibration"] = {{"card", e.card}, {"measurement", e.measurement}, {"date", e.measured_on}};
+  if (e.is_calibration()) j["calibration"] = calibration_header_json(e.calibration);
   json classes = json::object();
   for (auto c : kAllOpClasses)
     classes[std::string(op_class_name(c))] = {

@@ -1,0 +1,98 @@
+#include "render/calibration_yaml.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+
+namespace ftplan {
+
+namespace {
+
+// Nine significant digits: a fraction read back differs from the fitted one by < 1e-8.
+constexpr std::size_t kDigits = 9;
+
+std::string commented(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines)
+    out += "# " + line + "\n";
+  return out;
+}
+
+void emit_sources(YAML::Emitter& e, const std::vector<std::string>& sources) {
+  e << YAML::Key << "source" << YAML::Value;
+  if (sources.size() == 1) {
+    e << sources.front();
+    return;
+  }
+  e << YAML::Flow << YAML::BeginSeq;
+  for (const auto& s : sources)
+    e << s;
+  e << YAML::EndSeq;
+}
+
+void emit_header(YAML::Emitter& e, const CalibrationHeader& h) {
+  e << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "card" << YAML::Value << h.card;
+  e << YAML::Key << "measurement" << YAML::Value << h.measurement;
+  e << YAML::Key << "date" << YAML::Value << YAML::DoubleQuoted << h.date;
+  for (const auto& [key, value] : {std::pair{"device", &h.device}, std::pair{"driver", &h.driver},
+                                   std::pair{"results", &h.results}, std::pair{"note", &h.note}})
+    if (!value->empty()) e << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
+  e << YAML::EndMap;
+}
+
+void emit_curve(YAML::Emitter& e, const char* key, const EfficiencyCurve& c, const char* bound) {
+  e << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : c.ranges) {
+    e << YAML::BeginMap;
+    if (!std::isinf(r.below)) e << YAML::Key << bound << YAML::Value << r.below;
+    e << YAML::Key << "fraction" << YAML::Value << r.fraction;
+    e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << r.basis;
+    emit_sources(e, r.sources);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string efficiency_yaml(const EfficiencyTable& t, const std::vector<std::string>& comment) {
+  YAML::Emitter e;
+  e.SetDoublePrecision(kDigits);
+  e << YAML::BeginMap;
+  e << YAML::Key << "name" << YAML::Value << t.name;
+  e << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << t.description;
+  if (t.is_calibration()) emit_header(e, t.calibration);
+  e << YAML::Key << "classes" << YAML::Value << YAML::BeginMap;
+  for (auto c : kAllOpClasses) {
+    e << YAML::Key << std::string(op_class_name(c)) << YAML::Value << YAML::BeginMap;
+    emit_curve(e, "compute", t.of(c).compute, "below_GFLOP");
+    emit_curve(e, "memory", t.of(c).memory, "below_MB");
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap << YAML::EndMap;
+  return commented(comment) + e.c_str() + "\n";
+}
+
+std::string link_calibration_yaml(const LinkFit& fit, const std::vector<std::string>& comment) {
+  const LinkCalibration& c = fit.calibration;
+  YAML::Emitter e;
+  e.SetDoublePrecision(kDigits);
+  e << YAML::BeginMap;
+  e << YAML::Key << "name" << YAML::Value
+    << c.card + "-" + std::string(link_level_name(c.level)) + "-calibration";
+  e << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted
+    << "achieved fraction of " + c.card + "'s nominal " + std::string(link_level_name(c.level)) +
+           " rate measured with NCCL (bench/nccl/allreduce.py)";
+  emit_header(e, fit.header);
+  e << YAML::Key << "links" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << std::string(link_level_name(c.level)) << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "achieved_fraction" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "value" << YAML::Value << c.achieved_fraction;
+  e << YAML::Key << "source" << YAML::Value << std::string(kNcclMeasurementSource);
+  e << YAML::Key << "note" << YAML::Value << YAML::DoubleQuoted << c.basis;
+  e << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  return commented(comment) + e.c_str() + "\n";
+}
+
+}  // namespace ftplan
