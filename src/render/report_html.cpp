@@ -18,7 +18,7 @@ h1 { font-size: 1.75rem; line-height: 1.25; margin: 0.5rem 0 0.75rem; }
 h2 { font-size: 1.35rem; margin: 2.5rem 0 0.75rem; padding-top: 0.75rem;
      border-top: 2px solid var(--rule); }
 h3 { font-size: 1.1rem; margin: 1.75rem 0 0.5rem; }
-p, li { max-width: 52rem; }
+p, li { max-width: 52rem; overflow-wrap: anywhere; }
 .lead { color: var(--muted); }
 nav ol { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; padding: 0; margin: 0;
          list-style: none; counter-reset: s; }
@@ -36,11 +36,13 @@ th { background: var(--band); font-weight: 600; }
 td.num { text-align: right; white-space: nowrap; }
 th.num { text-align: right; }
 td:first-child { min-width: 7rem; }
+td code { white-space: nowrap; }
 tbody tr:hover { background: #fafbfc; }
 figure { margin: 1rem 0 1.5rem; max-width: 56rem; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.9rem; margin-top: 0.25rem; }
 figcaption strong { color: var(--ink); }
+@media (max-width: 40rem) { body { font-size: 15px; } h1 { font-size: 1.35rem; } }
 @media print { h2 { break-before: auto; } figure, table { break-inside: avoid; } }
 )";
 
