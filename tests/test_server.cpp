@@ -222,6 +222,42 @@ TEST(ServerApi, StatusCodes) {
   expect_error(server::handle(big, small), 413, "payload_too_large");
 }
 
+Response get(const std::string& path, const std::map<std::string, std::string>& query) {
+  Request r;
+  r.method = "GET";
+  r.path = path;
+  r.query = query;
+  return server::handle(r);
+}
+
+TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {
+  // The page's link: /api/report?format=html&lang=de.
+  const Response html = get("/api/report", {{"format", "html"}, {"lang", "de"}});
+  ASSERT_EQ(html.status, 200) << html.body;
+  EXPECT_EQ(html.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(html.body, test::run_cli({"report", "--format", "html", "--lang", "de"}).out);
+  EXPECT_TRUE(html.body.starts_with("<!DOCTYPE html>\n<html lang=\"de\">"));
+  const Response md = get("/api/report", {{"format", "md"}, {"lang", "en"}});
+  ASSERT_EQ(md.status, 200) << md.body;
+  EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
+  EXPECT_EQ(md.body, test::run_cli({"report"}).out);
+  // Without parameters: HTML in English.
+  const Response plain = get("/api/report", {});
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_NE(plain.body.find("<html lang=\"en\">"), std::string::npos);
+}
+
+TEST(ServerApi, ReportWithABadFormatOrLanguageIs400NamingTheParameter) {
+  const Response format = get("/api/report", {{"format", "pdf"}, {"lang", "en"}});
+  expect_error(format, 400, "unknown_name", "format");
+  EXPECT_NE(json::parse(format.body)["error"]["message"].get<std::string>().find("'pdf'"),
+            std::string::npos);
+  const Response lang = get("/api/report", {{"format", "html"}, {"lang", "fr"}});
+  expect_error(lang, 400, "unknown_name", "lang");
+  EXPECT_EQ(lang.content_type, "application/json");
+  expect_error(call("POST", "/api/report"), 405, "method_not_allowed");
+}
+
 TEST(ServerSocket, ServesOverLoopbackAndKeepsServingAfterBadRequests) {
   server::ServerOptions o;
   o.port = 0;

@@ -240,6 +240,12 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
   g.id = root.required_string("id");
   g.name = root.required_string("name");
   g.vendor = root.required_choice("vendor", {"nvidia", "amd"});
+  // Optional; by default the name without the vendor ("NVIDIA H200 NVL" -> "H200 NVL").
+  g.short_name = root.optional_string("short_name").value_or("");
+  if (g.short_name.empty()) {
+    const std::string vendor = g.vendor == "nvidia" ? "NVIDIA " : "AMD ";
+    g.short_name = g.name.starts_with(vendor) ? g.name.substr(vendor.size()) : g.name;
+  }
   g.architecture =
       root.required_choice("architecture", {"ampere", "ada", "hopper", "blackwell", "cdna3"});
   g.compute_capability = text_figure(root, "compute_capability", sources);

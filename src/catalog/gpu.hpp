@@ -76,6 +76,7 @@ struct MigSpec {
 struct GpuSpec {
   std::string id;
   std::string name;
+  std::string short_name;  // as tables and charts print it: "H200 NVL", "RTX PRO 6000 WS"
   std::string vendor;
   std::string architecture;
   std::string source_file;  // where it was loaded from

@@ -8,6 +8,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/perf_options.hpp"
+#include "cli/runs_options.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "embedded_files.hpp"
@@ -28,8 +29,27 @@ RunsFile load_runs(Context& ctx, const std::string& path) {
   } else {
     text = ctx.read_file(path, "runs");
   }
-  return parse_runs_file(text, name, ctx.catalog(),
-                         [&](const std::string& m) { return ctx.resolve_model(m); });
+  RunsFile file = parse_runs_file(text, name, ctx.catalog(),
+                                  [&](const std::string& m) { return ctx.resolve_model(m); });
+  // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve), as `ftplan fit`
+  // counts them: without them a plan's peaks and verdicts would differ from fit's.
+  for (auto& run : file.runs)
+    run.workload.overheads = &ctx.overheads();
+  return file;
+}
+
+void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  file.gpus.clear();
+  for (const auto& id : ids)
+    file.gpus.push_back(&ctx.resolve_gpu(id));
+}
+
+// Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
+// card it names, links included.
+PlanningData planning_data(Context& ctx, const CalibrationOptions& calibration) {
+  Calibrations cal = calibration.load(ctx);
+  return PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
 }
 
 namespace {
@@ -119,20 +139,6 @@ void print_plan(Context& ctx, const Plan& plan, const RunsFile& file) {
       plan.evaluations);
 }
 
-// Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
-// card it names, links included.
-PlanningData planning_data(Context& ctx, const PlanCliOptions& o) {
-  Calibrations cal = o.calibration.load(ctx);
-  return PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
-}
-
-void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
-  if (ids.empty()) return;
-  file.gpus.clear();
-  for (const auto& id : ids)
-    file.gpus.push_back(&ctx.resolve_gpu(id));
-}
-
 const bool registered_plan = register_command(
     {"plan",
      "Planned runs in (YAML; default: the seed's runs): cards, count, time, cost and reasons out",
@@ -150,7 +156,7 @@ const bool registered_plan = register_command(
        return [&ctx, o] {
          RunsFile file = load_runs(ctx, o->file);
          restrict_gpus(ctx, file, o->gpus);
-         const PlanningData data = planning_data(ctx, *o);
+         const PlanningData data = planning_data(ctx, o->calibration);
          PlanOptions options;
          options.rank_by = parse_rank_by(o->rank_by);
          const Plan plan = make_plan(file, data, options);
@@ -173,7 +179,7 @@ const bool registered_sweep = register_command(
          file.gpus.clear();
          for (const auto& g : ctx.catalog().gpus())
            file.gpus.push_back(&g);
-         const PlanningData data = planning_data(ctx, *o);
+         const PlanningData data = planning_data(ctx, o->calibration);
          PlanOptions options;
          options.fleet = false;
          // Wall-clock time, and the processor time of this (single-threaded) search: on a

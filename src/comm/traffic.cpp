@@ -45,14 +45,25 @@ CommStrategy comm_strategy(const Workload& w, const Placement& p) {
   return CommStrategy::kSingleCard;
 }
 
+PayloadTraffic per_micro_batch(const CommPlan& plan, CommPayload payload) {
+  PayloadTraffic out;
+  for (const CommCall& c : plan.calls())
+    if (c.per_micro_batch && c.payload == payload) {
+      out.received_per_card += c.cost.received_per_card;
+      out.min_link_seconds += c.cost.min_link_seconds;
+    }
+  return out;
+}
+
 CommPlan plan_communication(const Workload& w, const ModelStates& s, const Placement& p,
                             const Topology& t, const CommConstants& k, Trace* trace) {
   CommPlan plan;
   plan.strategy = comm_strategy(w, p);
   plan.link = t.slowest().level;
-  auto add = [&](std::string_view what, Collective c, Bytes size, bool per_mb,
+  auto add = [&](std::string_view what, CommPayload payload, Collective c, Bytes size, bool per_mb,
                  OverlapWith overlap) {
-    plan.call_storage[plan.call_count++] = {what, per_mb, overlap, collective_cost(c, size, t, k)};
+    plan.call_storage[plan.call_count++] = {what, payload, per_mb, overlap,
+                                            collective_cost(c, size, t, k)};
   };
   // What is gathered: the 16-bit weights of what is trained, plus the frozen base (BF16, or NF4
   // codes and constants for QLoRA: FSDP gathers the stored form) where it is sharded.
@@ -66,42 +77,43 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
     case CommStrategy::kLoraDataParallel:
       // ZeRO paper §7.1: an all-reduce of the gradients per step, 2Ψ of traffic (reduce-scatter Ψ +
       // all-gather Ψ); for LoRA only the adapters' gradients (seed: "small on every link").
-      add("all-reduce gradients", Collective::kAllReduce, gradients, false, OverlapWith::kBackward);
+      add("all-reduce gradients", CommPayload::kGradients, Collective::kAllReduce, gradients, false,
+          OverlapWith::kBackward);
       break;
     case CommStrategy::kZero1:
     case CommStrategy::kZero2:
       // ZeRO-1/2 (§7.2.1): reduce-scatter of the gradients, all-gather of the updated weights: 2Ψ.
-      add("reduce-scatter gradients", Collective::kReduceScatter, gradients, false,
-          OverlapWith::kBackward);
-      add("all-gather updated weights", Collective::kAllGather, trained, false,
-          OverlapWith::kNothing);
+      add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
+          gradients, false, OverlapWith::kBackward);
+      add("all-gather updated weights", CommPayload::kTrainedWeights, Collective::kAllGather,
+          trained, false, OverlapWith::kNothing);
       break;
     case CommStrategy::kFsdp:
       // ZeRO-3 (§7.2.2): weights all-gathered before the forward and again before the backward
       // pass, gradients reduce-scattered: 3Ψ, 1.5× data parallel (seed C3).
-      add("all-gather weights (forward)", Collective::kAllGather, trained, true,
-          OverlapWith::kForward);
-      add("all-gather weights (backward)", Collective::kAllGather, trained, true,
-          OverlapWith::kBackward);
-      add("reduce-scatter gradients", Collective::kReduceScatter, gradients, true,
-          OverlapWith::kBackward);
+      add("all-gather weights (forward)", CommPayload::kTrainedWeights, Collective::kAllGather,
+          trained, true, OverlapWith::kForward);
+      add("all-gather weights (backward)", CommPayload::kTrainedWeights, Collective::kAllGather,
+          trained, true, OverlapWith::kBackward);
+      add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
+          gradients, true, OverlapWith::kBackward);
       break;
     case CommStrategy::kShardedBase:
       // Seed § "Mehr als eine Karte": each card stores 1/N of the frozen base and receives the
       // other (N−1)/N layer by layer in the forward pass and again in the backward pass (which
       // needs the weights to pass gradients to earlier layers' adapters): per micro-batch, whatever
       // its size.
-      add("all-gather frozen base (forward)", Collective::kAllGather, base, true,
-          OverlapWith::kForward);
-      add("all-gather frozen base (backward)", Collective::kAllGather, base, true,
-          OverlapWith::kBackward);
+      add("all-gather frozen base (forward)", CommPayload::kFrozenBase, Collective::kAllGather,
+          base, true, OverlapWith::kForward);
+      add("all-gather frozen base (backward)", CommPayload::kFrozenBase, Collective::kAllGather,
+          base, true, OverlapWith::kBackward);
       // The adapters are sharded with their modules and travel along: small next to the base.
-      add("all-gather adapters (forward)", Collective::kAllGather, trained, true,
-          OverlapWith::kForward);
-      add("all-gather adapters (backward)", Collective::kAllGather, trained, true,
-          OverlapWith::kBackward);
-      add("reduce-scatter adapter gradients", Collective::kReduceScatter, gradients, true,
-          OverlapWith::kBackward);
+      add("all-gather adapters (forward)", CommPayload::kTrainedWeights, Collective::kAllGather,
+          trained, true, OverlapWith::kForward);
+      add("all-gather adapters (backward)", CommPayload::kTrainedWeights, Collective::kAllGather,
+          trained, true, OverlapWith::kBackward);
+      add("reduce-scatter adapter gradients", CommPayload::kGradients, Collective::kReduceScatter,
+          gradients, true, OverlapWith::kBackward);
       break;
   }
   for (const auto& c : plan.calls()) {

@@ -29,9 +29,13 @@ CommStrategy comm_strategy(const Workload& w, const Placement& p);
 
 enum class OverlapWith { kForward, kBackward, kNothing };
 
+// What a collective carries.
+enum class CommPayload { kGradients, kTrainedWeights, kFrozenBase };
+
 // One collective of the strategy.
 struct CommCall {
-  std::string_view what;        // "all-gather weights (forward)" (a literal: no allocation)
+  std::string_view what;  // "all-gather weights (forward)" (a literal: no allocation)
+  CommPayload payload = CommPayload::kGradients;
   bool per_micro_batch = true;  // else once per optimizer step
   OverlapWith overlap = OverlapWith::kNothing;
   CollectiveCost cost;
@@ -52,6 +56,14 @@ struct CommPlan {
 
   std::span<const CommCall> calls() const { return {call_storage.data(), call_count}; }
 };
+
+// Of one payload, per micro-batch: what each card receives and the lower bound of its link time
+// at nominal rates (the seed's sharded 70B LoRA: 141 GB of frozen base, >= 2.2 s over PCIe Gen5).
+struct PayloadTraffic {
+  Bytes received_per_card;
+  Seconds min_link_seconds;
+};
+PayloadTraffic per_micro_batch(const CommPlan& plan, CommPayload payload);
 
 // `replica` = model_states(w) (the planner computes it once per workload).
 CommPlan plan_communication(const Workload& w, const ModelStates& replica, const Placement& p,

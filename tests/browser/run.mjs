@@ -1,4 +1,4 @@
-// End-to-end tests of the web calculator in a real browser: Debian's Chromium (/usr/bin/chromium,
+// End-to-end tests of the web calculator and the HTML report in a real browser: Debian's Chromium (/usr/bin/chromium,
 // never a downloaded one) driven by playwright-core, against `build/ftplan serve` on a free port.
 // Builds nothing: build/ftplan must exist (./test.sh quick builds it).
 // Usage: node run.mjs   (FTPLAN_BIN and CHROMIUM override the two paths; FTPLAN_BROWSER_ONLY=TEXT
@@ -12,6 +12,8 @@ import {fileURLToPath} from 'node:url';
 import {promisify} from 'node:util';
 
 import {chromium} from 'playwright-core';
+
+import {reportTests} from './report.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = process.env.FTPLAN_BIN ?? join(ROOT, 'build/ftplan');
@@ -414,6 +416,9 @@ test('phone width (375 px): no horizontal scrolling; screenshots', async (env) =
   await desktop.screenshot({path: join(SCREENSHOTS, 'desktop-1280-de.png'), fullPage: true});
   await desktop.close();
 });
+
+// The HTML report (tests/browser/report.mjs), before the two checks over every page below.
+reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 
 test('no request left the machine: only the server\'s origin was asked', async (env) => {
   check(env.requests.length > 20,
