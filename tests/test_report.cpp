@@ -11,8 +11,8 @@
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
-#include "plan/evaluate.hpp"
 #include "perf/reference_gemms.hpp"
+#include "plan/evaluate.hpp"
 #include "render/localized_number.hpp"
 #include "render/report.hpp"
 #include "support.hpp"
@@ -316,7 +316,8 @@ TEST(Report, BadFormatOrLanguageNamesTheOption) {
   EXPECT_EQ(parse_report_lang("de"), ReportLang::kDe);
 }
 
-// ---- the published intensity examples (data/roofline_examples.yaml) ----------------------------------
+// ---- the published intensity examples (data/roofline_examples.yaml)
+// ----------------------------------
 
 std::string reference_error(const std::string& text) {
   try {
@@ -340,18 +341,22 @@ TEST(ReferenceGemms, ParseStrictly) {
   fails_with(ok + "  - {id: a, m: 1, n: 4096, k: 1024, precision: fp16, published_FLOP_per_B: 1, "
                   "source: nvidia-gpu-performance-background}\n",
              "id 'a' is defined twice");
-  fails_with("examples:\n  - {id: a, m: 0, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
-             "source: nvidia-gpu-performance-background}\n",
-             "m");
-  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp12, published_FLOP_per_B: 1, "
-             "source: nvidia-gpu-performance-background}\n",
-             "unknown value 'fp12'");
-  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
-             "source: nvidia}\n",
-             "source id 'nvidia' is not defined");
-  fails_with("examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published: 1, "
-             "source: nvidia-gpu-performance-background}\n",
-             "published");
+  fails_with(
+      "examples:\n  - {id: a, m: 0, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
+      "source: nvidia-gpu-performance-background}\n",
+      "m");
+  fails_with(
+      "examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp12, published_FLOP_per_B: 1, "
+      "source: nvidia-gpu-performance-background}\n",
+      "unknown value 'fp12'");
+  fails_with(
+      "examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published_FLOP_per_B: 1, "
+      "source: nvidia}\n",
+      "source id 'nvidia' is not defined");
+  fails_with(
+      "examples:\n  - {id: a, m: 1, n: 1, k: 1, precision: fp16, published: 1, "
+      "source: nvidia-gpu-performance-background}\n",
+      "published");
 }
 
 // ---- numbers as each language writes them
