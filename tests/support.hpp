@@ -8,9 +8,9 @@
 
 #include "catalog/catalog.hpp"
 #include "cli/cli.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan::test {
 

@@ -5,8 +5,8 @@
 
 #include "core/error.hpp"
 #include "memory/activations.hpp"
-#include "memory/optimizer.hpp"
 #include "support.hpp"
+#include "workload/optimizer.hpp"
 
 namespace ftplan {
 namespace {

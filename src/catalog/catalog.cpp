@@ -55,13 +55,6 @@ std::optional<FlopsPerSecond> GpuSpec::dense_rate(TensorPrecision p) const {
   return flops_per_second_from_TFLOPS(*f.value);
 }
 
-ModelPtr make_model(ModelArch arch) {
-  auto m = std::make_shared<Model>();
-  m->params = build_param_inventory(arch);
-  m->arch = std::move(arch);
-  return m;
-}
-
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) {

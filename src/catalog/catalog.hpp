@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "catalog/gpu.hpp"
-#include "model/architecture.hpp"
-#include "model/params.hpp"
+#include "model/model.hpp"
 
 namespace ftplan {
 
@@ -27,20 +26,6 @@ struct SourceInfo {
   std::string url;
   std::string note;
 };
-
-// A model: its architecture and exact parameter inventory, computed once.
-struct Model {
-  ModelArch arch;
-  ParamInventory params;
-  // Catalog facts (empty for a config.json given on the command line).
-  std::string hf_repo;
-  std::string publisher_params;
-  std::string note;
-  std::vector<std::string> sources;
-};
-using ModelPtr = std::shared_ptr<const Model>;
-
-ModelPtr make_model(ModelArch arch);
 
 class Catalog {
  public:

@@ -8,6 +8,7 @@
 #include "memory/measured_runs.hpp"
 #include "render/json.hpp"
 #include "render/table.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -41,7 +42,8 @@ std::string settings(const MeasuredRun& run) {
 
 std::string method_cell(const MeasuredRun& run) {
   const Workload& w = run.workload;
-  if (w.method == Method::kFull) return fmt::format("full {}", optimizer_name(w.optimizer));
+  if (method_traits(w.method).trains_base)
+    return fmt::format("full {}", optimizer_name(w.optimizer));
   return fmt::format("{} r{} {}", method_name(w.method), w.lora.rank,
                      projection_set_name(w.lora.targets));
 }

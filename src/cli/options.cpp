@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan::cli {
 
@@ -102,18 +103,12 @@ Workload WorkloadOptions::build(Context& ctx) const {
 }
 
 std::string run_title(const Workload& w) {
-  std::string method;
-  switch (w.method) {
-    case Method::kFull:
-      method = "full fine-tune";
-      break;
-    case Method::kLora:
-      method = fmt::format("LoRA r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-      break;
-    case Method::kQlora:
-      method = fmt::format("QLoRA NF4 r{} ({})", w.lora.rank, projection_set_name(w.lora.targets));
-      break;
-  }
+  const MethodTraits& traits = method_traits(w.method);
+  const std::string method =
+      traits.trains_base
+          ? std::string(traits.label)
+          : fmt::format("{}{} r{} ({})", traits.label, traits.quantized_base ? " NF4" : "",
+                        w.lora.rank, projection_set_name(w.lora.targets));
   return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/cli.hpp"
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan::cli {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/format.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -30,7 +31,8 @@ std::string_view comm_strategy_name(CommStrategy s) {
 
 CommStrategy comm_strategy(const Workload& w, const Placement& p) {
   if (p.count <= 1 || p.mig) return CommStrategy::kSingleCard;
-  const bool adapters = w.method != Method::kFull;
+  // Only adapters are trained (no base weight): their gradients are all that is reduced.
+  const bool adapters = !method_traits(w.method).trains_base;
   switch (p.sharding) {
     case Sharding::kNone:
     case Sharding::kDdp:

@@ -10,8 +10,8 @@
 #include "comm/collectives.hpp"
 #include "comm/topology.hpp"
 #include "core/trace.hpp"
-#include "core/workload.hpp"
 #include "memory/model_states.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

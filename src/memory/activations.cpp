@@ -4,7 +4,7 @@
 #include <bit>
 
 #include "core/format.hpp"
-#include "memory/optimizer.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -65,6 +65,23 @@ double adapter_bytes(const ActivationSettings& s, int modules) {
   return (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * s.rank * modules;
 }
 
+// DoRA: each adapted module keeps its base output (16-bit) and its adapter output (the adapter's
+// dtype), both `out` wide, for the magnitude's gradient (Liu et al. 2024; PEFT DoraLinearLayer).
+double dora_bytes(const ActivationSettings& s, const BlockShape& shape, ProjectionSet group,
+                  std::int64_t mlp_width) {
+  if (!s.dora) return 0;
+  const ProjectionSet hit = s.adapted & group;
+  std::int64_t out = 0;
+  if (hit & kProjQ) out += shape.q_dim;
+  if (hit & kProjK) out += shape.kv_dim;
+  if (hit & kProjV) out += shape.kv_dim;
+  if (hit & kProjO) out += shape.hidden;
+  if (hit & kProjGate) out += mlp_width;
+  if (hit & kProjUp) out += mlp_width;
+  if (hit & kProjDown) out += shape.hidden;
+  return (kActivationBytes + (s.fp32_adapters ? kFp32Bytes : kActivationBytes)) * d(out);
+}
+
 int mlp_adapters(const ActivationSettings& s, const BlockShape& shape) {
   return adapted_modules(s.adapted, kProjGate | kProjUp, shape.fused_gate_up) +
          adapted_modules(s.adapted, kProjDown, false);
@@ -107,6 +124,7 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
   }
   t += adapter_bytes(s, adapted_modules(s.adapted, kProjQ | kProjK | kProjV, shape.fused_qkv) +
                             adapted_modules(s.adapted, kProjO, false));
+  t += dora_bytes(s, shape, kProjQ | kProjK | kProjV | kProjO, 0);
   if (shape.dropout) t += kMaskBytes * d(h);           // dropout after the attention block (sbh)
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);  // Gemma: norm on the attention output
   out.saved.per_token += t;
@@ -132,6 +150,7 @@ void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     t += single_input_bytes(s, kProjDown, I);
   }
   t += adapter_bytes(s, mlp_adapters(s, shape));
+  t += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, I);
   if (shape.dropout) t += kMaskBytes * d(h);           // dropout after the MLP (sbh)
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);  // Gemma: post-feedforward norm
   out.saved.per_token += t;
@@ -153,6 +172,7 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
   double per_expert_token = e * d(I) * 2 + (s.compiled ? 0 : e * d(I));
   per_expert_token += single_input_bytes(s, kProjDown, I);
   per_expert_token += adapter_bytes(s, mlp_adapters(s, shape));  // adapters run per routed token
+  per_expert_token += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, I);
   t += k * per_expert_token;
   // The routing weights multiply each expert's output: that product keeps the output (k·h).
   t += k * e * d(h);
@@ -189,15 +209,20 @@ BlockShape moe_block_shape(const ModelArch& a) {
 }
 
 ActivationSettings activation_settings(const Workload& w) {
+  return activation_settings(w, trained_set(w));
+}
+
+ActivationSettings activation_settings(const Workload& w, const TrainedSet& set) {
   ActivationSettings s;
-  s.full_finetune = w.method == Method::kFull;
-  if (!s.full_finetune) {
+  s.full_finetune = set.any_trained_base;
+  if (set.any_adapter) {
     s.adapted = w.lora.targets;
-    s.rank = w.lora.rank;
+    s.rank = set.rank;
+    s.dora = set.adapter == AdapterKind::kDora;
     // PEFT keeps adapters of a 16-bit model in FP32 (autocast_adapter_dtype=True) when training
     // in mixed precision; pure-BF16 training (torchtune, an optimizer without FP32 master
     // weights) keeps them in BF16.
-    s.fp32_adapters = optimizer_bytes(w.optimizer).master > 0 && !w.options.pure_bf16;
+    s.fp32_adapters = optimizer_row(w.optimizer).master_bytes > 0 && !w.options.pure_bf16;
   }
   s.compiled = w.options.compile;
   s.attention = w.attention;
@@ -234,10 +259,10 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
 namespace {
 
 // Bytes of one layer's share of a block tensor as stored (QLoRA: NF4 codes and constants).
-double stored_bytes_per_layer(const Workload& w, const TensorSpec& t) {
+double stored_bytes_per_layer(const TensorRole& r) {
+  const TensorSpec& t = *r.tensor;
   const double per_layer = static_cast<double>(t.total()) / static_cast<double>(t.layers);
-  if (w.method == Method::kQlora && t.is_block_linear())
-    return per_layer * quantized_bits_per_param(w.quant) / 8.0;
+  if (r.quantized()) return per_layer * quantized_bits_per_param(r.quant) / 8.0;
   return per_layer * 2.0;  // BF16
 }
 
@@ -252,8 +277,9 @@ bool is_dense_mlp_tensor(const TensorSpec& t) {
 
 ActivationProfile activation_profile(const Workload& w) {
   const ModelArch& arch = w.model->arch;
-  const ActivationSettings s = activation_settings(w);
-  const OptimizerBytes opt = optimizer_bytes(w.optimizer);
+  const TrainedSet set = trained_set(w);
+  const ActivationSettings s = activation_settings(w, set);
+  const OptimizerRow& opt = optimizer_row(w.optimizer);
   ActivationProfile p;
   p.blocks = arch.layers;
 
@@ -308,15 +334,20 @@ ActivationProfile activation_profile(const Workload& w) {
 
   // Buffers and per-layer figures for QLoRA, FSDP and the optimizer step in backward.
   double shared = 0, dense_mlp = 0, moe_mlp = 0;
-  double largest_tensor = 0, largest_quantized = 0;
-  for (const auto& t : w.model->params.tensors) {
+  double largest_tensor = 0, largest_materialised = 0;
+  for (const TensorRole& r : set.roles) {
+    const TensorSpec& t = *r.tensor;
     const double per_copy = static_cast<double>(t.total()) / static_cast<double>(t.copies()) /
                             (t.shape_has_experts ? static_cast<double>(t.experts) : 1.0);
     largest_tensor = std::max(largest_tensor, per_copy);
     if (!t.in_blocks) continue;
-    if (w.method == Method::kQlora && t.is_block_linear())
-      largest_quantized = std::max(largest_quantized, per_copy);
-    const double bytes = stored_bytes_per_layer(w, t);
+    // A quantized weight is dequantized to BF16 for each product; DoRA's norm also builds B·A
+    // and W + s·B·A in the adapter's dtype (PEFT get_weight_norm), one module at a time.
+    double materialised = r.quantized() ? 2.0 * per_copy : 0.0;
+    if (r.adapter == AdapterKind::kDora)
+      materialised += 2.0 * (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * per_copy;
+    largest_materialised = std::max(largest_materialised, materialised);
+    const double bytes = stored_bytes_per_layer(r);
     if (is_moe_tensor(t))
       moe_mlp += bytes;
     else if (is_dense_mlp_tensor(t))
@@ -326,17 +357,16 @@ ActivationProfile activation_profile(const Workload& w) {
   }
   // bitsandbytes / torchao dequantize one NF4 weight to BF16 for each matrix product, forward
   // and backward (QLoRA §3): the largest such weight is the buffer.
-  p.dequant_buffer = Bytes(2.0 * largest_quantized);
+  p.dequant_buffer = Bytes(largest_materialised);
   p.layer_params = Bytes(shared + std::max(dense_mlp, moe_mlp));
-  const TrainedParams trained = trainable_params(w);
   if (s.full_finetune) {
     // 16-bit weights per layer: the stored bytes halved give the parameter count.
-    p.layer_gradients = Bytes(opt.gradient * (shared + std::max(dense_mlp, moe_mlp)) / 2.0);
-    p.largest_gradient = Bytes(opt.gradient * largest_tensor);
-    p.head_gradients = Bytes(opt.gradient * V * h);
+    p.layer_gradients = Bytes(opt.gradient_bytes * (shared + std::max(dense_mlp, moe_mlp)) / 2.0);
+    p.largest_gradient = Bytes(opt.gradient_bytes * largest_tensor);
+    p.head_gradients = Bytes(opt.gradient_bytes * V * h);
   } else {
     // Adapters: the average block's share (exact when every block holds the same targets).
-    p.layer_gradients = Bytes(opt.gradient * static_cast<double>(trained.count) /
+    p.layer_gradients = Bytes(opt.gradient_bytes * static_cast<double>(set.trained_params) /
                               static_cast<double>(std::max<std::int64_t>(arch.layers, 1)));
     p.largest_gradient = p.layer_gradients;
   }
@@ -346,7 +376,7 @@ ActivationProfile activation_profile(const Workload& w) {
 
 OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
                             const ModelStates& per_card, const Placement& p) {
-  const OptimizerBytes opt = optimizer_bytes(w.optimizer);
+  const OptimizerRow& opt = optimizer_row(w.optimizer);
   const TrainingOptions& o = w.options;
   ModelStates s = per_card;
   OnCardStates out;
@@ -355,12 +385,10 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
 
   // Pure BF16: no FP32 master copy; optimizers whose states follow the parameter dtype (torch
   // AdamW, SGD momentum) keep them in BF16; 8-bit and factored states are unchanged.
-  if (o.pure_bf16 && opt.master > 0) {
+  if (o.pure_bf16 && opt.master_bytes > 0) {
     const Bytes before = s.master_weights + s.optimizer_states;
     s.master_weights = Bytes(0);
-    if (w.optimizer == Optimizer::kAdamW || w.optimizer == Optimizer::kPagedAdamW ||
-        w.optimizer == Optimizer::kSgdMomentum)
-      s.optimizer_states /= 2.0;
+    if (opt.states_follow_parameter_dtype) s.optimizer_states /= 2.0;
     out.pure_bf16_saving = before - s.optimizer_states;
   }
   // Offloaded optimizer (ZeRO-Offload, FSDP CPUOffloadPolicy): master weights and optimizer
@@ -469,7 +497,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   block.phase = StepPhase::kBlockBackward;
   block.recompute = prof.recompute.at(s, b);
   block.backward_transient = prof.backward_transient.at(s, b);
-  if (w.method == Method::kQlora) block.dequant_buffer = prof.dequant_buffer;
+  block.dequant_buffer = prof.dequant_buffer;  // zero unless a weight is materialised
   if (gathered) block.gathered_params = prof.layer_params * 2.0 + prof.layer_gradients;
   const Bytes start = saved + states.gradients_first;
   const Bytes end = saved_one + states.gradients_produced;

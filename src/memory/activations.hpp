@@ -15,9 +15,9 @@
 
 #include "core/trace.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
 #include "memory/model_states.hpp"
 #include "memory/overheads.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 
@@ -76,10 +76,13 @@ struct ActivationSettings {
   int rank = 0;
   bool fp32_adapters = false;  // adapters kept and computed in FP32 (PEFT's default with a 16-bit
                                // base): each adapted projection keeps an FP32 copy of its input
-  bool compiled = false;       // torch.compile / fused kernels
+  bool dora = false;  // DoRA: each adapted module also keeps its base and adapter outputs (out
+                      // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
+  bool compiled = false;  // torch.compile / fused kernels
   Attention attention = Attention::kFlash;
 };
 ActivationSettings activation_settings(const Workload& w);
+ActivationSettings activation_settings(const Workload& w, const TrainedSet& set);
 
 // One block's activation memory for one micro-batch.
 struct BlockActivations {
@@ -101,7 +104,8 @@ struct ActivationProfile {
   TokenBytes output_saved;        // final norm and output-layer inputs
   TokenBytes logits;              // logits and the loss's working set
   TokenBytes hidden_gradient;     // gradient of the final hidden state
-  Bytes dequant_buffer;           // QLoRA: the largest quantized weight in BF16
+  Bytes dequant_buffer;           // the largest weight materialised for one product: a QLoRA
+                                  // base dequantized to BF16, DoRA's W + s·B·A for its norm
   Bytes layer_params;             // the largest block's parameters as stored (FSDP all-gather)
   Bytes layer_gradients;          // the largest block's gradients, unsharded
   Bytes output_params;            // the output layer's weight in 16-bit (FSDP all-gather)

@@ -7,9 +7,9 @@
 
 #include "core/trace.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
 #include "memory/activations.hpp"
 #include "memory/model_states.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -9,6 +9,7 @@
 
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -177,7 +178,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
              {"micro_batch", micro_batch.has_value()},
              {"gpus", gpus.has_value()}})
       if (!present) r.fail(key, "required for a run that is predicted (or give a 'skip' reason)");
-    if (w.method != Method::kFull) {
+    if (!method_traits(w.method).trains_base) {
       if (!rank) r.fail("rank", "a LoRA/QLoRA run needs its rank");
       if (!targets) r.fail("targets", "a LoRA/QLoRA run needs its target modules");
     }

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

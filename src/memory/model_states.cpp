@@ -4,7 +4,6 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
-#include "memory/optimizer.hpp"
 
 namespace ftplan {
 
@@ -19,22 +18,6 @@ std::string fmt_count(ParamCount n) {
 }
 std::string fmt_GB(Bytes b) {
   return fmt::format("{:.3f} GB", to_GB(b));
-}
-
-// The LoRA adapter parameters of one tensor: A [r, in] and B [out, r] per copy.
-ParamCount adapter_params(const TensorSpec& t, const LoraConfig& lora, const ModelArch& arch) {
-  const ProjectionSet hit = t.projections & lora.targets;
-  if (hit == 0) return 0;
-  if (hit != t.projections)
-    throw UserError(
-        ErrorCode::kUnsupported,
-        fmt::format("{} fuses {} into one module ({}); LoRA adapts a module whole: target all "
-                    "of {} or none of them",
-                    arch.id, projection_set_name(t.projections), t.name,
-                    projection_set_name(t.projections)),
-        "targets");
-  const std::int64_t per_expert_copies = t.layers * t.experts;  // adapters are per expert
-  return static_cast<ParamCount>(lora.rank) * (t.in_features + t.out_features) * per_expert_copies;
 }
 
 }  // namespace
@@ -60,81 +43,66 @@ QuantizedBytes quantized_weight_bytes(std::int64_t numel, const QuantConfig& q) 
 }
 
 TrainedParams trainable_params(const Workload& w) {
-  const ModelArch& arch = w.model->arch;
-  TrainedParams out;
-  for (const auto& t : w.model->params.tensors) {
-    if (w.method == Method::kFull) {
-      out.count += t.total();
-      if (t.shape.size() >= 2) {
-        // Adafactor factors the trailing two dimensions of each matrix (leading ones are batch).
-        const std::int64_t rows = t.shape[t.shape.size() - 2], cols = t.shape.back();
-        const std::int64_t lead = t.numel() / (rows * cols);
-        out.factored_state_elems += (rows + cols) * lead * t.copies();
-      } else {
-        out.factored_state_elems += t.total();
-      }
-      continue;
-    }
-    const ParamCount n = adapter_params(t, w.lora, arch);
-    if (n == 0) continue;
-    out.count += n;
-    const std::int64_t copies = t.layers * t.experts;
-    out.factored_state_elems +=
-        copies * ((w.lora.rank + t.in_features) + (t.out_features + w.lora.rank));
-  }
-  return out;
+  return {trained_set(w).trained_params};
 }
 
 ModelStates model_states(const Workload& w, Trace* trace) {
+  return model_states(w, trained_set(w), trace);
+}
+
+ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace) {
   const ParamInventory& inv = w.model->params;
-  const TrainedParams trained = trainable_params(w);
-  const OptimizerBytes opt = optimizer_bytes(w.optimizer);
+  const MethodTraits& method = set.traits;
   ModelStates s;
 
-  const double n = static_cast<double>(trained.count);
-  s.trained_weights = Bytes(opt.weight * n);
-  s.gradients = Bytes(opt.gradient * n);
-  s.master_weights = Bytes(opt.master * n);
-  s.optimizer_states = opt.factored ? Bytes(4.0 * static_cast<double>(trained.factored_state_elems))
-                                    : Bytes(opt.states * n);
-
-  if (w.method == Method::kLora) {
-    // Frozen base in BF16: 2 B per parameter (seed: "eine BF16-Basis für LoRA").
-    s.frozen_weights = Bytes(2.0 * static_cast<double>(inv.total));
-  } else if (w.method == Method::kQlora) {
-    // Block linear weights in NF4 with double quantization; embeddings, output layer, norms and
-    // biases stay BF16 (seed; QLoRA paper §3).
-    for (const auto& t : inv.tensors) {
-      if (t.is_block_linear()) {
-        QuantizedBytes q = quantized_weight_bytes(t.numel(), w.quant);
-        s.frozen_weights += q.codes * static_cast<double>(t.copies());
-        s.quantization_constants += q.constants * static_cast<double>(t.copies());
-      } else {
-        s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()));
-      }
+  // What is trained: weights, gradients, master copies and optimizer states per trained tensor,
+  // as the optimizer table prices them (Muon and Adafactor treat matrices differently).
+  for (const TrainedMatrix& m : set.trained) {
+    const OptimizerCost c = optimizer_cost(w.optimizer, m);
+    s.trained_weights += Bytes(c.weight_bytes);
+    s.gradients += Bytes(c.gradient_bytes);
+    s.master_weights += Bytes(c.master_bytes);
+    s.optimizer_states += Bytes(c.state_bytes);
+  }
+  // What is frozen: BF16, 2 B per parameter (seed: "eine BF16-Basis für LoRA"), or block linear
+  // weights in NF4 with double quantization (seed; QLoRA paper §3).
+  for (const TensorRole& r : set.roles) {
+    const TensorSpec& t = *r.tensor;
+    if (r.base == BaseRole::kFrozen16) {
+      s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()));
+    } else if (r.base == BaseRole::kFrozenQuantized) {
+      QuantizedBytes q = quantized_weight_bytes(t.numel(), r.quant);
+      s.frozen_weights += q.codes * static_cast<double>(t.copies());
+      s.quantization_constants += q.constants * static_cast<double>(t.copies());
     }
   }
 
   if (trace) {
+    const OptimizerRow& opt = optimizer_row(w.optimizer);
+    const double n = static_cast<double>(set.trained_params);
+    const bool dora = set.adapter == AdapterKind::kDora;
     trace->add(
         {"params.trainable",
          "trainable parameters",
          n,
          "parameters",
-         w.method == Method::kFull
+         method.trains_base
              ? "every parameter of the model"
-             : "sum over targeted projections of r · (in + out) per layer (and expert)",
+             : (dora ? "sum over targeted projections of r · (in + out) + out (the DoRA magnitude) "
+                       "per layer (and expert)"
+                     : "sum over targeted projections of r · (in + out) per layer (and expert)"),
          {{"total parameters", fmt_count(inv.total)},
-          {"rank", w.method == Method::kFull ? "-" : std::to_string(w.lora.rank)},
-          {"targets", w.method == Method::kFull ? "-" : projection_set_name(w.lora.targets)}},
-         "LoRA: Hu et al. 2021; seed: rank 16 on all seven block projections"});
-    if (w.method != Method::kFull)
+          {"rank", method.trains_base ? "-" : std::to_string(w.lora.rank)},
+          {"targets", method.trains_base ? "-" : projection_set_name(w.lora.targets)}},
+         dora ? "DoRA: Liu et al. 2024; LoRA: Hu et al. 2021"
+              : "LoRA: Hu et al. 2021; seed: rank 16 on all seven block projections"});
+    if (!method.trains_base)
       trace->add(
           {"memory.frozen_weights",
            "frozen base weights",
            to_GB(s.frozen_weights + s.quantization_constants),
            "GB",
-           w.method == Method::kLora
+           !method.quantized_base
                ? "2 B × all parameters (BF16 base)"
                : fmt::format("block linear weights × {:.4f} bits / 8 (NF4 + double quantization) + "
                              "other parameters × 2 B (BF16)",
@@ -142,14 +110,18 @@ ModelStates model_states(const Workload& w, Trace* trace) {
            {{"parameters", fmt_count(inv.total)},
             {"block linear parameters", fmt_count(inv.block_linear)}},
            "seed § memory; QLoRA paper §3 (4 + 8/64 + 32/(64·256) = 4.127 bits)"});
+    const std::string per_param =
+        opt.rule == MatrixRule::kEvery
+            ? fmt::format("{} B", opt.weight_bytes + opt.gradient_bytes + opt.master_bytes +
+                                      (opt.factored ? 0.0 : opt.state_bytes))
+            : std::string("the optimizer's bytes per tensor");
     trace->add({"memory.trained_states",
                 "weights, gradients and optimizer states of what is trained",
                 to_GB(s.trained_weights + s.gradients + s.master_weights + s.optimizer_states),
                 "GB",
-                fmt::format("trainable parameters × {} B ({})",
-                            opt.weight + opt.gradient + opt.master + opt.states, opt.basis),
-                {{"trainable parameters", fmt_count(trained.count)},
-                 {"optimizer", std::string(optimizer_name(w.optimizer))}},
+                fmt::format("trainable parameters × {} ({})", per_param, opt.basis),
+                {{"trainable parameters", fmt_count(set.trained_params)},
+                 {"optimizer", std::string(opt.name)}},
                 "ZeRO paper §3.1 (16 B per parameter with mixed-precision Adam); seed",
                 {"params.trainable"}});
     trace->add({"memory.model_states",
@@ -165,7 +137,7 @@ ModelStates model_states(const Workload& w, Trace* trace) {
                  {"optimizer states", fmt_GB(s.optimizer_states)},
                  {"quantization constants", fmt_GB(s.quantization_constants)}},
                 "seed § memory",
-                w.method == Method::kFull
+                method.trains_base
                     ? std::vector<std::string>{"memory.trained_states"}
                     : std::vector<std::string>{"memory.frozen_weights", "memory.trained_states"}});
   }

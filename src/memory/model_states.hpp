@@ -4,19 +4,18 @@
 
 #include "core/trace.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
-// What a method trains.
+// What a method trains (workload/roles.hpp decides it per tensor).
 struct TrainedParams {
   ParamCount count = 0;  // trainable parameters
-  ParamCount factored_state_elems =
-      0;  // Adafactor: sum of (rows + cols) over matrices + vector sizes
 };
 
 // Trainable parameters: every parameter for a full fine-tune; LoRA adapters r·(in + out) per
-// targeted projection (Hu et al. 2021) otherwise. A fused module (Phi-3 qkv_proj) is one target.
+// targeted projection (Hu et al. 2021), and for DoRA one magnitude per output feature, otherwise.
+// A fused module (Phi-3 qkv_proj) is one target.
 TrainedParams trainable_params(const Workload& w);
 
 // Bytes of one replica's model states (not yet divided across cards).
@@ -34,6 +33,7 @@ struct ModelStates {
 };
 
 ModelStates model_states(const Workload& w, Trace* trace = nullptr);
+ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace = nullptr);
 
 // Per-card share under a sharding strategy over `cards` cards (ZeRO stages, Rajbhandari et al.
 // 2020 §5): ZeRO-1 splits optimizer states and master weights, ZeRO-2 also gradients, ZeRO-3 /

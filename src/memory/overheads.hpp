@@ -9,7 +9,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

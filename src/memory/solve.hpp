@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

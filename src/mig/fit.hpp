@@ -8,10 +8,10 @@
 
 #include "core/trace.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "mig/layout.hpp"
 #include "mig/rules.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "mig/fit.hpp"
 #include "mig/layout.hpp"
 #include "mig/rules.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

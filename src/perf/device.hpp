@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "memory/model_states.hpp"
-#include "memory/optimizer.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -171,30 +171,6 @@ constexpr double kSoftmaxFlops = 5;
 // FP8/FP4 quantization of a GEMM operand: amax and scale-multiply per element.
 constexpr double kCastFlops = 2;
 
-// FLOPs of one optimizer update per trained parameter, counted from the update rules.
-double update_flops_per_param(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW:
-    case Optimizer::kPagedAdamW:
-    case Optimizer::kAdamWBf16:
-      // m = β1·m + (1−β1)·g (3); v = β2·v + (1−β2)·g² (4); w −= lr·(m/(√v + ε) + λ·w) (7)
-      // (Loshchilov & Hutter 2019, AdamW); bias corrections are per tensor.
-      return 14;
-    case Optimizer::kAdamW8bit:
-    case Optimizer::kPagedAdamW8bit:
-      // as AdamW, plus dequantizing and requantizing m and v (Dettmers et al. 2022): 2 each.
-      return 18;
-    case Optimizer::kSgdMomentum:
-      return 6;  // buf = μ·buf + g (2); w −= lr·(buf + λ·w) (4)
-    case Optimizer::kSgd:
-      return 4;  // w −= lr·(g + λ·w)
-    case Optimizer::kAdafactor:
-      // row/column mean squares (≈4), the factored estimate (≈3), rsqrt update and clipping (≈5)
-      return 12;
-  }
-  return 14;
-}
-
 std::string replace_suffix(const std::string& name, std::string_view from, std::string_view to) {
   if (name.size() >= from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0)
     return name.substr(0, name.size() - from.size()) + std::string(to);
@@ -233,17 +209,16 @@ std::string linear_name(const TensorSpec& t) {
 
 class Builder {
  public:
-  explicit Builder(const Workload& w) : w_(w), a_(w.model->arch) {
+  Builder(const Workload& w, const TrainedSet& set) : w_(w), set_(set), a_(w.model->arch) {
     T_ = static_cast<double>(w.tokens_per_micro_batch());
     out_.tokens_per_micro_batch = w.tokens_per_micro_batch();
     out_.grad_accum = w.grad_accum;
     out_.layers = a_.layers;
     out_.precision = w.precision;
-    qlora_ = w.method == Method::kQlora;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
-    base_format_ =
-        qlora_ ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16 : ComputeFormat::kBF16)
-               : w.precision;
+    base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
+                                                                            : ComputeFormat::kBF16)
+                                     : w.precision;
     out_.mfu_precision = tensor_precision_of(base_format_);
     low_precision_ = base_format_ != ComputeFormat::kBF16 && base_format_ != ComputeFormat::kFP16;
   }
@@ -317,7 +292,8 @@ class Builder {
     const double in = static_cast<double>(t.in_features);
     const double outf = static_cast<double>(t.out_features);
     const std::int64_t count = t.layers * t.experts;  // one GEMM per layer (and expert)
-    const bool trained = w_.method == Method::kFull;
+    const TensorRole& role = set_.role_of(t);
+    const bool trained = role.trained();
     // The MoE router stays in BF16 under FP8 recipes (Megatron keeps it in higher precision).
     const ComputeFormat fmt_used = router ? ComputeFormat::kBF16 : base_format_;
     const TensorPrecision p = tensor_precision_of(fmt_used);
@@ -328,10 +304,10 @@ class Builder {
     std::vector<Op> bwd;
     // QLoRA: the NF4 weight is dequantized to BF16 before every use (bitsandbytes MatMul4Bit:
     // dequantize_4bit, then a BF16 matmul): reads the codes and constants, writes the BF16 weight.
-    if (qlora_ && t.is_block_linear()) {
-      const QuantizedBytes q = quantized_weight_bytes(t.in_features * t.out_features, w_.quant);
-      const double blocks = std::ceil(numel / w_.quant.block);
-      const double flops = numel + (w_.quant.double_quant ? blocks : 0.0);  // absmax·code
+    if (role.quantized()) {
+      const QuantizedBytes q = quantized_weight_bytes(t.in_features * t.out_features, role.quant);
+      const double blocks = std::ceil(numel / role.quant.block);
+      const double flops = numel + (role.quant.double_quant ? blocks : 0.0);  // absmax·code
       const double bytes = q.codes.value + q.constants.value + kAct * numel;
       forward(vector_op(base + ".nf4_dequant.fwd", OpClass::kDequant, Phase::kForward, flops, bytes,
                         count));
@@ -356,8 +332,8 @@ class Builder {
     forward(fwd);
 
     // LoRA (Hu et al. 2021): Y += s · (X·Aᵀ)·Bᵀ with A[r×in], B[out×r], in BF16.
-    const bool lora = w_.method != Method::kFull && (t.projections & w_.lora.targets) != 0;
-    const double r = static_cast<double>(w_.lora.rank);
+    const bool lora = role.adapted();
+    const double r = static_cast<double>(role.rank);
     const TensorPrecision bf16 = TensorPrecision::kBF16;
     if (lora) {
       forward(gemm_op(base + ".lora_a.fwd", OpClass::kAdapter, Phase::kForward, {M, r, in}, kAct,
@@ -367,6 +343,18 @@ class Builder {
       // Y = base + s·adapter: reads both, writes Y.
       forward(vector_op(base + ".lora_add.fwd", OpClass::kElementwise, Phase::kForward,
                         2 * M * outf, 3 * kAct * M * outf, count));
+      if (role.adapter == AdapterKind::kDora) {
+        // DoRA (Liu et al. 2024; PEFT DoraLinearLayer): the row norms of W + s·B·A, taken as
+        // constants in the backward pass: B·A [out × in] on the tensor cores, then scale, add,
+        // square and sum per element (4 FLOPs), reading W and B·A, writing the sum.
+        forward(gemm_op(base + ".dora_weight.fwd", OpClass::kAdapter, Phase::kForward,
+                        {outf, in, r}, kAct, kAct, kFp32, bf16, count, false));
+        forward(vector_op(base + ".dora_norm.fwd", OpClass::kElementwise, Phase::kForward,
+                          4 * numel, (kAct + 2 * kFp32) * numel, count));
+        // Y = (m/‖·‖ − 1)·base + (m/‖·‖)·s·adapter: reads both outputs, writes Y.
+        forward(vector_op(base + ".dora_scale.fwd", OpClass::kElementwise, Phase::kForward,
+                          3 * M * outf, 3 * kAct * M * outf, count));
+      }
     }
 
     // Backward.
@@ -402,6 +390,11 @@ class Builder {
       // dX = dX_base + dX_adapter.
       bwd.push_back(vector_op(base + ".lora_add.bwd", OpClass::kElementwise, Phase::kBackward,
                               M * in, 3 * kAct * M * in, count));
+      if (role.adapter == AdapterKind::kDora)
+        // The magnitude's gradient Σ_tokens dY·(base + s·adapter)/‖·‖ and the scaled gradients
+        // of the base and adapter outputs: reads dY and both outputs, writes two gradients.
+        bwd.push_back(vector_op(base + ".dora_scale.bwd", OpClass::kElementwise, Phase::kBackward,
+                                4 * M * outf, 5 * kAct * M * outf, count));
     }
     backward_group(std::move(bwd));
   }
@@ -609,7 +602,7 @@ class Builder {
   void emit_head() {
     const double H = static_cast<double>(a_.hidden);
     const double V = static_cast<double>(a_.vocab);
-    const bool trained = w_.method == Method::kFull;
+    const bool trained = set_.output_role().trained();
     const TensorPrecision bf16 = TensorPrecision::kBF16;
     // Final RMSNorm, output layer and loss. The output layer stays in BF16 under FP8 recipes
     // (Transformer Engine / Megatron keep embedding and output layers in higher precision).
@@ -652,7 +645,7 @@ class Builder {
       for (auto& op : *it)
         out_.ops.push_back(std::move(op));
 
-    if (trained) {
+    if (const TensorRole* embedding = set_.embedding_role(); embedding && embedding->trained()) {
       // Embedding gradient: PyTorch's dense embedding backward zero-fills the V×H gradient and
       // adds the T rows of dY into it (read-modify-write).
       out_.ops.push_back(vector_op("embedding.wgrad", OpClass::kEmbedding, Phase::kBackward, T_ * H,
@@ -670,22 +663,56 @@ class Builder {
 
   void emit_optimizer() {
     // One pass over the trained states: reads weight, gradient, master copy and optimizer
-    // states; writes weight, master copy and states back (a fused multi-tensor update).
-    const TrainedParams trained = trainable_params(w_);
-    const OptimizerBytes ob = optimizer_bytes(w_.optimizer);
-    const double n = static_cast<double>(trained.count);
-    const double states =
-        ob.factored ? kFp32 * static_cast<double>(trained.factored_state_elems) : ob.states * n;
-    const double read = (ob.weight + ob.gradient + ob.master) * n + states;
-    const double written = (ob.weight + ob.master) * n + states;
-    out_.ops.push_back(vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer,
-                                 update_flops_per_param(w_.optimizer) * n, read + written, 1));
+    // states; writes weight, master copy and states back (a fused multi-tensor update), priced
+    // per trained tensor by the optimizer table.
+    double flops = 0, bytes = 0;
+    for (const TrainedMatrix& m : set_.trained) {
+      const OptimizerCost c = optimizer_cost(w_.optimizer, m);
+      const double read = c.weight_bytes + c.gradient_bytes + c.master_bytes + c.state_bytes;
+      const double written = c.weight_bytes + c.master_bytes + c.state_bytes;
+      flops += c.update_flops;
+      bytes += row_for(w_.optimizer, m).memory_passes * (read + written);
+    }
+    out_.ops.push_back(
+        vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer, flops, bytes, 1));
+    emit_orthogonalization();
+  }
+
+  // Muon: each update of a hidden matrix X [m × n] (m <= n) is orthogonalised by Newton-Schulz
+  // iterations in BF16 (Jordan et al. 2024): A = X·Xᵀ, B = b·A + c·A·A, X = a·X + B·X.
+  void emit_orthogonalization() {
+    const OptimizerRow& row = optimizer_row(w_.optimizer);
+    if (row.orthogonalize_steps == 0) return;
+    const TensorPrecision bf16 = TensorPrecision::kBF16;
+    // Matrices of one shape are orthogonalised alike: one op per shape.
+    std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::int64_t>> shapes;
+    for (const TrainedMatrix& m : set_.trained) {
+      if (row_for(w_.optimizer, m).orthogonalize_steps == 0 || !m.matrix) continue;
+      const auto key = std::make_pair(std::min(m.rows, m.cols), std::max(m.rows, m.cols));
+      auto it =
+          std::find_if(shapes.begin(), shapes.end(), [&](const auto& e) { return e.first == key; });
+      if (it == shapes.end())
+        shapes.push_back({key, m.copies});
+      else
+        it->second += m.copies;
+    }
+    for (const auto& [key, copies] : shapes) {
+      const double rows = static_cast<double>(key.first), cols = static_cast<double>(key.second);
+      const std::int64_t count = copies * row.orthogonalize_steps;
+      const std::string base = fmt::format("optimizer.newton_schulz.{}x{}", key.first, key.second);
+      out_.ops.push_back(gemm_op(base + ".gram", OpClass::kGemm, Phase::kOptimizer,
+                                 {rows, rows, cols}, kAct, kAct, kAct, bf16, count, false));
+      out_.ops.push_back(gemm_op(base + ".square", OpClass::kGemm, Phase::kOptimizer,
+                                 {rows, rows, rows}, kAct, kAct, kAct, bf16, count, false));
+      out_.ops.push_back(gemm_op(base + ".apply", OpClass::kGemm, Phase::kOptimizer,
+                                 {rows, cols, rows}, kAct, kAct, kAct, bf16, count, false));
+    }
   }
 
   const Workload& w_;
+  const TrainedSet& set_;
   const ModelArch& a_;
   double T_ = 0;
-  bool qlora_ = false;
   bool low_precision_ = false;
   ComputeFormat base_format_ = ComputeFormat::kBF16;
   StepOps out_;
@@ -698,7 +725,8 @@ class Builder {
 
 StepOps build_step_ops(const Workload& w) {
   validate(w);
-  if (w.method == Method::kQlora && w.precision != ComputeFormat::kBF16 &&
+  const TrainedSet set = trained_set(w);  // rejects LoRA targets that split a fused module
+  if (set.any_quantized && w.precision != ComputeFormat::kBF16 &&
       w.precision != ComputeFormat::kFP16)
     throw UserError(ErrorCode::kUnsupported,
                     fmt::format("QLoRA multiplies in BF16 (bitsandbytes dequantizes each NF4 "
@@ -706,8 +734,7 @@ StepOps build_step_ops(const Workload& w) {
                                 "use bf16, or LoRA/full fine-tuning for {}",
                                 compute_format_name(w.precision), compute_format_name(w.precision)),
                     "precision");
-  trainable_params(w);  // rejects LoRA targets that split a fused module
-  return Builder(w).build();
+  return Builder(w, set).build();
 }
 
 }  // namespace ftplan

@@ -12,7 +12,7 @@
 
 #include "catalog/gpu.hpp"
 #include "core/units.hpp"
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "comm/traffic.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
 #include "render/comm_json.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

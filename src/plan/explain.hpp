@@ -3,9 +3,9 @@
 #pragma once
 
 #include "core/trace.hpp"
-#include "core/workload.hpp"
 #include "plan/evaluate.hpp"
 #include "plan/planner.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

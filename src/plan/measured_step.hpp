@@ -11,10 +11,10 @@
 
 #include "catalog/catalog.hpp"
 #include "catalog/device_match.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

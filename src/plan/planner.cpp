@@ -10,6 +10,7 @@
 #include "core/format.hpp"
 #include "mig/layout.hpp"
 #include "mig/rules.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -134,7 +135,8 @@ std::string recommendation_reason(const RunPlan& rp, RankBy r) {
 std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
   if (count <= 1) return {Sharding::kNone};
   // ZeRO-1 moves what ZeRO-2 moves and keeps more on each card: ZeRO-2 dominates it.
-  if (w.method == Method::kFull) return {Sharding::kDdp, Sharding::kZero2, Sharding::kFsdp};
+  if (method_traits(w.method).trains_base)
+    return {Sharding::kDdp, Sharding::kZero2, Sharding::kFsdp};
   return {Sharding::kDdp, Sharding::kFsdp};
 }
 

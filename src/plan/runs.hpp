@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
-#include "core/workload.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -163,11 +163,12 @@ json workload_json(const Workload& w) {
             {"recompute", recompute_name(w.recompute)},
             {"attention", attention_name(w.attention)},
             {"peak", w.peak == PeakKind::kReserved ? "reserved" : "allocated"}};
-  if (w.method != Method::kFull) {
+  const MethodTraits& method = method_traits(w.method);
+  if (!method.trains_base) {
     j["rank"] = w.lora.rank;
     j["targets"] = projection_set_name(w.lora.targets);
   }
-  if (w.method == Method::kQlora)
+  if (method.quantized_base)
     j["quantization"] = {{"bits", w.quant.bits},
                          {"block", w.quant.block},
                          {"double_quant", w.quant.double_quant},
@@ -193,12 +194,12 @@ json placement_json(const Placement& p) {
 }
 
 json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
-  const TrainedParams trained = trainable_params(w);
+  const TrainedSet set = trained_set(w);
   json j = workload_json(w);
   j.update(placement_json(p));
   j["params"] = {{"total", w.model->params.total},
-                 {"trainable", trained.count},
-                 {"frozen", w.method == Method::kFull ? 0 : w.model->params.total}};
+                 {"trainable", set.trained_params},
+                 {"frozen", set.frozen16_params + set.frozen_quantized_params}};
   const ModelStates& s = m.states;
   j["memory_GB"] = {{"capacity", gb(m.capacity)},
                     {"model_states", gb(s.total())},

@@ -5,10 +5,10 @@
 
 #include "catalog/catalog.hpp"
 #include "core/trace.hpp"
-#include "core/workload.hpp"
 #include "memory/fit.hpp"
 #include "memory/measured_runs.hpp"
 #include "memory/solve.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/workload.hpp"
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/ops.hpp"
 #include "perf/step.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan {
 

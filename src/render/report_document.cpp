@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "render/report.hpp"
 #include "render/report_svg.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -120,15 +121,9 @@ class Builder {
   }
 
   std::string method(const Workload& w) const {
-    switch (w.method) {
-      case Method::kFull:
-        return f(Txt::kMethodFull, code(optimizer_name(w.optimizer)));
-      case Method::kLora:
-        return f(Txt::kMethodLora, w.lora.rank);
-      case Method::kQlora:
-        break;
-    }
-    return f(Txt::kMethodQlora, w.lora.rank);
+    if (method_traits(w.method).trains_base)
+      return f(Txt::kMethodFull, code(optimizer_name(w.optimizer)));
+    return f(Txt::kMethodAdapter, method_label(w.method), w.lora.rank);
   }
 
   std::string sharding(Sharding s) const {
@@ -736,7 +731,7 @@ class Builder {
     const ReportTrafficRow* full_fsdp = nullptr;
     const ReportTrafficRow* sharded_base = nullptr;
     for (const auto& row : m_.traffic) {
-      if (row.run->workload.method == Method::kFull) {
+      if (method_traits(row.run->workload.method).trains_base) {
         if (!full_ddp && row.sharding == Sharding::kDdp) full_ddp = &row;
         if (!full_fsdp && row.sharding == Sharding::kFsdp && full_ddp && full_ddp->run == row.run)
           full_fsdp = &row;

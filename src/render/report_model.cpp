@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "memory/model_states.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -103,7 +104,7 @@ ReportRoofline roofline(const RunsFile& runs, const std::vector<const GpuSpec*>&
                         const std::vector<ReferenceGemm>& references, const PlanningData& data) {
   ReportRoofline r;
   for (const auto& run : runs.runs)
-    if (run.workload.method != Method::kFull) {
+    if (!method_traits(run.workload.method).trains_base) {
       r.run = &run;
       break;
     }

@@ -1,4 +1,6 @@
-// What to train (Workload) and where (Placement): the value every analysis takes.
+// What to train (Workload) and where (Placement): the value every analysis takes, and its checks.
+// The choices it is made of are named in core/choices.hpp and workload/optimizer.hpp; which tensor
+// each choice trains, and how, is decided once in workload/roles.hpp.
 #pragma once
 
 #include <cstdint>
@@ -7,60 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include "catalog/catalog.hpp"
-#include "model/params.hpp"
+#include "catalog/gpu.hpp"
+#include "core/choices.hpp"
+#include "model/model.hpp"
+#include "workload/optimizer.hpp"
 
 namespace ftplan {
-
-enum class Method { kFull, kLora, kQlora };
-
-// Optimizers, with the bytes each keeps per trained parameter (memory/optimizer.cpp).
-enum class Optimizer {
-  kAdamW,       // mixed precision: BF16 weight + BF16 grad + FP32 master, m, v = 16 B (ZeRO count)
-  kAdamW8bit,   // bitsandbytes 8-bit states: 2 + 2 + 4 + 1 + 1 = 10 B
-  kPagedAdamW,  // as kAdamW, states in CUDA unified memory that can be evicted to the host
-  kPagedAdamW8bit,  // as kAdamW8bit, paged
-  kAdamWBf16,       // pure BF16: weight, grad, m, v in BF16, no master copy = 8 B
-  kSgdMomentum,     // BF16 weight + grad + FP32 master + FP32 momentum = 12 B
-  kSgd,             // BF16 weight + grad + FP32 master = 8 B
-  kAdafactor,       // BF16 weight + grad + FP32 master + factored second moment (row + column)
-};
-
-enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
-enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
-enum class Recompute { kNone, kSelective, kFull };
-// Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated), or
-// what it holds from the driver (reserved = allocated + the allocator's cached, unused blocks).
-enum class PeakKind { kAllocated, kReserved };
-// Attention kernels, by what they keep for the backward pass (memory/activations.cpp):
-// kFlash: FlashAttention-2/3 with native grouped-query attention (K and V kept kv_dim wide);
-// kSdpa: PyTorch scaled_dot_product_attention after K and V are repeated to every query head
-//        (Hugging Face repeat_kv, torchtune's expand): O(s) memory, K and V kept q_dim wide;
-// kEager: explicit softmax(QK^T)V: the s x s probabilities of every head are kept.
-enum class Attention { kFlash, kSdpa, kEager };
-
-std::string_view method_name(Method m);
-std::string_view optimizer_name(Optimizer o);
-std::string_view compute_format_name(ComputeFormat f);
-std::string_view sharding_name(Sharding s);
-std::string_view recompute_name(Recompute r);
-std::string_view attention_name(Attention a);
-std::string_view peak_kind_name(PeakKind k);
-
-// Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
-Method parse_method(std::string_view name, std::string_view field = "method");
-Optimizer parse_optimizer(std::string_view name, std::string_view field = "optimizer");
-ComputeFormat parse_compute_format(std::string_view name, std::string_view field = "precision");
-Sharding parse_sharding(std::string_view name, std::string_view field = "shard");
-Recompute parse_recompute(std::string_view name, std::string_view field = "recompute");
-Attention parse_attention(std::string_view name, std::string_view field = "attention");
-PeakKind parse_peak_kind(std::string_view name, std::string_view field = "peak");
-const std::vector<std::string>& attention_names();
-const std::vector<std::string>& recompute_names();
-const std::vector<std::string>& method_names();
-const std::vector<std::string>& optimizer_names();
-const std::vector<std::string>& compute_format_names();
-const std::vector<std::string>& sharding_names();
 
 // "q,k,v,o,gate,up,down" (also q_proj, ..., all, all-linear) -> a projection set.
 ProjectionSet parse_targets(std::string_view list, std::string_view field = "targets");

@@ -1,0 +1,93 @@
+#include "core/choices.hpp"
+
+#include "core/name_table.hpp"
+
+namespace ftplan {
+
+namespace {
+
+constexpr NameTable<Method, 5> kMethods{{{{Method::kFull, "full"},
+                                          {Method::kLora, "lora"},
+                                          {Method::kQlora, "qlora"},
+                                          {Method::kDora, "dora"},
+                                          {Method::kQdora, "qdora"}}}};
+constexpr NameTable<ComputeFormat, 5> kFormats{{{{ComputeFormat::kBF16, "bf16"},
+                                                 {ComputeFormat::kFP16, "fp16"},
+                                                 {ComputeFormat::kFP8, "fp8"},
+                                                 {ComputeFormat::kMXFP8, "mxfp8"},
+                                                 {ComputeFormat::kNVFP4, "nvfp4"}}}};
+constexpr NameTable<Sharding, 5> kShardings{{{{Sharding::kNone, "none"},
+                                              {Sharding::kDdp, "ddp"},
+                                              {Sharding::kZero1, "zero1"},
+                                              {Sharding::kZero2, "zero2"},
+                                              {Sharding::kFsdp, "fsdp"}}}};
+constexpr NameTable<Recompute, 3> kRecomputes{{{{Recompute::kNone, "none"},
+                                                {Recompute::kSelective, "selective"},
+                                                {Recompute::kFull, "full"}}}};
+constexpr NameTable<Attention, 3> kAttentions{
+    {{{Attention::kFlash, "flash"}, {Attention::kSdpa, "sdpa"}, {Attention::kEager, "eager"}}}};
+constexpr NameTable<PeakKind, 2> kPeakKinds{
+    {{{PeakKind::kAllocated, "allocated"}, {PeakKind::kReserved, "reserved"}}}};
+
+}  // namespace
+
+std::string_view method_name(Method m) {
+  return kMethods.name(m);
+}
+std::string_view compute_format_name(ComputeFormat f) {
+  return kFormats.name(f);
+}
+std::string_view sharding_name(Sharding s) {
+  return kShardings.name(s);
+}
+std::string_view recompute_name(Recompute r) {
+  return kRecomputes.name(r);
+}
+std::string_view attention_name(Attention a) {
+  return kAttentions.name(a);
+}
+std::string_view peak_kind_name(PeakKind k) {
+  return kPeakKinds.name(k);
+}
+
+Method parse_method(std::string_view s, std::string_view field) {
+  return kMethods.parse(s, "method", field);
+}
+ComputeFormat parse_compute_format(std::string_view s, std::string_view field) {
+  return kFormats.parse(s, "precision", field);
+}
+Sharding parse_sharding(std::string_view s, std::string_view field) {
+  return kShardings.parse(s, "sharding strategy", field);
+}
+Recompute parse_recompute(std::string_view s, std::string_view field) {
+  return kRecomputes.parse(s, "recompute mode", field);
+}
+Attention parse_attention(std::string_view s, std::string_view field) {
+  return kAttentions.parse(s, "attention implementation", field);
+}
+PeakKind parse_peak_kind(std::string_view s, std::string_view field) {
+  return kPeakKinds.parse(s, "peak kind", field);
+}
+
+const std::vector<std::string>& attention_names() {
+  static const auto v = kAttentions.names();
+  return v;
+}
+const std::vector<std::string>& recompute_names() {
+  static const auto v = kRecomputes.names();
+  return v;
+}
+const std::vector<std::string>& method_names() {
+  static const auto v = kMethods.names();
+  return v;
+}
+const std::vector<std::string>& compute_format_names() {
+  static const auto v = kFormats.names();
+  return v;
+}
+const std::vector<std::string>& sharding_names() {
+  static const auto v = kShardings.names();
+  return v;
+}
+
+}  // namespace ftplan

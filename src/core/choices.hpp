@@ -1,0 +1,55 @@
+// The vocabulary of choices a run is described with: how it trains (method), in which number
+// format, how its state is split, what is recomputed, which attention kernel, which peak. Names
+// and parsing live here; what each choice means is decided by the analyses (src/workload/ and
+// below). The optimizers have their own table (workload/optimizer.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ftplan {
+
+// Methods: which tensors are trained and how (workload/roles.hpp turns one into a role per tensor).
+enum class Method {
+  kFull,   // every parameter trained
+  kLora,   // LoRA adapters on a frozen 16-bit base (Hu et al. 2021)
+  kQlora,  // LoRA adapters on a frozen quantized base (Dettmers et al. 2023)
+  kDora,   // DoRA: LoRA plus a trained magnitude per output row (Liu et al. 2024)
+  kQdora,  // DoRA on a quantized base (Answer.AI / PEFT use_dora with a 4-bit base)
+};
+
+enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
+enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
+enum class Recompute { kNone, kSelective, kFull };
+// Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated), or
+// what it holds from the driver (reserved = allocated + the allocator's cached, unused blocks).
+enum class PeakKind { kAllocated, kReserved };
+// Attention kernels, by what they keep for the backward pass (memory/activations.cpp):
+// kFlash: FlashAttention-2/3 with native grouped-query attention (K and V kept kv_dim wide);
+// kSdpa: PyTorch scaled_dot_product_attention after K and V are repeated to every query head
+//        (Hugging Face repeat_kv, torchtune's expand): O(s) memory, K and V kept q_dim wide;
+// kEager: explicit softmax(QK^T)V: the s x s probabilities of every head are kept.
+enum class Attention { kFlash, kSdpa, kEager };
+
+std::string_view method_name(Method m);
+std::string_view compute_format_name(ComputeFormat f);
+std::string_view sharding_name(Sharding s);
+std::string_view recompute_name(Recompute r);
+std::string_view attention_name(Attention a);
+std::string_view peak_kind_name(PeakKind k);
+
+// Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
+Method parse_method(std::string_view name, std::string_view field = "method");
+ComputeFormat parse_compute_format(std::string_view name, std::string_view field = "precision");
+Sharding parse_sharding(std::string_view name, std::string_view field = "shard");
+Recompute parse_recompute(std::string_view name, std::string_view field = "recompute");
+Attention parse_attention(std::string_view name, std::string_view field = "attention");
+PeakKind parse_peak_kind(std::string_view name, std::string_view field = "peak");
+const std::vector<std::string>& attention_names();
+const std::vector<std::string>& recompute_names();
+const std::vector<std::string>& method_names();
+const std::vector<std::string>& compute_format_names();
+const std::vector<std::string>& sharding_names();
+
+}  // namespace ftplan

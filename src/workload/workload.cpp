@@ -1,0 +1,130 @@
+#include "workload/workload.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "workload/roles.hpp"
+
+namespace ftplan {
+
+ProjectionSet parse_targets(std::string_view list, std::string_view field) {
+  static const std::vector<std::pair<std::string, ProjectionSet>> names = {
+      {"q", kProjQ},
+      {"k", kProjK},
+      {"v", kProjV},
+      {"o", kProjO},
+      {"gate", kProjGate},
+      {"up", kProjUp},
+      {"down", kProjDown},
+      {"q_proj", kProjQ},
+      {"k_proj", kProjK},
+      {"v_proj", kProjV},
+      {"o_proj", kProjO},
+      {"gate_proj", kProjGate},
+      {"up_proj", kProjUp},
+      {"down_proj", kProjDown},
+      {"qkv_proj", kProjQ | kProjK | kProjV},
+      {"gate_up_proj", kProjGate | kProjUp},
+      {"output_proj", kProjO},
+      {"w1", kProjGate},
+      {"w3", kProjUp},
+      {"w2", kProjDown},
+      {"attention", kProjQ | kProjK | kProjV | kProjO},
+      {"mlp", kProjGate | kProjUp | kProjDown},
+      {"all", kAllProjections},
+      {"all-linear", kAllProjections}};
+  ProjectionSet set = 0;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string_view item = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    if (item.empty())
+      throw UserError(
+          ErrorCode::kInvalidValue,
+          fmt::format(
+              "empty entry in target list '{}'; expected names such as q,k,v,o,gate,up,down", list),
+          std::string(field));
+    bool found = false;
+    for (const auto& [n, bits] : names)
+      if (n == item) {
+        set |= bits;
+        found = true;
+      }
+    if (!found) {
+      std::vector<std::string> valid;
+      for (const auto& [n, bits] : names)
+        valid.push_back(n);
+      throw_unknown_name("target module", field, item, valid);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return set;
+}
+
+void validate(const Workload& w) {
+  auto bad = [](std::string_view field, const std::string& msg) {
+    throw UserError(ErrorCode::kInvalidValue, msg, std::string(field));
+  };
+  if (!w.model) bad("model", "no model given");
+  const MethodTraits& method = method_traits(w.method);
+  if (method.adapter != AdapterKind::kNone) {
+    if (w.lora.rank < 1 || w.lora.rank > 65536)
+      bad("rank",
+          fmt::format("LoRA rank must be a whole number from 1 to 65536, got {}", w.lora.rank));
+    if (w.lora.targets == 0)
+      bad("targets", "LoRA needs at least one target module (e.g. q,k,v,o,gate,up,down)");
+  }
+  if (method.quantized_base) {
+    if (w.quant.bits < 2 || w.quant.bits > 8)
+      bad("quant_bits", fmt::format("quantized weights need 2 to 8 bits, got {}", w.quant.bits));
+    if (w.quant.block < 1 || w.quant.block > 65536)
+      bad("quant_block",
+          fmt::format("quantization block size must be 1 to 65536, got {}", w.quant.block));
+    if (w.quant.second_block < 1 || w.quant.second_block > 65536)
+      bad("quant_second_block",
+          fmt::format("second-level block size must be 1 to 65536, got {}", w.quant.second_block));
+  }
+  if (w.seq < 1 || w.seq > (1 << 24))
+    bad("seq", fmt::format("sequence length must be 1 to 16777216 tokens, got {}", w.seq));
+  if (w.micro_batch < 1 || w.micro_batch > 65536)
+    bad("micro_batch",
+        fmt::format("micro-batch must be 1 to 65536 sequences, got {}", w.micro_batch));
+  if (w.options.loss_chunks < 1 || w.options.loss_chunks > 4096)
+    bad("loss_chunks",
+        fmt::format("the chunked loss needs 1 to 4096 chunks, got {}", w.options.loss_chunks));
+  if (w.options.optimizer_in_backward && w.grad_accum > 1)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("the optimizer step in the backward pass consumes each gradient as "
+                                "it is produced, so it needs gradient accumulation 1, got {}",
+                                w.grad_accum),
+                    "grad_accum");
+  if (w.grad_accum < 1 || w.grad_accum > 1000000)
+    bad("grad_accum",
+        fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",
+                    w.grad_accum));
+}
+
+void validate(const Placement& p) {
+  if (!p.gpu) throw UserError(ErrorCode::kInvalidValue, "no GPU given", "gpu");
+  if (p.count < 1 || p.count > 65536)
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("number of GPUs must be a whole number from 1 to 65536, got {}", p.count),
+        "gpus");
+  if (p.mig && p.count > 1)
+    throw UserError(
+        ErrorCode::kInfeasible,
+        fmt::format(
+            "a run on MIG instances must use one instance: NCCL does not support MIG "
+            "(NVIDIA MIG user guide), so {} cards' worth of {} instances cannot form one run",
+            p.count, p.mig->name),
+        "gpus");
+}
+
+}  // namespace ftplan
