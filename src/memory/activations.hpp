@@ -76,8 +76,8 @@ struct ActivationSettings {
   int rank = 0;
   bool fp32_adapters = false;  // adapters kept and computed in FP32 (PEFT's default with a 16-bit
                                // base): each adapted projection keeps an FP32 copy of its input
-  bool dora = false;  // DoRA: each adapted module also keeps its base and adapter outputs (out
-                      // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
+  bool dora = false;      // DoRA: each adapted module also keeps its base and adapter outputs (out
+                          // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
   bool compiled = false;  // torch.compile / fused kernels
   Attention attention = Attention::kFlash;
 };
