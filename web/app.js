@@ -102,6 +102,8 @@ const WORDS = {
     method: 'Methode',
     method_lora: 'LoRA',
     method_qlora: 'QLoRA (NF4-Basis)',
+    method_dora: 'DoRA',
+    method_qdora: 'QDoRA (NF4-Basis)',
     method_full: 'vollständiges Fine-Tuning',
     rank: 'LoRA-Rang',
     optimizer: 'Optimierer',

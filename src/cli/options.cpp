@@ -11,12 +11,16 @@ namespace ftplan::cli {
 void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   auto* model_opt = app.add_option(
       "--model", model, "Catalog model id (ftplan models) or path to a Hugging Face config.json");
-  auto* method_opt = app.add_option("--method", method, "Training method: full | lora | qlora");
+  auto* method_opt =
+      app.add_option("--method", method,
+                     fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base)",
+                                 fmt::join(method_names(), " | ")));
   if (required) {
     model_opt->required();
     method_opt->required();
   }
-  app.add_option("--rank", rank, "LoRA/QLoRA rank (default 16, as in the seed)");
+  app.add_option("--rank", rank,
+                 "Adapter rank for LoRA, QLoRA, DoRA, QDoRA (default 16, as in the seed)");
   app.add_option("--targets", targets,
                  "LoRA target modules, comma-separated: q,k,v,o,gate,up,down (default: all seven), "
                  "also q_proj..., attention, mlp, all");
@@ -24,12 +28,12 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  fmt::format("Optimizer: {} (default adamw: 16 B per trained parameter)",
                              fmt::join(optimizer_names(), " | ")));
   app.add_option("--quant-block", quant_block,
-                 "QLoRA: weights per quantization block (default 64)");
+                 "QLoRA/QDoRA: weights per quantization block (default 64)");
   app.add_option(
       "--quant-second-block", quant_second_block,
-      "QLoRA: absmax values per second-level block of double quantization (default 256)");
+      "QLoRA/QDoRA: absmax values per second-level block of double quantization (default 256)");
   app.add_flag("--no-double-quant", no_double_quant,
-               "QLoRA: FP32 absmax per block instead of double quantization");
+               "QLoRA/QDoRA: FP32 absmax per block instead of double quantization");
   if (!runtime) return;
   app.add_option(
       "--precision", precision,
