@@ -153,7 +153,8 @@ void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, boo
   if (with_topology)
     app.add_option(
         "--topology", topology,
-        "pcie | nvlink-bridge-2 | nvlink-bridge-4 | nvswitch (default: best the card has)");
+        "pcie | nvlink-bridge-2 | nvlink-bridge-4 | nvswitch | gb200-nvl72 | gb300-nvl72 "
+        "(data/comm/topologies.yaml; default: best the card has)");
 }
 
 Placement PlacementOptions::build(Context& ctx) const {

@@ -40,10 +40,10 @@ CollectiveCost collective_cost(Collective c, Bytes size, const Topology& t,
   // (k = domain size, m = cards per node). All-reduce moves this twice (reduce-scatter +
   // all-gather).
   const double per_card = size.value / n * (c == Collective::kAllReduce ? 2 : 1);
-  const int domain = t.domain_size(), node = t.node_cards();
-  out.over_nvlink = Bytes(t.domain_cards > 1 ? per_card * (domain - 1) : 0);
-  out.over_pcie = Bytes(per_card * (node - (t.domain_cards > 1 ? domain : 1)));
-  out.over_network = Bytes(per_card * (n - node));
+  const Topology::Peers peers = t.peers();
+  out.over_nvlink = Bytes(per_card * peers.nvlink);
+  out.over_pcie = Bytes(per_card * peers.pcie);
+  out.over_network = Bytes(per_card * peers.network);
   auto level_time = [](Bytes b, const Link& l) {
     return b.value > 0 ? b / l.per_direction : Seconds(0);
   };

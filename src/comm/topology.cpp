@@ -1,6 +1,7 @@
 #include "comm/topology.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -95,6 +96,23 @@ CommConstants load_comm_constants(const Catalog& catalog) {
       preset.description = p.required_string("description");
       preset.link = p.required_choice("link", {"pcie", "nvlink-bridge", "nvswitch"});
       preset.domain_cards = static_cast<int>(p.required_integer("domain_cards", 1, 1024));
+      preset.domain_within_node = p.optional_bool("domain_within_node").value_or(true);
+      preset.cards_per_node =
+          static_cast<int>(p.optional_integer("cards_per_node", 1, 1024).value_or(0));
+      preset.network_GBps_per_node =
+          p.optional_number("network_GBps_per_node", 0.1, 1e5).value_or(0);
+      preset.gpus = p.string_list("gpus", false);
+      for (const auto& id : preset.gpus)
+        if (!catalog.find_gpu(id))
+          throw_unknown_name("GPU", f.path + ": presets: " + preset.name + ": gpus", id,
+                             catalog.gpu_ids());
+      preset.note = p.optional_string("note").value_or("");
+      for (const auto& id : p.string_list("source", false))
+        if (!src.count(id))
+          throw UserError(
+              ErrorCode::kUnknownName,
+              fmt::format("{}: preset '{}' cites unknown source '{}'", f.path, preset.name, id),
+              f.path + ": source");
       p.finish();
       k.presets.push_back(std::move(preset));
     }
@@ -103,9 +121,19 @@ CommConstants load_comm_constants(const Catalog& catalog) {
   return k;
 }
 
+Topology::Peers Topology::peers() const {
+  Peers p;
+  const bool nvlink = domain_cards > 1;
+  p.nvlink = nvlink ? domain_size() - 1 : 0;
+  p.pcie = domain_spans_nodes() ? 0 : node_cards() - (nvlink ? domain_size() : 1);
+  p.network = cards - 1 - p.nvlink - p.pcie;
+  return p;
+}
+
 const Link& Topology::slowest() const {
-  if (nodes() > 1) return inter_node;
-  if (domains() > 1 || domain_cards == 1) return intra_node;
+  const Peers p = peers();
+  if (p.network > 0) return inter_node;
+  if (p.pcie > 0 || domain_cards == 1) return intra_node;
   return intra_domain;
 }
 
@@ -131,13 +159,22 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
     if (p.name == name) preset = &p;
   if (!preset) throw_unknown_name("topology", "topology", name, k.preset_names());
 
+  if (!preset->gpus.empty() &&
+      std::find(preset->gpus.begin(), preset->gpus.end(), gpu.id) == preset->gpus.end())
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("topology '{}' is built with {} only, not {}", name,
+                                fmt::join(preset->gpus, ", "), gpu.id),
+                    "topology");
   Topology t;
   t.preset = name;
   t.cards = cards;
-  t.cards_per_node = cards_per_node > 0 ? cards_per_node : k.cards_per_node;
+  t.cards_per_node = cards_per_node > 0           ? cards_per_node
+                     : preset->cards_per_node > 0 ? preset->cards_per_node
+                                                  : k.cards_per_node;
   t.domain_cards = preset->domain_cards;
-  const double network =
-      network_GBps_per_node > 0 ? network_GBps_per_node : k.network_GBps_per_node;
+  const double network = network_GBps_per_node > 0           ? network_GBps_per_node
+                         : preset->network_GBps_per_node > 0 ? preset->network_GBps_per_node
+                                                             : k.network_GBps_per_node;
 
   // PCIe between domains: NVIDIA lists both directions added (Gen5 x16: 128 GB/s = 64 per
   // direction).
@@ -184,7 +221,9 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
         fmt::format("NVLink {} {}", gpu.nvlink.generation, want_switch ? "switch" : "bridge"),
         gpu.nvlink.per_direction(), k.nvlink_step_latency,
         k.achieved_fraction(LinkLevel::kNvlink, gpu)};
-    if (want_switch) t.domain_cards = std::min(preset->domain_cards, t.cards_per_node);
+    if (preset->domain_within_node)
+      t.domain_cards = std::min(preset->domain_cards, t.cards_per_node);
+    if (!preset->note.empty() && cards > 1) t.notes.push_back(preset->note);
   }
 
   // Notes a user must read before blaming the cards (seed C7–C9).
@@ -204,15 +243,21 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
   auto crossed = [&](LinkLevel l) {
     if (cards <= 1) return false;
     if (l == LinkLevel::kNvlink) return t.domain_cards > 1;
-    if (l == LinkLevel::kPcie) return t.domain_cards == 1 || t.domains() > 1;
-    return t.nodes() > 1;
+    const Topology::Peers peers = t.peers();
+    if (l == LinkLevel::kPcie) return peers.pcie > 0 || t.domain_cards == 1;
+    return peers.network > 0;
   };
   for (const auto& c : k.link_calibrations)
     if (c.card == gpu.id && crossed(c.level))
       t.notes.push_back(fmt::format("{} achieved fraction {:.2f} measured on this card ({}): {}",
                                     link_level_name(c.level), c.achieved_fraction, c.file,
                                     c.basis));
-  if (t.nodes() > 1)
+  if (t.domain_spans_nodes() && t.domains() > 1)
+    t.notes.push_back(fmt::format(
+        "{} cards form {} NVLink domains of {}; traffic between domains crosses the network, "
+        "{} GB/s per node of {} cards and direction",
+        cards, t.domains(), t.domain_cards, network, t.cards_per_node));
+  else if (!t.domain_spans_nodes() && t.nodes() > 1)
     t.notes.push_back(fmt::format(
         "{} nodes of {} cards: traffic between nodes shares {} GB/s per node and direction",
         t.nodes(), t.cards_per_node, network));

@@ -50,6 +50,13 @@ struct CommConstants {
     std::string description;
     std::string link;  // "pcie" | "nvlink-bridge" | "nvswitch"
     int domain_cards = 1;
+    // The NVLink domain ends at the node (an HGX baseboard: at most the node's cards), or spans
+    // nodes (a rack-scale domain such as NVL72: many compute trays, one NVLink domain).
+    bool domain_within_node = true;
+    int cards_per_node = 0;            // the system's own node size; 0: the run's (default 8)
+    double network_GBps_per_node = 0;  // the system's NICs per node and direction; 0: default
+    std::vector<std::string> gpus;     // cards the system is built with; empty: any with the link
+    std::string note;                  // what a user must know about the preset
   };
   std::vector<Preset> presets;
   std::vector<std::string> preset_names() const;
@@ -75,6 +82,18 @@ struct Topology {
   // Cards in the same node as a given card, and in the same NVLink domain.
   int node_cards() const { return cards < cards_per_node ? cards : cards_per_node; }
   int domain_size() const { return cards < domain_cards ? cards : domain_cards; }
+  // A rack-scale NVLink domain holds several nodes: no PCIe tier, the network joins domains.
+  bool domain_spans_nodes() const { return domain_cards > cards_per_node; }
+  // The other cards of a run one card reaches over each link level: its NVLink domain, the
+  // other domains of its node over PCIe, the rest over the network.
+  struct Peers {
+    int nvlink = 0;
+    int pcie = 0;
+    int network = 0;
+  };
+  Peers peers() const;
+  // Groups the network joins: nodes, or rack-scale domains.
+  int network_groups() const { return domain_spans_nodes() ? domains() : nodes(); }
   // The slowest link a ring over all cards crosses.
   const Link& slowest() const;
   const Link& link(LinkLevel level) const {

@@ -1,0 +1,108 @@
+// Topologies as data: NVLink domains that end at the node (HGX) or span nodes (NVL72 racks), the
+// peers a card reaches over each link level, and the collectives' traffic per level.
+#include <gtest/gtest.h>
+
+#include "comm/collectives.hpp"
+#include "comm/topology.hpp"
+#include "core/error.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+const CommConstants& constants() {
+  static const CommConstants k = load_comm_constants(test::catalog());
+  return k;
+}
+
+Topology topology(const std::string& gpu, int cards, const std::string& preset,
+                  int cards_per_node = 0) {
+  return build_topology(test::catalog().gpu(gpu), cards, preset, constants(), 0, cards_per_node);
+}
+
+TEST(Topology, RackScaleDomainSpansItsComputeTrays) {
+  // GB200 NVL72: 72 cards in one NVLink domain, 4 per compute tray.
+  const Topology rack = topology("b200", 72, "gb200-nvl72");
+  EXPECT_EQ(rack.domain_cards, 72);
+  EXPECT_EQ(rack.cards_per_node, 4);
+  EXPECT_TRUE(rack.domain_spans_nodes());
+  const Topology::Peers p = rack.peers();
+  EXPECT_EQ(p.nvlink, 71);
+  EXPECT_EQ(p.pcie, 0);
+  EXPECT_EQ(p.network, 0);
+  EXPECT_EQ(rack.slowest().level, LinkLevel::kNvlink);
+  // An all-reduce of 1 GB: each card receives 2·(n−1)/n of it, all over NVLink.
+  const CollectiveCost c = collective_cost(Collective::kAllReduce, Bytes(1e9), rack, constants());
+  EXPECT_DOUBLE_EQ(c.over_nvlink.value, 2 * 1e9 / 72 * 71);
+  EXPECT_EQ(c.over_pcie.value, 0);
+  EXPECT_EQ(c.over_network.value, 0);
+  EXPECT_EQ(c.slowest, LinkLevel::kNvlink);
+}
+
+TEST(Topology, TwoRacksMeetOverTheTraysNetwork) {
+  const Topology two = topology("b200", 144, "gb200-nvl72");
+  EXPECT_EQ(two.domains(), 2);
+  EXPECT_EQ(two.network_groups(), 2);
+  const Topology::Peers p = two.peers();
+  EXPECT_EQ(p.nvlink, 71);
+  EXPECT_EQ(p.pcie, 0);
+  EXPECT_EQ(p.network, 72);
+  EXPECT_EQ(two.slowest().level, LinkLevel::kNetwork);
+  // Four 400 Gb/s NICs per tray of four cards: 200 GB/s per tray, 50 GB/s per card and direction.
+  EXPECT_DOUBLE_EQ(two.inter_node.per_direction.value, 50e9);
+  bool named = false;
+  for (const auto& n : two.notes)
+    named = named || n.find("2 NVLink domains of 72") != std::string::npos;
+  EXPECT_TRUE(named);
+  // The run's own network figure still wins over the preset's.
+  const Topology given =
+      build_topology(test::catalog().gpu("b200"), 144, "gb200-nvl72", constants(), 100);
+  EXPECT_DOUBLE_EQ(given.inter_node.per_direction.value, 25e9);
+}
+
+TEST(Topology, BaseboardDomainEndsAtTheNode) {
+  // An NVSwitch baseboard is the node: with 4 cards per node, domains of 4.
+  const Topology t = topology("h100-sxm", 16, "nvswitch", 4);
+  EXPECT_EQ(t.domain_cards, 4);
+  EXPECT_FALSE(t.domain_spans_nodes());
+  const Topology::Peers p = t.peers();
+  EXPECT_EQ(p.nvlink, 3);
+  EXPECT_EQ(p.pcie, 0);
+  EXPECT_EQ(p.network, 12);
+  // Bridged pairs in an 8-card node: NVLink to the partner, PCIe to the other six.
+  const Topology bridged = topology("h200-nvl", 8, "nvlink-bridge-2");
+  EXPECT_EQ(bridged.peers().nvlink, 1);
+  EXPECT_EQ(bridged.peers().pcie, 6);
+  EXPECT_EQ(bridged.peers().network, 0);
+}
+
+TEST(Topology, PeersAddUpForEveryPresetAndCount) {
+  for (const auto& preset : constants().presets)
+    for (const auto& gpu : test::catalog().gpus())
+      for (int cards : {1, 2, 3, 8, 9, 72, 100}) {
+        Topology t;
+        try {
+          t = build_topology(gpu, cards, preset.name, constants());
+        } catch (const UserError&) {
+          continue;  // a preset the card cannot have
+        }
+        const Topology::Peers p = t.peers();
+        EXPECT_GE(p.nvlink, 0);
+        EXPECT_GE(p.pcie, 0);
+        EXPECT_GE(p.network, 0);
+        EXPECT_EQ(p.nvlink + p.pcie + p.network, cards - 1) << preset.name << " " << gpu.id;
+      }
+}
+
+TEST(Topology, ARackOfOtherCardsIsRefused) {
+  try {
+    topology("h100-sxm", 72, "gb200-nvl72");
+    FAIL() << "an NVL72 rack of H100 SXM accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("b200"), std::string::npos) << e.what();
+    EXPECT_EQ(e.field(), "topology");
+  }
+}
+
+}  // namespace
+}  // namespace ftplan
