@@ -15,6 +15,7 @@
 #include "plan/evaluate.hpp"
 #include "render/localized_number.hpp"
 #include "render/report.hpp"
+#include "render/translations.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -363,12 +364,15 @@ TEST(ReferenceGemms, ParseStrictly) {
 // ----------------------------------------------------------
 
 TEST(Report, GermanWritesADecimalCommaEnglishADecimalPoint) {
-  EXPECT_EQ(localized_number(1670.5, 1, {true}), "1.670,5");  // the seed's own spelling
-  EXPECT_EQ(localized_number(1670.5, 1, {false}), "1,670.5");
-  EXPECT_EQ(localized_number(150.75, 1, {true}), "150,8");
-  EXPECT_EQ(localized_number(-0.04, 1, {true}), "0,0");
-  EXPECT_EQ(localized_number(-25.84, 1, {true}), "-25,8");
-  EXPECT_EQ(localized_number(1234567, 0, {true}), "1.234.567");
+  // The number styles of the language files (data/i18n).
+  const NumberStyle de = load_translations(test::catalog(), ReportLang::kDe).number;
+  const NumberStyle en = load_translations(test::catalog(), ReportLang::kEn).number;
+  EXPECT_EQ(localized_number(1670.5, 1, de), "1.670,5");  // the seed's own spelling
+  EXPECT_EQ(localized_number(1670.5, 1, en), "1,670.5");
+  EXPECT_EQ(localized_number(150.75, 1, de), "150,8");
+  EXPECT_EQ(localized_number(-0.04, 1, de), "0,0");
+  EXPECT_EQ(localized_number(-25.84, 1, de), "-25,8");
+  EXPECT_EQ(localized_number(1234567, 0, de), "1.234.567");
   // No figure of the German report has a decimal point, none of the English a decimal comma: a
   // decimal separator followed by one or two digits (three would be a thousands group), in every
   // numeric column (names such as "Llama 3.1 8B" stay as they are).

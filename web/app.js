@@ -10,210 +10,26 @@
 
 // ---- 1. words and number formats ---------------------------------------------------------------
 
-// English texts of the static page are taken from index.html (data-i18n); German ones are here.
-// Texts the script writes are here in both languages.
-const WORDS = {
-  en: {
-    verdict_fits: 'fits',
-    'verdict_tight': 'tight',
-    'verdict_does-not-fit': 'does not fit',
-    frozen_weights: 'frozen weights',
-    trained_weights: 'trained weights',
-    gradients: 'gradients',
-    master_weights: 'master weights',
-    optimizer_states: 'optimizer states',
-    quantization_constants: 'quantization constants',
-    activations: 'activations',
-    overhead: 'runtime overhead',
-    capacity: 'capacity',
-    model_states: 'model states',
-    peak: 'estimated peak',
-    states_on_card: 'model states on the card at the peak',
-    bar_key: 'Dashed line: capacity; solid line: estimated peak.',
-    free: 'free',
-    headroom: 'headroom',
-    cards_word: 'cards',
-    card_word: 'card',
-    per_card: 'per card',
-    step: 'step',
-    tokens_per_second: 'tokens/s',
-    mfu: 'MFU',
-    per_step: (tokens) => `per step of ${tokens} tokens on one card`,
-    step_unfit: 'The step time assumes the run fits this card (see memory).',
-    class_gemm: 'matrix products',
-    class_attention: 'attention',
-    class_adapter: 'adapters',
-    class_elementwise: 'element-wise',
-    class_norm: 'norms',
-    class_embedding: 'embedding',
-    class_loss: 'loss',
-    class_optimizer: 'optimizer step',
-    class_dequant: 'dequantization',
-    link: 'link',
-    link_none: 'one card',
-    scaling_efficiency: 'scaling efficiency',
-    strategy: 'strategy',
-    sharding: 'sharding',
-    scale_caption: 'Scaling over 1 to 8 cards of each type',
-    scale_one: 'Add a second card type to compare two links.',
-    scale_two: 'The chart compares the first two card types of the list.',
-    profile: 'profile',
-    verdict: 'verdict',
-    instance_memory: 'instance memory',
-    jobs_per_card: 'per card',
-    smallest_profile: (profile, jobs) =>
-      `Smallest profile that fits: ${profile}, ${jobs} such runs per card.`,
-    no_profile: 'No MIG profile fits this run.',
-    no_mig: (reason) => `No MIG: ${reason}`,
-    run: 'run',
-    cards_col: 'cards',
-    time_to_train: 'time to train',
-    other_cards: 'other card type (fewest cards)',
-    no_recommendation: 'no candidate fits',
-    plan_unavailable: 'No plan from this server:',
-    plan_summary: (runs, evaluations) => `${runs} runs, ${evaluations} configurations evaluated.`,
-    loading: 'calculating …',
-    config_empty: 'Paste the text of a Hugging Face config.json here.',
-    request_failed: 'The server did not answer:',
-    error_elsewhere: 'No result: see the error at the inputs.',
-    remove_card: (n) => `Remove card ${n}`,
-    card_label: (n) => `Card ${n}`,
-    count_label: (n) => `Number of cards ${n}`,
-    copied: 'Link copied.',
-    copy_failed: 'Copy the address from the address bar.',
-    status_line: (parts) => `Results: ${parts.join('; ')}.`,
-    status_free: (name, verdict, free) => `${name}: ${verdict}, ${free} free`,
-    params: 'parameters',
-  },
-  de: {
-    // static texts (keys of data-i18n in index.html)
-    skip: 'Zu den Ergebnissen springen',
-    title: 'Welche GPU für welchen Fine-Tuning-Lauf',
-    lead: 'Speicher, Schrittzeit, Skalierung und MIG für einen Lauf, und die Karten für eine Liste von Läufen. GB = 10⁹ Byte.',
-    language: 'Sprache',
-    copy_link: 'Link zu diesen Eingaben kopieren',
-    model_legend: 'Modell',
-    model_source: 'Herkunft des Modells',
-    from_catalog: 'aus dem Katalog',
-    paste_config: 'config.json einfügen',
-    model: 'Modell',
-    config: 'config.json (Hugging Face)',
-    method_legend: 'Methode und Optionen',
-    method: 'Methode',
-    method_lora: 'LoRA',
-    method_qlora: 'QLoRA (NF4-Basis)',
-    method_dora: 'DoRA',
-    method_qdora: 'QDoRA (NF4-Basis)',
-    method_full: 'vollständiges Fine-Tuning',
-    rank: 'LoRA-Rang',
-    optimizer: 'Optimierer',
-    precision: 'Rechenpräzision',
-    seq: 'Sequenzlänge',
-    unit_tokens: '(Token)',
-    micro_batch: 'Micro-Batch',
-    unit_sequences: '(Sequenzen pro Karte)',
-    recompute: 'Neuberechnung der Aktivierungen',
-    recompute_full: 'vollständig',
-    recompute_selective: 'selektiv',
-    recompute_none: 'keine',
-    shard: 'Sharding über mehrere Karten',
-    shard_auto: 'Standard',
-    targets: 'LoRA-Ziele',
-    cards_legend: 'Karten',
-    add_card: 'Karte hinzufügen',
-    memory_heading: 'Speicher pro Karte',
-    memory_note: 'Frei = Kapazität − Modellzustände (Platz für Aktivierungen, den CUDA-Kontext und Puffer). Reserve = Kapazität − geschätzte Spitze. Urteil: knapp, wenn weniger als 10 % der Karte übrig bleiben.',
-    step_heading: 'Schrittzeit auf einer Karte',
-    scale_heading: 'Skalierung: NVLink gegen PCIe',
-    metric: 'Diagramm',
-    metric_tokens: 'Token/s',
-    metric_efficiency: 'Skalierungseffizienz',
-    mig_heading: 'MIG: mehrere Läufe auf einer Karte',
-    plan_heading: 'Welche Karte für welchen Lauf',
-    runs: 'Läufe (YAML oder JSON; Standard: die Läufe des Artikels)',
-    add_run: 'Den Lauf oben zur Liste hinzufügen',
-    reset_runs: 'Zurück zu den Läufen des Artikels',
-    report_link: 'Vollständiger Bericht zu den Läufen des Artikels (HTML)',
-    footer: 'Schätzungen aus den Daten und Formeln von ftplan; jede Zahl hat eine Quelle im Katalog. GB = 10⁹ Byte, GiB = 2³⁰ Byte.',
-    // texts the script writes
-    verdict_fits: 'passt',
-    'verdict_tight': 'knapp',
-    'verdict_does-not-fit': 'passt nicht',
-    frozen_weights: 'eingefrorene Gewichte',
-    trained_weights: 'trainierte Gewichte',
-    gradients: 'Gradienten',
-    master_weights: 'Master-Gewichte',
-    optimizer_states: 'Optimiererzustände',
-    quantization_constants: 'Quantisierungskonstanten',
-    activations: 'Aktivierungen',
-    overhead: 'Laufzeit-Overhead',
-    capacity: 'Kapazität',
-    model_states: 'Modellzustände',
-    peak: 'geschätzte Spitze',
-    states_on_card: 'Modellzustände auf der Karte zur Spitze',
-    bar_key: 'Gestrichelte Linie: Kapazität; durchgezogene Linie: geschätzte Spitze.',
-    free: 'frei',
-    headroom: 'Reserve',
-    cards_word: 'Karten',
-    card_word: 'Karte',
-    per_card: 'pro Karte',
-    step: 'Schritt',
-    tokens_per_second: 'Token/s',
-    mfu: 'MFU',
-    per_step: (tokens) => `pro Schritt mit ${tokens} Token auf einer Karte`,
-    step_unfit: 'Die Schrittzeit setzt voraus, dass der Lauf auf die Karte passt (siehe Speicher).',
-    class_gemm: 'Matrixprodukte',
-    class_attention: 'Attention',
-    class_adapter: 'Adapter',
-    class_elementwise: 'elementweise',
-    class_norm: 'Normalisierung',
-    class_embedding: 'Embedding',
-    class_loss: 'Verlustfunktion',
-    class_optimizer: 'Optimiererschritt',
-    class_dequant: 'Dequantisierung',
-    link: 'Verbindung',
-    link_none: 'eine Karte',
-    scaling_efficiency: 'Skalierungseffizienz',
-    strategy: 'Strategie',
-    sharding: 'Sharding',
-    scale_caption: 'Skalierung über 1 bis 8 Karten jedes Typs',
-    scale_one: 'Fügen Sie einen zweiten Kartentyp hinzu, um zwei Verbindungen zu vergleichen.',
-    scale_two: 'Das Diagramm vergleicht die ersten beiden Kartentypen der Liste.',
-    profile: 'Profil',
-    verdict: 'Urteil',
-    instance_memory: 'Speicher der Instanz',
-    jobs_per_card: 'pro Karte',
-    smallest_profile: (profile, jobs) =>
-      `Kleinstes Profil, in das der Lauf passt: ${profile}, ${jobs} solche Läufe pro Karte.`,
-    no_profile: 'Kein MIG-Profil fasst diesen Lauf.',
-    no_mig: (reason) => `Kein MIG: ${reason}`,
-    run: 'Lauf',
-    cards_col: 'Karten',
-    time_to_train: 'Trainingsdauer',
-    other_cards: 'andere Karte (kleinste Zahl)',
-    no_recommendation: 'kein Kandidat passt',
-    plan_unavailable: 'Kein Plan von diesem Server:',
-    plan_summary: (runs, evaluations) =>
-      `${runs} Läufe, ${evaluations} Konfigurationen bewertet.`,
-    loading: 'wird berechnet …',
-    config_empty: 'Fügen Sie hier den Text einer config.json von Hugging Face ein.',
-    request_failed: 'Der Server hat nicht geantwortet:',
-    error_elsewhere: 'Kein Ergebnis: siehe den Fehler bei den Eingaben.',
-    remove_card: (n) => `Karte ${n} entfernen`,
-    card_label: (n) => `Karte ${n}`,
-    count_label: (n) => `Anzahl Karten ${n}`,
-    copied: 'Link kopiert.',
-    copy_failed: 'Kopieren Sie die Adresse aus der Adresszeile.',
-    status_line: (parts) => `Ergebnisse: ${parts.join('; ')}.`,
-    status_free: (name, verdict, free) => `${name}: ${verdict}, ${free} frei`,
-    params: 'Parameter',
-  },
-};
-const LOCALES = {en: 'en-US', de: 'de-DE'};
+// Every text of the page, in each language, comes from the server (GET /api/words?lang=..), which
+// reads one file per language (data/i18n/<lang>.yaml, the report's words too). Texts take their
+// figures as {0}, {1}, ...; index.html keeps the English texts for a page without script.
+const LANGUAGES = ['en', 'de'];
+const WORDS = {};   // language -> {key: text}
+const LOCALES = {}; // language -> BCP 47 tag for its number formats
+
+async function loadWords() {
+  const replies = await Promise.all(
+    LANGUAGES.map((lang) => request('GET', `/api/words?lang=${lang}`)));
+  replies.forEach((reply, i) => {
+    if (!reply.ok) throw new Error('the words could not be loaded');
+    WORDS[LANGUAGES[i]] = reply.data.words;
+    LOCALES[LANGUAGES[i]] = reply.data.locale;
+  });
+}
 
 function t(key, ...args) {
-  const word = WORDS[app.lang][key] ?? WORDS.en[key] ?? key;
-  return typeof word === 'function' ? word(...args) : word;
+  const word = WORDS[app.lang]?.[key] ?? WORDS.en?.[key] ?? key;
+  return word.replace(/\{(\d+)\}/g, (whole, i) => String(args[Number(i)] ?? whole));
 }
 
 const numberFormats = new Map();
@@ -988,7 +804,7 @@ function renderStatus(inputs, r) {
     return t('status_free', `${shortName(card.gpu)} × ${card.count}`,
         t(`verdict_${f.data.verdict}`), format.GB(m.free));
   });
-  $('status').textContent = t('status_line', parts);
+  $('status').textContent = t('status_line', parts.join('; '));
 }
 
 function renderPlan() {
@@ -1013,8 +829,7 @@ function applyLanguage(lang) {
   for (const el of document.querySelectorAll('[data-i18n]')) {
     const key = el.dataset.i18n;
     if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.textContent;
-    el.textContent = lang === 'en'
-      ? ENGLISH_STATIC[key] : (WORDS[lang][key] ?? ENGLISH_STATIC[key]);
+    el.textContent = WORDS[lang]?.[key] ?? ENGLISH_STATIC[key];
   }
   $('report-link').href = `/api/report?format=html&lang=${lang}`;
   labelCardRows();
@@ -1110,6 +925,7 @@ function restoreFromUrl() {
 
 async function start() {
   try {
+    await loadWords();
     await loadCatalog();
   } catch (error) {
     $('form-error').textContent = `${t('request_failed')} ${error.message}`;

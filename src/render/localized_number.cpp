@@ -12,11 +12,10 @@ std::string localized_number(double v, int decimals, const NumberStyle& style) {
   const std::size_t dot = s.find('.');
   std::string whole = s.substr(0, dot);
   const std::string fraction = dot == std::string::npos ? "" : s.substr(dot + 1);
-  const char group = style.decimal_comma ? '.' : ',';
   for (std::size_t i = whole.size(); i > 3; i -= 3)
-    whole.insert(i - 3, 1, group);
+    whole.insert(i - 3, style.group_mark);
   std::string out = negative ? "-" + whole : whole;
-  if (!fraction.empty()) out += (style.decimal_comma ? ',' : '.') + fraction;
+  if (!fraction.empty()) out += style.decimal_mark + fraction;
   return out;
 }
 

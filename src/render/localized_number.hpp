@@ -7,7 +7,8 @@
 namespace ftplan {
 
 struct NumberStyle {
-  bool decimal_comma = false;  // German: ',' for decimals, '.' between thousands
+  std::string decimal_mark = ".";  // German: ","
+  std::string group_mark = ",";    // between thousands; German: "."
 };
 
 // `v` with `decimals` places, thousands grouped from 1,000 up ("-0" printed as "0").

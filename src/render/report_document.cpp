@@ -42,7 +42,7 @@ class Builder {
  public:
   Builder(const ReportModel& m, const Catalog& catalog, ReportLang lang)
       : m_(m), catalog_(catalog), lang_(lang) {
-    style_.decimal_comma = lang == ReportLang::kDe;
+    if (lang == ReportLang::kDe) style_ = {",", "."};
   }
 
   ReportDocument build() {

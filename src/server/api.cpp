@@ -39,7 +39,7 @@ constexpr Endpoint kEndpoints[] = {
     {"/api/scale", "scale", "POST"},     {"/api/mig", "mig", "POST"},
     {"/api/max", "max", "POST"},         {"/api/params", "params", "POST"},
     {"/api/plan", "plan", "POST"},       {"/api/report", "report", "GET"},
-    {"/api/explain", "explain", "POST"},
+    {"/api/explain", "explain", "POST"}, {"/api/words", "words", "GET"},
 };
 
 std::string to_option(std::string key) {
