@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "render/html_escape.hpp"
+
 namespace ftplan {
 
 namespace {
@@ -23,29 +25,6 @@ const char* colour(int style) {
   return kPalette[static_cast<std::size_t>(style) % std::size(kPalette)];
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v) {
   return fmt::format("{:.1f}", v);
 }
@@ -55,14 +34,14 @@ std::string open_svg(const ChartText& t, double height) {
       "<svg class=\"chart\" viewBox=\"0 0 {} {}\" "
       "role=\"img\" aria-labelledby=\"{}-title {}-desc\" font-family=\"system-ui, sans-serif\" "
       "font-size=\"{}\">\n<title id=\"{}-title\">{}</title>\n<desc id=\"{}-desc\">{}</desc>\n",
-      num(kWidth), num(height), t.id, t.id, num(kFont), t.id, escape(t.title), t.id,
-      escape(t.description));
+      num(kWidth), num(height), t.id, t.id, num(kFont), t.id, html_escape(t.title), t.id,
+      html_escape(t.description));
 }
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "start",
                  const char* extra = "") {
   return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"{}\"{}>{}</text>\n", num(x),
-                     num(y), anchor, kInk, extra, escape(s));
+                     num(y), anchor, kInk, extra, html_escape(s));
 }
 
 std::string line(double x1, double y1, double x2, double y2, const char* stroke, double width,
@@ -241,7 +220,7 @@ std::string roofline_svg(const RooflineChart& chart, const NumberStyle& numbers)
   out += fmt::format(
       "<text x=\"12\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" transform=\"rotate(-90 12 {})\">"
       "{}</text>\n",
-      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), escape(chart.y_label));
+      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), html_escape(chart.y_label));
   // Guides at the intensities the text discusses.
   for (const auto& m : chart.markers) {
     const double x = xpos(m.x);
@@ -326,7 +305,7 @@ std::string line_chart_svg(const LineChart& chart, const NumberStyle& numbers) {
   out += fmt::format(
       "<text x=\"12\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" transform=\"rotate(-90 12 {})\">"
       "{}</text>\n",
-      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), escape(chart.y_label));
+      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), html_escape(chart.y_label));
   // Solid series first, dashed ones (a card held to a slower link) on top with open markers, so
   // that a curve that runs along another stays visible.
   std::vector<LegendEntry> entries;
