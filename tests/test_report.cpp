@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "perf/reference_gemms.hpp"
 #include "plan/evaluate.hpp"
+#include "render/html_escape.hpp"
 #include "render/localized_number.hpp"
 #include "render/report.hpp"
 #include "render/translations.hpp"
@@ -266,6 +267,13 @@ TEST(Report, TheCheckerCatchesBrokenHtml) {
   EXPECT_FALSE(well_formed("<p class=x>y</p>"));
   EXPECT_FALSE(well_formed("<section>"));
   EXPECT_TRUE(well_formed("<p class=\"x\">a &lt; b &amp; c</p><meta charset=\"utf-8\">"));
+}
+
+TEST(Report, HtmlEscapeWritesMarkupCharactersAsEntities) {
+  EXPECT_EQ(html_escape("a < b & \"c\" > d"), "a &lt; b &amp; &quot;c&quot; &gt; d");
+  EXPECT_EQ(html_escape("H200 NVL: 4,800 GB/s"), "H200 NVL: 4,800 GB/s");
+  EXPECT_TRUE(
+      well_formed("<p title=\"" + html_escape("\"<&>") + "\">" + html_escape("R&D") + "</p>"));
 }
 
 TEST(Report, TextsExistInBothLanguagesWithTheSameFigures) {

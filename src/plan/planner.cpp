@@ -7,9 +7,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
-#include "core/format.hpp"
-#include "mig/layout.hpp"
-#include "mig/rules.hpp"
+#include "plan/fleet.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -55,18 +53,6 @@ const PreparedStep& prepared_for(const PreparedVariant& v, const GpuSpec& gpu,
   for (std::size_t i = 0; i < data.calibrations.size(); ++i)
     if (data.calibrations[i].card() == gpu.id) return v.prepared_calibrated[i];
   return v.prepared_default;
-}
-
-// The share of a card an option occupies: a MIG instance its compute slices, else the whole card.
-double card_share(const GpuSpec& gpu, const MigProfile* mig) {
-  return mig ? static_cast<double>(mig->compute_slices) / gpu.mig.compute_slices : 1.0;
-}
-
-// The run's workload with the runtime overheads counted (a runs file's workloads carry none).
-Workload planned_workload(const PlannedRun& run, const PlanningData& data) {
-  Workload w = run.workload;
-  if (!w.overheads) w.overheads = &data.overheads;
-  return w;
 }
 
 Placement placement_of(const Candidate& c) {
@@ -140,6 +126,12 @@ std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
   return {Sharding::kDdp, Sharding::kFsdp};
 }
 
+Workload planned_workload(const PlannedRun& run, const PlanningData& data) {
+  Workload w = run.workload;
+  if (!w.overheads) w.overheads = &data.overheads;
+  return w;
+}
+
 PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data) {
   PreparedRun out;
   out.run = &run;
@@ -160,14 +152,6 @@ PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data) {
   return out;
 }
 
-CardPrices prices_for(const Prices& prices, const GpuSpec& gpu) {
-  CardPrices out;
-  if (auto it = prices.per_card_hour_USD.find(gpu.id); it != prices.per_card_hour_USD.end())
-    out.per_card_hour_USD = it->second;
-  out.per_kWh_USD = prices.per_kWh_USD;
-  return out;
-}
-
 PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigProfile* mig,
                           const PlanningData& data, const RunsFile& file) {
   PreparedCard out;
@@ -185,74 +169,6 @@ std::string_view topology_name(const Topology& t, const PlanningData& data) {
   for (const auto& preset : data.comm.presets)
     if (preset.name == t.preset) return preset.name;
   return {};
-}
-
-RunTotals run_totals(const PlannedRun& run, Seconds step_seconds, const GpuSpec& gpu, int count,
-                     const MigProfile* mig, const CardPrices& prices, Trace* trace) {
-  RunTotals t;
-  t.steps = run.steps();
-  t.time_to_train_hours = t.steps * step_seconds.value / 3600.0;
-  const double share = card_share(gpu, mig);
-  t.card_hours = count * share * t.time_to_train_hours;
-  const double tdp = gpu.tdp_W.value.value_or(0);
-  t.energy_kWh = count * share * tdp * t.time_to_train_hours / 1000.0;
-  if (prices.per_card_hour_USD)
-    t.cost_USD =
-        *prices.per_card_hour_USD * t.card_hours + prices.per_kWh_USD.value_or(0) * t.energy_kWh;
-  if (!trace) return t;
-  const std::string cards = mig ? fmt::format("1 × {} instance ({}/{} compute slices)", mig->name,
-                                              mig->compute_slices, gpu.mig.compute_slices)
-                                : std::to_string(count);
-  trace->add({"plan.steps",
-              "optimizer steps to train",
-              t.steps,
-              "steps",
-              "⌈tokens to train / (global batch × sequence length)⌉",
-              {{"tokens to train", format_si(run.tokens, "tokens")},
-               {"global batch", fmt::format("{} sequences", run.global_batch)},
-               {"sequence length", fmt::format("{} tokens", run.workload.seq)}},
-              "definition (runs file: tokens, or epochs × dataset_tokens)"});
-  trace->add({"plan.time_to_train_hours",
-              "time to train",
-              t.time_to_train_hours,
-              "h",
-              "optimizer steps × step time / 3600 s",
-              {{"optimizer steps", group_digits(static_cast<std::int64_t>(t.steps))},
-               {"step time", format_seconds(step_seconds)}},
-              "definition",
-              {"plan.steps", count > 1 && !mig ? "scale.step_seconds" : "perf.step_seconds"}});
-  trace->add({"plan.card_hours",
-              "card-hours",
-              t.card_hours,
-              "card-h",
-              "cards × share of each card × time to train",
-              {{"cards", cards},
-               {"share of each card", format_number(share, 3)},
-               {"time to train", fmt::format("{} h", format_number(t.time_to_train_hours, 3))}},
-              "definition (MIG: an instance occupies its compute slices' share of the card)",
-              {"plan.time_to_train_hours"}});
-  trace->add({"plan.energy_kWh",
-              "energy (upper bound)",
-              t.energy_kWh,
-              "kWh",
-              "card-hours × TDP / 1000: every card at its power limit for the whole run",
-              {{"card-hours", format_number(t.card_hours, 3)},
-               {"TDP", fmt::format("{} W", format_number(tdp))}},
-              "GPU data file (tdp_W)",
-              {"plan.card_hours"}});
-  if (t.cost_USD)
-    trace->add({"plan.cost_USD",
-                "cost of the run",
-                *t.cost_USD,
-                "USD",
-                "card-hours × price per card-hour + energy × price per kWh",
-                {{"card-hours", format_number(t.card_hours, 3)},
-                 {"price per card-hour", fmt::format("{} USD", *prices.per_card_hour_USD)},
-                 {"energy", fmt::format("{} kWh", format_number(t.energy_kWh, 3))},
-                 {"price per kWh", fmt::format("{} USD", prices.per_kWh_USD.value_or(0))}},
-                "runs file prices",
-                {"plan.card_hours", "plan.energy_kWh"}});
-  return t;
 }
 
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
@@ -478,41 +394,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     plan.runs.push_back(std::move(rp));
   }
   if (!options.fleet) return plan;
-
-  // The fleet: every run at once, per card type.
-  const MigRules rules = load_mig_rules(*data.catalog);
-  for (const GpuSpec* gpu : file.gpus) {
-    FleetEntry f;
-    f.gpu = gpu;
-    std::vector<PackJob> jobs;
-    for (const auto& rp : plan.runs) {
-      const RunPlan::PerGpu* pg = nullptr;
-      for (const auto& each : rp.per_gpu)
-        if (each.gpu == gpu) pg = &each;
-      if (!pg || !pg->minimum) {
-        f.unplaced.push_back(rp.run->name);
-        continue;
-      }
-      if (pg->minimum->count == 1) {
-        Workload w = planned_workload(*rp.run, data);
-        w.micro_batch = pg->minimum->micro_batch;
-        w.recompute = pg->minimum->recompute;
-        jobs.push_back({rp.run->name, w, rp.run->count});
-        f.cards_without_mig += rp.run->count;
-      } else {
-        f.multi_card_runs_cards += pg->minimum->count * rp.run->count;
-      }
-    }
-    if (!jobs.empty() && file.allow_mig && gpu->mig.supported) {
-      const PackResult packed = pack(jobs, make_mig_card(*gpu), rules);
-      f.mig_cards = packed.total_cards();
-    } else {
-      f.mig_cards = f.cards_without_mig;
-    }
-    f.cards_without_mig += f.multi_card_runs_cards;
-    f.cards = f.mig_cards + f.multi_card_runs_cards;
-    plan.fleet.push_back(std::move(f));
-  }
+  plan.fleet = plan_fleet(plan.runs, file, data);
   return plan;
 }
 

@@ -10,6 +10,7 @@
 
 #include "mig/pack.hpp"
 #include "plan/evaluate.hpp"
+#include "plan/run_totals.hpp"
 #include "plan/runs.hpp"
 
 namespace ftplan {
@@ -107,6 +108,9 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
 // make_plan prepares each run once, each card type once per run, and then evaluates every
 // placement (count × strategy × variant) with evaluate_option, which does not allocate.
 
+// The run's workload with the runtime overheads counted (a runs file's workloads carry none).
+Workload planned_workload(const PlannedRun& run, const PlanningData& data);
+
 // One searched (micro-batch, recompute) variant of a run: its workload, activation profile and op
 // list, the op list prepared for the default efficiencies and for each calibration.
 struct PreparedVariant {
@@ -124,13 +128,6 @@ struct PreparedRun {
   std::vector<PreparedVariant> variants;
 };
 PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data);
-
-// Prices that apply to one card type.
-struct CardPrices {
-  std::optional<double> per_card_hour_USD;
-  std::optional<double> per_kWh_USD;
-};
-CardPrices prices_for(const Prices& prices, const GpuSpec& gpu);
 
 // One card type, or one MIG instance of it, for a prepared run: the device and, per variant, the
 // time of a step on one card. A card's step time does not depend on how many cards join or how
@@ -170,20 +167,5 @@ Option evaluate_option(const PreparedRun& run, std::size_t variant, const Candid
 // The sentence for an option evaluate_option found infeasible.
 std::string option_reason(const Option& o, const PreparedRun& run, const Candidate& c,
                           const RunsFile& file);
-
-// What a run takes at a given step time (the one home of these formulas): optimizer steps =
-// ⌈tokens / (global batch × seq)⌉; time to train = steps × step time; card-hours = cards ×
-// (MIG: the instance's compute share) × time; energy = card-hours × TDP (an upper bound: every
-// card at its power limit for the whole run); cost = card-hours × price + energy × price per kWh
-// (only with a price per card-hour). With `trace`, records each figure (explain).
-struct RunTotals {
-  double steps = 0;
-  double time_to_train_hours = 0;
-  double card_hours = 0;
-  double energy_kWh = 0;
-  std::optional<double> cost_USD;
-};
-RunTotals run_totals(const PlannedRun& run, Seconds step_seconds, const GpuSpec& gpu, int count,
-                     const MigProfile* mig, const CardPrices& prices, Trace* trace = nullptr);
 
 }  // namespace ftplan

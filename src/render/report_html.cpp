@@ -2,6 +2,7 @@
 // no font, image or link that leaves the file (its Content-Security-Policy forbids any fetch).
 #include <fmt/format.h>
 
+#include "render/html_escape.hpp"
 #include "render/report.hpp"
 
 namespace ftplan {
@@ -46,30 +47,6 @@ figcaption strong { color: var(--ink); }
 @media print { h2 { break-before: auto; } figure, table { break-inside: avoid; } }
 )";
 
-std::string escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // Escaped text with its `code` spans as <code> (an unpaired backtick stays as it is).
 std::string inline_text(std::string_view s) {
   std::string out;
@@ -78,11 +55,11 @@ std::string inline_text(std::string_view s) {
     const std::size_t open = s.find('`', i);
     const std::size_t close = open == std::string_view::npos ? open : s.find('`', open + 1);
     if (close == std::string_view::npos) {
-      out += escape(s.substr(i));
+      out += html_escape(s.substr(i));
       break;
     }
-    out += escape(s.substr(i, open - i));
-    out += "<code>" + escape(s.substr(open + 1, close - open - 1)) + "</code>";
+    out += html_escape(s.substr(i, open - i));
+    out += "<code>" + html_escape(s.substr(open + 1, close - open - 1)) + "</code>";
     i = close + 1;
   }
   return out;
@@ -144,7 +121,7 @@ std::string report_html(const ReportDocument& doc) {
       "style-src 'unsafe-inline'\">\n"
       "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n<header>\n<h1>{}</h1>\n"
       "<p class=\"lead\">{}</p>\n<nav><ol>\n",
-      report_lang_name(doc.lang), escape(doc.title), kStyle, inline_text(doc.title),
+      report_lang_name(doc.lang), html_escape(doc.title), kStyle, inline_text(doc.title),
       inline_text(doc.lead));
   for (const auto& s : doc.sections)
     out += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", s.id, inline_text(s.title));

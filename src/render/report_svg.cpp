@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "render/html_escape.hpp"
+
 namespace ftplan {
 
 namespace {
@@ -23,46 +25,14 @@ const char* colour(int style) {
   return kPalette[static_cast<std::size_t>(style) % std::size(kPalette)];
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string num(double v) {
   return fmt::format("{:.1f}", v);
-}
-
-std::string open_svg(const ChartText& t, double height) {
-  return fmt::format(
-      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" "
-      "role=\"img\" aria-labelledby=\"{}-title {}-desc\" font-family=\"system-ui, sans-serif\" "
-      "font-size=\"{}\">\n<title id=\"{}-title\">{}</title>\n<desc id=\"{}-desc\">{}</desc>\n",
-      num(kWidth), num(height), t.id, t.id, num(kFont), t.id, escape(t.title), t.id,
-      escape(t.description));
 }
 
 std::string text(double x, double y, const std::string& s, const char* anchor = "start",
                  const char* extra = "") {
   return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" fill=\"{}\"{}>{}</text>\n", num(x),
-                     num(y), anchor, kInk, extra, escape(s));
+                     num(y), anchor, kInk, extra, html_escape(s));
 }
 
 std::string line(double x1, double y1, double x2, double y2, const char* stroke, double width,
@@ -83,21 +53,6 @@ double nice_step(double max, int target) {
 
 int decimals_for(double step) {
   return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
-}
-
-// Legend rows under a chart: a swatch (filled box, line or marker) and its text, one per row.
-struct LegendEntry {
-  std::string swatch;  // SVG drawn at (0, 0)–(16, 8)
-  std::string label;
-};
-std::string legend(const std::vector<LegendEntry>& entries, double top) {
-  std::string out;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const double y = top + 16.0 * static_cast<double>(i);
-    out += fmt::format("<g transform=\"translate(8 {})\">{}</g>\n", num(y - 8), entries[i].swatch);
-    out += text(36, y, entries[i].label);
-  }
-  return out;
 }
 
 // `hollow`: an open marker of the same shape (a variant of the same card, e.g. held to PCIe).
@@ -125,12 +80,89 @@ std::string marker(double x, double y, int style, double r = 3.2, bool hollow = 
   }
 }
 
+// ---- the frame every chart shares ---------------------------------------------------------------
+
+// The whole <svg>: viewBox `height` units tall, <title> and <desc> from `t`, then `body`.
+std::string chart_svg(const ChartText& t, double height, const std::string& body) {
+  return fmt::format(
+             "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" "
+             "aria-labelledby=\"{}-title {}-desc\" font-family=\"system-ui, sans-serif\" "
+             "font-size=\"{}\">\n<title id=\"{}-title\">{}</title>\n"
+             "<desc id=\"{}-desc\">{}</desc>\n",
+             num(kWidth), num(height), t.id, t.id, num(kFont), t.id, html_escape(t.title), t.id,
+             html_escape(t.description)) +
+         body + "</svg>\n";
+}
+
+// The rectangle the data is plotted in (margins to the viewBox's sides, top and height) and what
+// is drawn around it: grid lines across it, tick labels and axis titles outside it, its border.
+struct PlotArea {
+  double left = 0;
+  double right = 0;
+  double top = 0;
+  double height = 0;
+
+  double width() const { return kWidth - left - right; }
+  double bottom() const { return top + height; }
+  // Where the legend starts, below the tick labels and the x-axis title.
+  double legend_top() const { return bottom() + 46; }
+
+  std::string vertical_grid(double x) const { return line(x, top, x, bottom(), kGrid, 0.6); }
+  std::string horizontal_grid(double y) const {
+    return line(left, y, kWidth - right, y, kGrid, 0.6);
+  }
+  std::string x_tick(double x, const std::string& label, const char* anchor = "middle") const {
+    return text(x, bottom() + 12, label, anchor);
+  }
+  std::string y_tick(double y, const std::string& label) const {
+    return text(left - 4, y + 3.5, label, "end");
+  }
+  // Under the tick labels, centred on `centre` (by default the plot's middle).
+  std::string x_title(const std::string& label, double centre) const {
+    return text(centre, bottom() + 26, label, "middle");
+  }
+  std::string x_title(const std::string& label) const { return x_title(label, left + width() / 2); }
+  // Turned upright along the left edge, centred on the plot's height.
+  std::string y_title(const std::string& label) const {
+    return fmt::format(
+        "<text x=\"12\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" "
+        "transform=\"rotate(-90 12 {})\">{}</text>\n",
+        num(top + height / 2), kInk, num(top + height / 2), html_escape(label));
+  }
+  std::string border() const {
+    return fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
+        "stroke-width=\"0.8\"/>\n",
+        num(left), num(top), num(width()), num(height), kInk);
+  }
+};
+
+// Legend rows under a chart: a swatch (filled box, line or marker) and its text, one per row.
+struct LegendEntry {
+  std::string swatch;  // SVG drawn at (0, 0)–(16, 8)
+  std::string label;
+};
+// Appends the rows from `top` down; returns the y below the last one.
+double legend(std::string& out, const std::vector<LegendEntry>& entries, double top) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const double y = top + 16.0 * static_cast<double>(i);
+    out += fmt::format("<g transform=\"translate(8 {})\">{}</g>\n", num(y - 8), entries[i].swatch);
+    out += text(36, y, entries[i].label);
+  }
+  return top + 16.0 * static_cast<double>(entries.size());
+}
+
+// The swatch of a series: its line (with `dash`, an attribute or "") through its marker.
+std::string series_swatch(int style, const char* dash, bool hollow = false) {
+  return line(0, 4, 22, 4, colour(style), 2, dash) + marker(11, 4, style, 2.8, hollow);
+}
+
 }  // namespace
 
 // ---- stacked bars ------------------------------------------------------------------------------
 
 std::string stacked_bar_svg(const StackedBarChart& chart, const NumberStyle& numbers) {
-  constexpr double kLeft = 8, kRight = 14, kBar = 12, kLabel = 14, kGap = 8, kGroup = 17;
+  constexpr double kLeft = 8, kRight = 14, kTop = 10, kBar = 12, kLabel = 14, kGap = 8, kGroup = 17;
   double max = 0;
   for (const auto& r : chart.rows) {
     double sum = 0;
@@ -167,31 +199,29 @@ std::string stacked_bar_svg(const StackedBarChart& chart, const NumberStyle& num
     if (r.limit > 0) body += line(xpos(r.limit), y, xpos(r.limit), y + kBar + 3, kInk, 2);
     y += kBar + kGap;
   }
-  // Axis with ticks under the bars, grid lines behind them.
-  const double axis_y = y + 2;
+  // Axis with ticks under the bars, grid lines behind them; the plot ends at the axis.
+  const PlotArea plot{.left = kLeft, .right = kRight, .top = kTop, .height = y + 2 - kTop};
   std::string grid;
   for (double v = 0; v <= top_value + step / 2; v += step) {
-    grid += line(xpos(v), 10, xpos(v), axis_y, kGrid, 0.6);
-    body += text(xpos(v), axis_y + 12, localized_number(v, decimals_for(step), numbers),
-                 v == 0 ? "start" : (v + step / 2 > top_value ? "end" : "middle"));
+    grid += plot.vertical_grid(xpos(v));
+    body += plot.x_tick(xpos(v), localized_number(v, decimals_for(step), numbers),
+                        v == 0 ? "start" : (v + step / 2 > top_value ? "end" : "middle"));
   }
-  body += text(kWidth / 2, axis_y + 26, chart.axis_label, "middle");
+  body += plot.x_title(chart.axis_label, kWidth / 2);
   std::vector<LegendEntry> entries;
   for (std::size_t i = 0; i < chart.legend.size(); ++i)
     entries.push_back({fmt::format("<rect width=\"22\" height=\"9\" fill=\"{}\"/>",
                                    kSegmentPalette[i % std::size(kSegmentPalette)]),
                        chart.legend[i]});
   entries.push_back({line(11, -1, 11, 10, kInk, 2), chart.limit_legend});
-  const double legend_top = axis_y + 46;
-  body += legend(entries, legend_top);
-  const double height = legend_top + 16.0 * static_cast<double>(entries.size());
-  return open_svg(chart.text, height) + grid + body + "</svg>\n";
+  const double height = legend(body, entries, plot.legend_top());
+  return chart_svg(chart.text, height, grid + body);
 }
 
 // ---- roofline ----------------------------------------------------------------------------------
 
 std::string roofline_svg(const RooflineChart& chart, const NumberStyle& numbers) {
-  constexpr double kLeft = 48, kRight = 10, kTop = 10, kPlotH = 320;
+  const PlotArea plot{.left = 48, .right = 10, .top = 10, .height = 320};
   double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
   for (const auto& p : chart.points) {
     x_lo = std::min(x_lo, p.x);
@@ -211,44 +241,39 @@ std::string roofline_svg(const RooflineChart& chart, const NumberStyle& numbers)
   if (y_hi <= 0) y_lo = 1, y_hi = 10;
   const double lx0 = std::floor(std::log10(x_lo)), lx1 = std::ceil(std::log10(x_hi));
   const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi * 1.05));
-  const double plot_w = kWidth - kLeft - kRight;
-  auto xpos = [&](double x) { return kLeft + plot_w * (std::log10(x) - lx0) / (lx1 - lx0); };
-  auto ypos = [&](double y) { return kTop + kPlotH * (ly1 - std::log10(y)) / (ly1 - ly0); };
-  const double bottom = kTop + kPlotH;
+  const double plot_w = plot.width();
+  auto xpos = [&](double x) { return plot.left + plot_w * (std::log10(x) - lx0) / (lx1 - lx0); };
+  auto ypos = [&](double y) {
+    return plot.top + plot.height * (ly1 - std::log10(y)) / (ly1 - ly0);
+  };
+  const double bottom = plot.bottom();
 
   std::string out;
   // Decades: grid and labels.
   for (double e = lx0; e <= lx1; e += 1) {
     const double x = xpos(std::pow(10.0, e));
-    out += line(x, kTop, x, bottom, kGrid, 0.6);
+    out += plot.vertical_grid(x);
     // The last label ends at the frame, so that it stays inside the drawing.
-    out += text(x, bottom + 12,
-                localized_number(std::pow(10.0, e), e < 0 ? -static_cast<int>(e) : 0, numbers),
-                e + 0.5 > lx1 ? "end" : "middle");
+    out += plot.x_tick(
+        x, localized_number(std::pow(10.0, e), e < 0 ? -static_cast<int>(e) : 0, numbers),
+        e + 0.5 > lx1 ? "end" : "middle");
   }
   for (double e = ly0; e <= ly1; e += 1) {
     const double y = ypos(std::pow(10.0, e));
-    out += line(kLeft, y, kWidth - kRight, y, kGrid, 0.6);
-    out +=
-        text(kLeft - 4, y + 3.5,
-             localized_number(std::pow(10.0, e), e < 0 ? -static_cast<int>(e) : 0, numbers), "end");
+    out += plot.horizontal_grid(y);
+    out += plot.y_tick(
+        y, localized_number(std::pow(10.0, e), e < 0 ? -static_cast<int>(e) : 0, numbers));
   }
-  out += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
-      "stroke-width=\"0.8\"/>\n",
-      num(kLeft), num(kTop), num(plot_w), num(kPlotH), kInk);
-  out += text(kLeft + plot_w / 2, bottom + 26, chart.x_label, "middle");
-  out += fmt::format(
-      "<text x=\"12\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" transform=\"rotate(-90 12 {})\">"
-      "{}</text>\n",
-      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), escape(chart.y_label));
+  out += plot.border();
+  out += plot.x_title(chart.x_label);
+  out += plot.y_title(chart.y_label);
   // Guides at the intensities the text discusses.
   for (const auto& m : chart.markers) {
     const double x = xpos(m.x);
-    out += line(x, kTop, x, bottom, "#555", 0.8, " stroke-dasharray=\"3 3\"");
+    out += line(x, plot.top, x, bottom, "#555", 0.8, " stroke-dasharray=\"3 3\"");
     // At the foot of the plot: the roofs run along its top.
-    out += text(x + 3, bottom - 5, m.label, x > kLeft + plot_w * 0.6 ? "end" : "start",
-                x > kLeft + plot_w * 0.6 ? " dx=\"-6\"" : "");
+    out += text(x + 3, bottom - 5, m.label, x > plot.left + plot_w * 0.6 ? "end" : "start",
+                x > plot.left + plot_w * 0.6 ? " dx=\"-6\"" : "");
   }
   // Each card's roof: the bandwidth slope up to the ridge (ops:byte), then the flat peak.
   const double x_min = std::pow(10.0, lx0), x_max = std::pow(10.0, lx1);
@@ -275,23 +300,19 @@ std::string roofline_svg(const RooflineChart& chart, const NumberStyle& numbers)
   std::vector<LegendEntry> entries;
   for (const auto& r : chart.roofs)
     entries.push_back(
-        {line(0, 4, 22, 4, colour(r.style), 2, r.style % 2 ? " stroke-dasharray=\"6 3\"" : "") +
-             marker(11, 4, r.style, 2.8),
-         r.label});
-  const double legend_top = bottom + 46;
-  out += legend(entries, legend_top);
-  double height = legend_top + 16.0 * static_cast<double>(entries.size());
+        {series_swatch(r.style, r.style % 2 ? " stroke-dasharray=\"6 3\"" : ""), r.label});
+  double height = legend(out, entries, plot.legend_top());
   if (!chart.points_legend.empty()) {
     out += text(8, height + 2, chart.points_legend);
     height += 16;
   }
-  return open_svg(chart.text, height) + out + "</svg>\n";
+  return chart_svg(chart.text, height, out);
 }
 
 // ---- line chart --------------------------------------------------------------------------------
 
 std::string line_chart_svg(const LineChart& chart, const NumberStyle& numbers) {
-  constexpr double kLeft = 56, kRight = 14, kTop = 10, kPlotH = 240;
+  const PlotArea plot{.left = 56, .right = 14, .top = 10, .height = 240};
   double y_max = 0, x_lo = 1e300, x_hi = 0;
   for (const auto& s : chart.series)
     for (const auto& [x, y] : s.points)
@@ -303,33 +324,26 @@ std::string line_chart_svg(const LineChart& chart, const NumberStyle& numbers) {
   if (x_hi <= x_lo) x_lo = 1, x_hi = 2;
   const double step = nice_step(y_max > 0 ? y_max : 1, 4);
   const double top_value = std::ceil(y_max * 1.05 / step) * step;
-  const double plot_w = kWidth - kLeft - kRight;
+  const double plot_w = plot.width();
   auto xpos = [&](double x) {
-    return kLeft + plot_w * (std::log2(x) - std::log2(x_lo)) / (std::log2(x_hi) - std::log2(x_lo));
+    return plot.left +
+           plot_w * (std::log2(x) - std::log2(x_lo)) / (std::log2(x_hi) - std::log2(x_lo));
   };
-  auto ypos = [&](double y) { return kTop + kPlotH * (1 - y / top_value); };
-  const double bottom = kTop + kPlotH;
+  auto ypos = [&](double y) { return plot.top + plot.height * (1 - y / top_value); };
   std::string out;
   for (double v = 0; v <= top_value + step / 2; v += step) {
-    out += line(kLeft, ypos(v), kWidth - kRight, ypos(v), kGrid, 0.6);
-    out += text(kLeft - 4, ypos(v) + 3.5, localized_number(v, decimals_for(step), numbers), "end");
+    out += plot.horizontal_grid(ypos(v));
+    out += plot.y_tick(ypos(v), localized_number(v, decimals_for(step), numbers));
   }
   for (double x : chart.x_ticks) {
-    out += line(xpos(x), kTop, xpos(x), bottom, kGrid, 0.6);
-    out += text(xpos(x), bottom + 12, localized_number(x, 0, numbers), "middle");
+    out += plot.vertical_grid(xpos(x));
+    out += plot.x_tick(xpos(x), localized_number(x, 0, numbers));
   }
-  out += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
-      "stroke-width=\"0.8\"/>\n",
-      num(kLeft), num(kTop), num(plot_w), num(kPlotH), kInk);
-  out += text(kLeft + plot_w / 2, bottom + 26, chart.x_label, "middle");
-  out += fmt::format(
-      "<text x=\"12\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" transform=\"rotate(-90 12 {})\">"
-      "{}</text>\n",
-      num(kTop + kPlotH / 2), kInk, num(kTop + kPlotH / 2), escape(chart.y_label));
+  out += plot.border();
+  out += plot.x_title(chart.x_label);
+  out += plot.y_title(chart.y_label);
   // Solid series first, dashed ones (a card held to a slower link) on top with open markers, so
   // that a curve that runs along another stays visible.
-  std::vector<LegendEntry> entries;
   for (bool dashed : {false, true})
     for (const auto& s : chart.series) {
       if (s.dashed != dashed) continue;
@@ -343,15 +357,12 @@ std::string line_chart_svg(const LineChart& chart, const NumberStyle& numbers) {
       for (const auto& [x, y] : s.points)
         out += marker(xpos(x), ypos(y), s.style, 3.2, dashed) + "\n";
     }
+  std::vector<LegendEntry> entries;
   for (const auto& s : chart.series)
     entries.push_back(
-        {line(0, 4, 22, 4, colour(s.style), 2, s.dashed ? " stroke-dasharray=\"6 4\"" : "") +
-             marker(11, 4, s.style, 2.8, s.dashed),
-         s.label});
-  const double legend_top = bottom + 46;
-  out += legend(entries, legend_top);
-  const double height = legend_top + 16.0 * static_cast<double>(entries.size());
-  return open_svg(chart.text, height) + out + "</svg>\n";
+        {series_swatch(s.style, s.dashed ? " stroke-dasharray=\"6 4\"" : "", s.dashed), s.label});
+  const double height = legend(out, entries, plot.legend_top());
+  return chart_svg(chart.text, height, out);
 }
 
 }  // namespace ftplan
