@@ -17,6 +17,7 @@
 #include "plan/measured_step.hpp"
 #include "render/calibration_json.hpp"
 #include "render/calibration_yaml.hpp"
+#include "render/labels.hpp"
 #include "render/table.hpp"
 
 namespace ftplan::cli {

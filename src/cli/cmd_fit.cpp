@@ -6,6 +6,7 @@
 #include "core/format.hpp"
 #include "memory/fit.hpp"
 #include "render/json.hpp"
+#include "render/labels.hpp"
 #include "render/table.hpp"
 
 namespace ftplan::cli {

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "perf/step.hpp"
+#include "render/labels.hpp"
 #include "render/perf_json.hpp"
 #include "render/table.hpp"
 
