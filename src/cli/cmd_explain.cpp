@@ -97,9 +97,7 @@ const bool registered = register_command(
              if (!r.step_reason.empty()) j["step_not_timed"] = r.step_reason;
              ctx.out << j.dump(2) << "\n";
            } else {
-             print_figure_list(ctx.out, r.trace);
-             if (!r.step_reason.empty())
-               ctx.out << "\nno step time on this card: " << r.step_reason << "\n";
+             print_figure_list(ctx.out, r.trace, r.step_reason);
            }
            return;
          }

@@ -7,6 +7,7 @@
 #include "mig/fit.hpp"
 #include "mig/layout.hpp"
 #include "mig/rules.hpp"
+#include "render/labels.hpp"
 #include "render/mig_json.hpp"
 #include "render/mig_text.hpp"
 

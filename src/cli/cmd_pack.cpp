@@ -88,10 +88,7 @@ const bool registered = register_command(
          // Rendered in full before printing: an error half-way leaves stdout empty.
          std::ostringstream text_out;
          nlohmann::json packings = nlohmann::json::array();
-         if (!o->json)
-           text_out << fmt::format("pack {}: {} experiment{}, {} jobs\nrule: {}\n", o->file,
-                                   jobs.size(), jobs.size() == 1 ? "" : "s", pf.total_jobs(),
-                                   pack_profile_rule());
+         if (!o->json) print_pack_heading(text_out, o->file, jobs, pf.total_jobs());
          for (const GpuSpec* g : gpus) {
            const MigCard card = make_mig_card(*g);
            const PackResult r = pack(jobs, card, rules);

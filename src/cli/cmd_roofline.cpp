@@ -8,10 +8,9 @@
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
-#include "core/format.hpp"
 #include "perf/step.hpp"
 #include "render/perf_json.hpp"
-#include "render/table.hpp"
+#include "render/roofline_text.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -56,32 +55,6 @@ TensorPrecision parse_dtype(const std::string& name) {
   throw_unknown_name("dtype", "dtype", name, valid);
 }
 
-void print_roofline(Context& ctx, const Device& d, const GemmRoofline& r) {
-  std::ostream& out = ctx.out;
-  const std::string dtype = tensor_precision_name(r.dtype).data();
-  out << fmt::format("GEMM C[{}×{}] = A[{}×{}] · B[{}×{}] in {} on {}\n\n",
-                     format_number(r.shape.m), format_number(r.shape.n), format_number(r.shape.m),
-                     format_number(r.shape.k), format_number(r.shape.k), format_number(r.shape.n),
-                     dtype, d.name());
-  TextTable t({"figure", "value>", "how"});
-  t.row({"FLOPs", format_si(r.cost.flops.value, "FLOP"), "2·M·N·K"});
-  t.row({"bytes moved", format_si(r.cost.bytes.value, "B"),
-         fmt::format("{} B × (M·K + K·N + M·N)", format_number(element_bytes(r.dtype)))});
-  t.row({"arithmetic intensity", format_fixed(r.intensity, 1) + " FLOP/B", "FLOPs / bytes"});
-  t.row({"card ops:byte", format_fixed(r.ops_per_byte, 1) + " FLOP/B",
-         fmt::format("{} / {}", format_TFLOPS(r.peak), format_GBps(d.bandwidth))});
-  t.row({"attainable rate", format_TFLOPS(r.attainable), "min(peak, intensity × bandwidth)"});
-  t.row({"time at the roofline", format_seconds(r.min_time), "FLOPs / attainable rate"});
-  t.row({"estimated time", format_seconds(r.estimated.time()),
-         fmt::format("at {:.0f} % of peak compute, {:.0f} % of bandwidth (gemm efficiency)",
-                     100 * r.estimated.compute_efficiency, 100 * r.estimated.memory_efficiency)});
-  t.print(out);
-  out << fmt::format("\nbound: {} — intensity {:.1f} {} the card's ops:byte {:.1f}\n",
-                     r.compute_bound ? "compute" : "memory", r.intensity,
-                     r.compute_bound ? "exceeds" : "is below", r.ops_per_byte);
-  if (d.mig) out << "note: " << d.assumption << "\n";
-}
-
 const bool registered = register_command(
     {"roofline", "One GEMM on a card: FLOPs, bytes, arithmetic intensity, ops:byte, bound",
      [](CLI::App& app, Context& ctx) {
@@ -111,7 +84,7 @@ const bool registered = register_command(
          if (o->json)
            ctx.out << roofline_json(d, r).dump(2) << "\n";
          else
-           print_roofline(ctx, d, r);
+           print_roofline(ctx.out, d, r);
        };
      },
      30});

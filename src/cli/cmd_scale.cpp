@@ -6,11 +6,10 @@
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
-#include "core/format.hpp"
 #include "plan/evaluate.hpp"
 #include "render/comm_json.hpp"
 #include "render/json.hpp"
-#include "render/table.hpp"
+#include "render/scale_text.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -51,74 +50,6 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
       build_topology(gpu, count, o.topology, data.comm, o.network_GBps, o.cards_per_node);
   p.topology = t.preset;
   return evaluate_placement(w, replica, ops, p, t, data);
-}
-
-void print_one(Context& ctx, const Workload& w, const ScaleResult& r) {
-  std::ostream& out = ctx.out;
-  const Placement& p = r.placement;
-  out << fmt::format("{} · {} on {} × {}\n", w.model->arch.name, method_name(w.method), p.count,
-                     p.gpu->name);
-  out << fmt::format("strategy: {} · topology: {} · micro-batch {} × {} tokens, {} per step\n\n",
-                     comm_strategy_name(r.comm.strategy), r.topology.preset, w.micro_batch, w.seq,
-                     w.grad_accum);
-  out << fmt::format("memory per card: model states {}, peak {} of {} — {}\n\n",
-                     format_GB(r.memory.states.total()), format_GB(r.memory.peak),
-                     format_GB(r.memory.capacity), verdict_name(r.memory.verdict));
-  if (!r.step.feasible) {
-    out << "step time: cannot be estimated — " << r.step.reason << "\n";
-    return;
-  }
-  TextTable t(
-      {"collective", "per", "buffer GB>", "received GB/card>", "min link s>", "estimated s>"});
-  for (const auto& c : r.comm.calls())
-    t.row({std::string(c.what), c.per_micro_batch ? "micro-batch" : "step",
-           format_fixed(to_GB(c.cost.size), 2), format_fixed(to_GB(c.cost.received_per_card), 2),
-           format_fixed(c.cost.min_link_seconds.value, 3),
-           format_fixed(c.cost.estimated_seconds.value, 3)});
-  if (r.comm.call_count > 0) {
-    t.print(out);
-    const Link& link = r.topology.link(r.comm.link);
-    out << fmt::format(
-        "\nreceived per card: {} per micro-batch, {} per step\n"
-        "link: {} ({} per direction, nominal); lower bound {} per micro-batch, {} per step\n",
-        format_GB(r.comm.received_per_card_per_micro_batch, 2),
-        format_GB(r.comm.received_per_card_per_step, 2), link.name, format_GBps(link.per_direction),
-        format_seconds(r.comm.min_link_seconds_per_micro_batch),
-        format_seconds(r.comm.min_link_seconds_per_step));
-  } else {
-    out << "no traffic between cards\n";
-  }
-  out << fmt::format(
-      "compute {} per step; communication {} (at achieved link rates), exposed {} -> step {}\n"
-      "scaling efficiency {:.1f} % · tokens/s (all cards) {:.0f}\n",
-      format_seconds(r.scale.compute_per_step), format_seconds(r.scale.comm_per_step),
-      format_seconds(r.scale.exposed_per_step), format_seconds(r.scale.step_seconds),
-      100 * r.scale.scaling_efficiency, r.tokens_per_second);
-  for (const auto& n : r.topology.notes)
-    out << "note: " << n << "\n";
-}
-
-void print_sweep(Context& ctx, const Workload& w, const std::vector<std::vector<ScaleResult>>& rows,
-                 const std::vector<const GpuSpec*>& gpus) {
-  ctx.out << fmt::format("{} · {} · micro-batch {} × {} tokens: scaling over 1, 2, 4, 8 cards\n\n",
-                         w.model->arch.name, method_name(w.method), w.micro_batch, w.seq);
-  for (std::size_t g = 0; g < gpus.size(); ++g) {
-    ctx.out << gpus[g]->name << "\n";
-    TextTable t({"cards>", "strategy", "topology", "verdict", "GB recv/card/step>", "exposed s>",
-                 "step s>", "tokens/s>", "efficiency>"});
-    for (const auto& r : rows[g]) {
-      const bool timed = r.step.feasible;
-      t.row({std::to_string(r.placement.count), std::string(comm_strategy_name(r.comm.strategy)),
-             r.topology.preset, std::string(verdict_name(r.memory.verdict)),
-             format_fixed(to_GB(r.comm.received_per_card_per_step), 1),
-             timed ? format_fixed(r.scale.exposed_per_step.value, 3) : "-",
-             timed ? format_fixed(r.scale.step_seconds.value, 3) : "-",
-             timed ? format_fixed(r.tokens_per_second, 0) : "-",
-             timed ? format_fixed(100 * r.scale.scaling_efficiency, 1) + " %" : "-"});
-    }
-    t.print(ctx.out);
-    ctx.out << "\n";
-  }
 }
 
 const bool registered = register_command(
@@ -174,7 +105,7 @@ const bool registered = register_command(
              j.update(scale_json(r));
              ctx.out << j.dump(2) << "\n";
            } else {
-             print_one(ctx, w, r);
+             print_scale(ctx.out, w, r);
            }
            return;
          }
@@ -196,7 +127,7 @@ const bool registered = register_command(
            j["sweep"] = arr;
            ctx.out << j.dump(2) << "\n";
          } else {
-           print_sweep(ctx, w, rows, gpus);
+           print_scale_sweep(ctx.out, w, rows, gpus);
          }
        };
      },

@@ -2,19 +2,25 @@
 // tokens per second and model FLOPs utilisation.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "cli/cli.hpp"
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
-#include "core/format.hpp"
 #include "perf/step.hpp"
 #include "render/perf_json.hpp"
-#include "render/table.hpp"
+#include "render/step_text.hpp"
 
 namespace ftplan::cli {
 namespace {
+
+// Each op of `ops` timed on `d` with `e`, in the order of ops.ops.
+std::vector<OpTiming> time_ops(const StepOps& ops, const Device& d, const EfficiencyTable& e) {
+  std::vector<OpTiming> timings;
+  timings.reserve(ops.ops.size());
+  for (const auto& op : ops.ops)
+    timings.push_back(time_op(op, d, e));
+  return timings;
+}
 
 struct StepOptions {
   WorkloadOptions workload;
@@ -23,94 +29,6 @@ struct StepOptions {
   bool json = false;
   bool all_ops = false;
 };
-
-constexpr std::size_t kTopOps = 15;
-
-std::string ms(Seconds s) {
-  return format_fixed(s.value * 1e3, 2);
-}
-std::string percent(double share) {
-  return format_fixed(100 * share, 1);
-}
-
-void print_classes(std::ostream& out, const StepEstimate& s) {
-  TextTable t({"op class", "time ms>", "share %>", "compute-bound %>"});
-  for (auto c : kAllOpClasses) {
-    const Seconds time = s.of(c);
-    if (time.value <= 0) continue;
-    const Seconds cb = s.class_compute_bound_seconds[static_cast<std::size_t>(c)];
-    t.row({std::string(op_class_name(c)), ms(time), percent(time / s.step), percent(cb / time)});
-  }
-  t.separator();
-  t.row({"step", ms(s.step), "100.0", percent(s.compute_bound_share())});
-  t.print(out);
-}
-
-void print_ops(std::ostream& out, const StepOps& ops, const Device& d, const EfficiencyTable& e,
-               bool all) {
-  struct Row {
-    const Op* op;
-    OpTiming t;
-    Seconds total;
-  };
-  std::vector<Row> rows;
-  for (const auto& op : ops.ops) {
-    const OpTiming t = time_op(op, d, e);
-    rows.push_back({&op, t, t.time() * static_cast<double>(op.count)});
-  }
-  if (!all)
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const Row& a, const Row& b) { return a.total > b.total; });
-  const std::size_t shown = all ? rows.size() : std::min(kTopOps, rows.size());
-  out << (all ? fmt::format("\nall {} ops (per micro-batch; the optimizer per step)\n", rows.size())
-              : fmt::format("\nthe {} slowest of {} ops (per micro-batch; --all-ops lists all)\n",
-                            shown, rows.size()));
-  TextTable t(
-      {"op", "class", "precision", "count>", "GFLOP>", "GB>", "FLOP/B>", "bound", "time ms>"});
-  for (std::size_t i = 0; i < shown; ++i) {
-    const Op& op = *rows[i].op;
-    t.row({op.name, std::string(op_class_name(op.op_class)),
-           op.unit == ComputeUnit::kTensor ? std::string(tensor_precision_name(op.precision))
-                                           : "fp32 vec",
-           std::to_string(op.count), format_fixed(op.total_flops().value / 1e9, 1),
-           format_fixed(to_GB(op.total_bytes()), 3), format_fixed(op.intensity(), 1),
-           rows[i].t.compute_bound() ? "compute" : "memory",
-           format_fixed(rows[i].total.value * 1e3, 3)});
-  }
-  t.print(out);
-}
-
-void print_step(Context& ctx, const Workload& w, const Device& d, const StepOps& ops,
-                const StepEstimate& s, const EfficiencyTable& e, bool all_ops) {
-  std::ostream& out = ctx.out;
-  out << fmt::format("{} · {}\n", run_title(w), compute_format_name(w.precision));
-  out << fmt::format(
-      "on {} · {} tokens per micro-batch (seq {} × {}), grad-accum {}, recompute {}, attention "
-      "{}\n",
-      d.name(), ops.tokens_per_micro_batch, w.seq, w.micro_batch, w.grad_accum,
-      recompute_name(w.recompute), attention_name(w.attention));
-  out << "efficiency: " << efficiency_label(e) << "\n\n";
-  print_classes(out, s);
-  out << "\n";
-  TextTable t({"figure", "value>", ""});
-  t.row({"forward", ms(s.forward) + " ms", "per micro-batch"});
-  t.row({"backward", ms(s.backward) + " ms",
-         s.recompute.value > 0 ? fmt::format("incl. recompute {} ms", ms(s.recompute))
-                               : "per micro-batch"});
-  t.row({"optimizer update", ms(s.optimizer) + " ms", "per step"});
-  t.row({"step", ms(s.step) + " ms", fmt::format("{} × micro-batch + update", ops.grad_accum)});
-  t.row({"tokens per second", format_fixed(s.tokens_per_second, 0), ""});
-  t.row({"MFU", percent(s.mfu) + " %",
-         fmt::format("model FLOPs / (step time × {} dense {})", format_TFLOPS(s.peak),
-                     tensor_precision_name(ops.mfu_precision))});
-  t.row({"compute-bound time", percent(s.compute_bound_share()) + " %", "of the step"});
-  t.print(out);
-  print_ops(out, ops, d, e, all_ops);
-  out << "\nModel FLOPs: 6·N_active per token for a full fine-tune; for LoRA/QLoRA forward + "
-         "input gradient (4·N_active) + the adapters. Recomputation and attention scores are "
-         "hardware FLOPs, not model FLOPs.\n";
-  if (d.mig) out << "note: " << d.assumption << "\n";
-}
 
 const bool registered = register_command(
     {"step", "Time of one training step on one card: op table, split by op class, tokens/s, MFU",
@@ -138,7 +56,7 @@ const bool registered = register_command(
          if (o->json)
            ctx.out << step_json(w, d, ops, s, e).dump(2) << "\n";
          else
-           print_step(ctx, w, d, ops, s, e, o->all_ops);
+           print_step(ctx.out, w, d, ops, s, e, time_ops(ops, d, e), o->all_ops);
        };
      },
      40});

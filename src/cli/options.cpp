@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
-#include "workload/roles.hpp"
 
 namespace ftplan::cli {
 
@@ -104,16 +103,6 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.overheads = &ctx.overheads();
   validate(w);
   return w;
-}
-
-std::string run_title(const Workload& w) {
-  const MethodTraits& traits = method_traits(w.method);
-  const std::string method =
-      traits.trains_base
-          ? std::string(traits.label)
-          : fmt::format("{}{} r{} ({})", traits.label, traits.quantized_base ? " NF4" : "",
-                        w.lora.rank, projection_set_name(w.lora.targets));
-  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
 }
 
 void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field) {

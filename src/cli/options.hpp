@@ -48,9 +48,6 @@ struct PlacementOptions {
   Placement build(Context& ctx) const;
 };
 
-// "Llama 3.1 8B · LoRA r16 (q,k,v,o,gate,up,down) · adamw": the run as the text output heads it.
-std::string run_title(const Workload& w);
-
 // The sharding used when --shard is not given: DDP for several cards, none for one.
 Sharding default_sharding(int cards);
 

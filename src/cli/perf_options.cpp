@@ -116,11 +116,4 @@ EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bo
   return default_efficiency(ctx.catalog());
 }
 
-std::string efficiency_label(const EfficiencyTable& e) {
-  if (e.is_calibration())
-    return fmt::format("calibrated on {} ({}; {}, {})", e.card(), e.file, e.calibration.measurement,
-                       e.calibration.date);
-  return fmt::format("{} ({})", e.name, e.file);
-}
-
 }  // namespace ftplan::cli

@@ -40,7 +40,4 @@ struct CalibrationOptions {
   std::optional<EfficiencyTable> find_for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const;
 };
 
-// "NVIDIA H200 NVL: default efficiencies" / "...: calibrated (FILE, measurement)".
-std::string efficiency_label(const EfficiencyTable& e);
-
 }  // namespace ftplan::cli

@@ -137,7 +137,7 @@ json figure_list_json(const Trace& trace) {
   return out;
 }
 
-void print_figure_list(std::ostream& out, const Trace& trace) {
+void print_figure_list(std::ostream& out, const Trace& trace, std::string_view step_not_timed) {
   TextTable t({"figure", "value>", "what"});
   std::string group;
   for (const auto& d : trace.items()) {
@@ -146,6 +146,7 @@ void print_figure_list(std::ostream& out, const Trace& trace) {
     t.row({d.id, format_figure_value(d), d.label});
   }
   t.print(out);
+  if (!step_not_timed.empty()) out << "\nno step time on this card: " << step_not_timed << "\n";
 }
 
 }  // namespace ftplan

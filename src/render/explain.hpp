@@ -33,8 +33,9 @@ nlohmann::json explain_json(const Trace& trace, const std::vector<const Derivati
 void print_explain(std::ostream& out, const Trace& trace,
                    const std::vector<const Derivation*>& figures, int depth);
 
-// Every figure of the trace: id, label, value, unit (explain --list).
+// Every figure of the trace: id, label, value, unit (explain --list). `step_not_timed`: why the
+// run's step has no time on its card, when it has none.
 nlohmann::json figure_list_json(const Trace& trace);
-void print_figure_list(std::ostream& out, const Trace& trace);
+void print_figure_list(std::ostream& out, const Trace& trace, std::string_view step_not_timed = {});
 
 }  // namespace ftplan

@@ -66,6 +66,12 @@ void print_mig_fit(std::ostream& out, const std::string& title, const MigFitRepo
   print_mig_notes(out, report.notes);
 }
 
+void print_pack_heading(std::ostream& out, const std::string& file,
+                        const std::vector<PackJob>& jobs, int total_jobs) {
+  out << fmt::format("pack {}: {} experiment{}, {} jobs\nrule: {}\n", file, jobs.size(),
+                     jobs.size() == 1 ? "" : "s", total_jobs, pack_profile_rule());
+}
+
 void print_pack(std::ostream& out, const std::vector<PackJob>& jobs, const PackResult& r,
                 const MigCard& card) {
   out << "on the " << card_heading(card) << "\n\n";

@@ -1,0 +1,94 @@
+#include "render/fit_text.hpp"
+
+#include <fmt/format.h>
+
+#include "core/format.hpp"
+#include "render/labels.hpp"
+#include "render/table.hpp"
+
+namespace ftplan {
+
+namespace {
+
+// The settings the activation model reads, in one line.
+std::string step_settings(const Workload& w) {
+  std::string out =
+      fmt::format("seq {} × micro-batch {}, recompute {}, {} attention", w.seq, w.micro_batch,
+                  recompute_name(w.recompute), attention_name(w.attention));
+  const TrainingOptions& o = w.options;
+  if (w.grad_accum > 1) out += fmt::format(", grad-accum {}", w.grad_accum);
+  if (o.compile) out += ", compiled";
+  if (o.pure_bf16) out += ", pure BF16";
+  if (o.chunked_loss) out += fmt::format(", chunked loss ({})", o.loss_chunks);
+  if (o.optimizer_in_backward) out += ", optimizer in backward";
+  if (o.offload_optimizer) out += ", optimizer offloaded";
+  if (o.offload_parameters) out += ", parameters offloaded";
+  if (o.offload_activations) out += ", activations offloaded";
+  return out + fmt::format(", peak {}", peak_kind_name(w.peak));
+}
+
+}  // namespace
+
+void print_fit(std::ostream& out, const Workload& w, const Placement& p,
+               const TrainedParams& trained, const MemoryEstimate& m) {
+  const ParamCount total = w.model->params.total;
+  out << run_title(w) << "\n";
+  out << fmt::format("on {} × {}{}{}\n", p.count, p.gpu->name,
+                     p.count > 1 ? fmt::format(", {} sharding", sharding_name(p.sharding)) : "",
+                     p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
+  out << step_settings(w) << "\n\n";
+  out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n",
+                     group_digits(total), format_count_short(static_cast<double>(total)),
+                     group_digits(trained.count),
+                     format_count_short(static_cast<double>(trained.count)),
+                     100.0 * static_cast<double>(trained.count) / static_cast<double>(total));
+  TextTable t({"memory per card", "GB>", "GiB>"});
+  auto row = [&](const std::string& name, Bytes b) {
+    t.row({name, format_fixed(to_GB(b), 2), format_fixed(to_GiB(b), 2)});
+  };
+  auto sub = [&](const std::string& name, Bytes b) {
+    if (b.value != 0) row("  " + name, b);
+  };
+  const ModelStates& s = m.states;
+  if (s.frozen_weights.value > 0) row("frozen base weights", s.frozen_weights);
+  if (s.quantization_constants.value > 0) row("quantization constants", s.quantization_constants);
+  row("trained weights (16-bit)", s.trained_weights);
+  row("gradients", s.gradients);
+  if (s.master_weights.value > 0) row("master weights (FP32)", s.master_weights);
+  row("optimizer states", s.optimizer_states);
+  t.separator();
+  row("model states", s.total());
+  const RuntimeMemory& r = m.runtime;
+  if (m.states_on_card != s.total()) {
+    sub("pure BF16: no FP32 master, BF16 states", -r.states.pure_bf16_saving);
+    sub("offloaded to host memory", -r.states.host);
+    sub("paged, host-evictable (not counted)", -r.states.paged);
+    sub("gradients (produced in backward)", -r.states.gradients_in_step);
+    row("model states on the card", m.states_on_card);
+  }
+  t.separator();
+  const StepMemory& st = r.step;
+  row(fmt::format("activations ({} peak)", st.phase == StepPhase::kLoss ? "loss" : "backward"),
+      m.activations);
+  sub("saved activations", st.saved_activations);
+  sub("logits and loss", st.logits_and_loss);
+  sub("recomputed block", st.recompute);
+  sub("activation gradients", st.backward_transient);
+  sub("model gradients", st.gradients);
+  sub("dequantization buffer", st.dequant_buffer);
+  sub("gathered parameters (FSDP)", st.gathered_params);
+  row("runtime overhead", m.overhead);
+  sub("CUDA context", r.overheads.cuda_context);
+  sub("cuBLAS/cuBLASLt workspaces", r.overheads.inside_allocator());
+  sub("NCCL buffers", r.overheads.nccl_buffers);
+  if (w.peak == PeakKind::kReserved) sub("allocator reserve", r.overheads.allocator_reserve);
+  row(fmt::format("peak ({})", peak_kind_name(w.peak)), m.peak);
+  t.separator();
+  row(p.mig ? "capacity (MIG instance)" : "capacity (driver-visible)", m.capacity);
+  row("free after model states", m.free);
+  row("headroom after peak", m.headroom);
+  t.print(out);
+  out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), m.reason);
+}
+
+}  // namespace ftplan

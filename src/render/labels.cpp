@@ -1,0 +1,26 @@
+#include "render/labels.hpp"
+
+#include <fmt/format.h>
+
+#include "workload/roles.hpp"
+
+namespace ftplan {
+
+std::string run_title(const Workload& w) {
+  const MethodTraits& traits = method_traits(w.method);
+  const std::string method =
+      traits.trains_base
+          ? std::string(traits.label)
+          : fmt::format("{}{} r{} ({})", traits.label, traits.quantized_base ? " NF4" : "",
+                        w.lora.rank, projection_set_name(w.lora.targets));
+  return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
+}
+
+std::string efficiency_label(const EfficiencyTable& e) {
+  if (e.is_calibration())
+    return fmt::format("calibrated on {} ({}; {}, {})", e.card(), e.file, e.calibration.measurement,
+                       e.calibration.date);
+  return fmt::format("{} ({})", e.name, e.file);
+}
+
+}  // namespace ftplan

@@ -1,0 +1,103 @@
+#include "render/plan_text.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/format.hpp"
+#include "render/table.hpp"
+
+namespace ftplan {
+
+namespace {
+
+std::string short_option(const Option& o) {
+  std::string s = fmt::format("{} × {}", o.count, o.gpu->id);
+  if (o.count > 1) s += fmt::format(" ({}, {})", sharding_name(o.sharding), o.topology);
+  return s;
+}
+
+}  // namespace
+
+void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
+  std::vector<std::string> names;
+  for (const auto* g : file.gpus)
+    names.push_back(g->name);
+  out << fmt::format("ftplan plan — {} runs from {}; candidates: {}; counts {}; ranked by {}\n\n",
+                     plan.runs.size(), file.file, fmt::join(names, ", "),
+                     fmt::join(file.counts, "/"), rank_by_name(plan.rank_by));
+  // Which card for which run: per card type the fewest cards that hold the run.
+  std::vector<std::string> headers = {"run"};
+  for (const auto* g : file.gpus)
+    headers.push_back(g->id);
+  TextTable which(headers);
+  for (const auto& rp : plan.runs) {
+    std::vector<std::string> row = {rp.run->name};
+    for (const auto* g : file.gpus) {
+      std::string cell = "-";
+      for (const auto& pg : rp.per_gpu) {
+        if (pg.gpu != g) continue;
+        if (!pg.minimum) {
+          cell = "does not fit";
+          continue;
+        }
+        const Option& m = *pg.minimum;
+        cell = m.count == 1 ? fmt::format("1 card, {:.0f} GB free, {:.1f} h", to_GB(m.free),
+                                          m.time_to_train_hours)
+                            : fmt::format("{} cards {}, {:.1f} GB/card, {:.1f} h", m.count,
+                                          sharding_name(m.sharding), to_GB(m.model_states),
+                                          m.time_to_train_hours);
+      }
+      row.push_back(cell);
+    }
+    which.row(row);
+  }
+  out << "Which card for which run (fewest cards that fit; free = capacity − model states, GB = "
+         "1e9 B)\n";
+  which.print(out);
+
+  out << "\nRecommendations\n";
+  TextTable rec({"run", "choice", "micro-batch>", "recompute", "step s>", "tokens/s>", "hours>",
+                 "card-hours>"});
+  for (const auto& rp : plan.runs) {
+    if (!rp.recommendation) {
+      rec.row({rp.run->name, "none fits", "", "", "", "", "", ""});
+      continue;
+    }
+    const Option& o = *rp.recommendation;
+    rec.row({rp.run->name, short_option(o), std::to_string(o.micro_batch),
+             std::string(recompute_name(o.recompute)), format_fixed(o.step_seconds.value, 3),
+             format_fixed(o.tokens_per_second, 0), format_fixed(o.time_to_train_hours, 2),
+             format_fixed(o.card_hours, 2)});
+  }
+  rec.print(out);
+  out << "\nWhy\n";
+  for (const auto& rp : plan.runs)
+    out << "- " << rp.run->name << ": " << rp.recommendation_reason << "\n";
+  out << "\nFleet: every run at once (one job per card where a run fits one card, MIG where small "
+         "runs share)\n";
+  for (const auto& f : plan.fleet) {
+    out << fmt::format("- {}: {} cards ({} without MIG sharing)", f.gpu->id, f.cards,
+                       f.cards_without_mig);
+    if (!f.unplaced.empty()) out << fmt::format("; cannot hold: {}", fmt::join(f.unplaced, ", "));
+    out << "\n";
+  }
+  out << fmt::format(
+      "\n{} configurations evaluated. ftplan plan --json lists alternatives and rejected options "
+      "with "
+      "their reasons.\n",
+      plan.evaluations);
+}
+
+void print_sweep(std::ostream& out, const Plan& plan, const RunsFile& file,
+                 const SearchTiming& timing) {
+  out << fmt::format(
+      "{} configurations ({} runs × {} card types × counts {} × strategies × "
+      "micro-batches × recompute, and MIG profiles) evaluated in {:.3f} s ({:.3f} s of "
+      "processor time): {:.0f} evaluations per second, {:.0f} per processor-second "
+      "(one thread; per-run and per-card preparation included)\n",
+      plan.evaluations, plan.runs.size(), file.gpus.size(), fmt::join(file.counts, "/"),
+      timing.seconds, timing.cpu_seconds, timing.evaluations_per_second,
+      timing.evaluations_per_cpu_second);
+}
+
+}  // namespace ftplan
