@@ -1,7 +1,7 @@
 // The report's words in each language: every sentence, heading and label of `ftplan report`, so
-// that report_document.cpp holds no language. German follows the seed article's terms
-// (Modellzustände, frei, rechenlimitiert, speicherlimitiert, Tensor-Rate, All-Reduce,
-// NVLink-Domäne, ...).
+// that the document and its sections (report_section_*.cpp) hold no language. German follows the
+// seed article's terms (Modellzustände, frei, rechenlimitiert, speicherlimitiert, Tensor-Rate,
+// All-Reduce, NVLink-Domäne, ...).
 #pragma once
 
 #include <cstddef>
