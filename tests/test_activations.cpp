@@ -5,6 +5,8 @@
 
 #include "core/error.hpp"
 #include "memory/activations.hpp"
+#include "memory/states_on_card.hpp"
+#include "memory/step_memory.hpp"
 #include "support.hpp"
 #include "workload/optimizer.hpp"
 

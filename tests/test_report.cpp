@@ -288,9 +288,11 @@ TEST(Report, TextsExistInBothLanguagesWithTheSameFigures) {
       out.insert(it->str());
     return out;
   };
+  const Translations english = load_translations(test::catalog(), ReportLang::kEn);
+  const Translations german = load_translations(test::catalog(), ReportLang::kDe);
   for (std::size_t i = 0; i < kTxtCount; ++i) {
     const Txt k = static_cast<Txt>(i);
-    const auto en = report_text(ReportLang::kEn, k), de = report_text(ReportLang::kDe, k);
+    const auto en = english.text(k), de = german.text(k);
     EXPECT_FALSE(de.empty()) << i;
     if (english_from_data.count(k)) continue;
     EXPECT_FALSE(en.empty()) << i;

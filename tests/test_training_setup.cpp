@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "memory/activations.hpp"
 #include "memory/model_states.hpp"
+#include "memory/states_on_card.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
 #include "server/api.hpp"

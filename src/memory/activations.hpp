@@ -1,22 +1,16 @@
-// Activation memory and runtime overheads of one card during a training step.
+// Activation memory of one card during a training step: the tensors each decoder block saves.
 //
 // The count follows the tensors a training step keeps from the forward to the backward pass,
 // derived from the shapes of the model (Korthikanti et al. 2022, §4, generalised): which tensors
 // each operation saves (PyTorch autograd), how recomputation, FlashAttention, LoRA adapters,
-// quantized weights, chunked losses and offloading change that, and when gradients live. The
-// step's peak is the larger of two phases (memory/activations.cpp):
-//   loss phase:   every block's saved activations + the output layer's logits and loss;
-//   block phase:  the backward pass of one block (its recomputed activations and gradients of
-//                 its activations) while the model's gradients are produced.
+// quantized weights, chunked losses and offloading change that. Where the model states sit during
+// the step is memory/states_on_card.hpp; the step's phases and its peak, memory/step_memory.hpp.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
-#include "core/trace.hpp"
 #include "core/units.hpp"
-#include "memory/model_states.hpp"
-#include "memory/overheads.hpp"
+#include "workload/roles.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -114,66 +108,5 @@ struct ActivationProfile {
   std::int64_t blocks = 0;
 };
 ActivationProfile activation_profile(const Workload& w);
-
-// Model states during the step, after the options that move them: offload to host memory,
-// paged optimizer states, pure-BF16 training, gradients freed between steps or consumed in the
-// backward pass. The seed's `model_states()` stays the accounting of what a run keeps; this is
-// where it sits.
-struct OnCardStates {
-  Bytes resident;            // on the card for the whole step
-  Bytes gradients_produced;  // gradients produced during the backward pass (not in `resident`)
-  Bytes gradients_first;     // the part of them produced first (output layer)
-  Bytes paged;               // paged optimizer states: host-evictable, not counted in the peak
-  Bytes host;                // moved to host memory
-  Bytes pure_bf16_saving;    // no FP32 master copy, optimizer states in BF16 (pure BF16)
-  Bytes gradients_in_step;   // gradients not resident: produced (and freed) during the step
-  bool gradients_persistent = false;  // gradients live across the whole step (in `resident`)
-};
-OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
-                            const ModelStates& per_card, const Placement& p);
-
-enum class StepPhase { kLoss, kBlockBackward };
-std::string_view step_phase_name(StepPhase phase);
-
-// The step's memory beyond the resident model states, per card, at its peak phase.
-struct StepMemory {
-  StepPhase phase = StepPhase::kLoss;
-  Bytes saved_activations;   // saved activations of the blocks on the card
-  Bytes logits_and_loss;     // output layer: inputs, logits, loss, gradient of the hidden state
-  Bytes recompute;           // activations rebuilt for the block whose backward runs
-  Bytes backward_transient;  // gradients of that block's activations
-  Bytes gradients;           // model gradients produced during the backward pass
-  Bytes dequant_buffer;      // QLoRA dequantized weight
-  Bytes gathered_params;     // FSDP / offload: all-gathered parameters and unsharded gradients
-  Bytes other_phase;         // the other phase's total, for comparison
-  Bytes total() const {
-    return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
-           dequant_buffer + gathered_params;
-  }
-  // The memory the caching allocator churns through (gradients excluded: allocated in the same
-  // sizes every step).
-  Bytes transient() const { return total() - gradients; }
-  // The largest term, in words ("logits and loss of the output layer").
-  std::string_view largest_term() const;
-};
-StepMemory step_memory(const ActivationProfile& profile, const OnCardStates& states,
-                       const Workload& w, const Placement& p);
-
-struct RuntimeMemory {
-  Bytes activations;  // step memory at the peak: activations, logits, gradients, buffers
-  Bytes overhead;     // CUDA context, library workspaces, NCCL, allocator reserve (if reserved)
-  OnCardStates states;
-  StepMemory step;
-  OverheadBreakdown overheads;
-};
-
-// Everything beyond the model states for `w` on one card of `p`; `per_card` are the model states
-// of one card (after sharding). The profile overload lets callers that evaluate many sequence
-// lengths or placements of one workload compute the profile once.
-RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
-                             Trace* trace = nullptr);
-RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile,
-                             const ModelStates& per_card, const Placement& p,
-                             Trace* trace = nullptr);
 
 }  // namespace ftplan

@@ -4,6 +4,7 @@
 
 #include "core/format.hpp"
 #include "memory/activations.hpp"
+#include "memory/step_memory.hpp"
 
 namespace ftplan {
 

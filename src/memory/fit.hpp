@@ -9,6 +9,7 @@
 #include "core/units.hpp"
 #include "memory/activations.hpp"
 #include "memory/model_states.hpp"
+#include "memory/step_memory.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {

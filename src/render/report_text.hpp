@@ -1,7 +1,7 @@
-// The report's words in each language: every sentence, heading and label of `ftplan report`, so
-// that report_document.cpp holds no language. German follows the seed article's terms
-// (Modellzustände, frei, rechenlimitiert, speicherlimitiert, Tensor-Rate, All-Reduce,
-// NVLink-Domäne, ...).
+// The report's languages and the names of its texts (Txt): every sentence, heading and label of
+// `ftplan report`. The words themselves are in data/i18n/<lang>.yaml, one file per language
+// (render/translations); German follows the seed article's terms (Modellzustände, frei,
+// rechenlimitiert, speicherlimitiert, Tensor-Rate, All-Reduce, NVLink-Domäne, ...).
 #pragma once
 
 #include <cstddef>
@@ -244,8 +244,5 @@ enum class Txt {
   kCount
 };
 inline constexpr std::size_t kTxtCount = static_cast<std::size_t>(Txt::kCount);
-
-// The text in `lang`: a fmt format string where the text takes figures ({}, {0}, ...).
-std::string_view report_text(ReportLang lang, Txt key);
 
 }  // namespace ftplan

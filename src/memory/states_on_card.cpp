@@ -1,0 +1,82 @@
+#include "memory/states_on_card.hpp"
+
+#include <algorithm>
+
+#include "workload/optimizer.hpp"
+
+namespace ftplan {
+
+OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
+                            const ModelStates& per_card, const Placement& p) {
+  const OptimizerRow& opt = optimizer_row(w.optimizer);
+  const TrainingOptions& o = w.options;
+  ModelStates s = per_card;
+  OnCardStates out;
+  const bool fsdp = p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
+  const double shards = fsdp ? static_cast<double>(p.count) : 1.0;
+
+  // Pure BF16: no FP32 master copy; optimizers whose states follow the parameter dtype (torch
+  // AdamW, SGD momentum) keep them in BF16; 8-bit and factored states are unchanged.
+  if (o.pure_bf16 && opt.master_bytes > 0) {
+    const Bytes before = s.master_weights + s.optimizer_states;
+    s.master_weights = Bytes(0);
+    if (opt.states_follow_parameter_dtype) s.optimizer_states /= 2.0;
+    out.pure_bf16_saving = before - s.optimizer_states;
+  }
+  // Offloaded optimizer (ZeRO-Offload, FSDP CPUOffloadPolicy): master weights and optimizer
+  // states live in host memory, where the step runs.
+  if (o.offload_optimizer) {
+    out.host += s.master_weights + s.optimizer_states;
+    s.master_weights = s.optimizer_states = Bytes(0);
+  }
+  // Paged optimizer states live in unified memory and are paged to the host under pressure
+  // (QLoRA §3); PyTorch's allocator statistics do not see them either. They take card memory
+  // only when it is free, so they are not counted in the peak.
+  if (opt.paged && !o.offload_optimizer) {
+    out.paged = s.optimizer_states;
+    s.optimizer_states = Bytes(0);
+  }
+  // Offloaded parameters (FSDP CPUOffloadPolicy): weights and gradients live in host memory; the
+  // card holds the all-gathered working set (StepMemory::gathered_params).
+  if (o.offload_parameters) {
+    out.host += s.frozen_weights + s.trained_weights + s.quantization_constants + s.gradients;
+    s.frozen_weights = s.trained_weights = s.quantization_constants = Bytes(0);
+  }
+  // Gradients: they persist across the step when micro-batches accumulate into them, or when
+  // DDP / ZeRO-1/2 keep them in communication buckets; otherwise zero_grad(set_to_none=True)
+  // frees them between steps and the backward pass produces them (PyTorch 2 default).
+  const Bytes gradients = s.gradients;
+  s.gradients = Bytes(0);
+  if (!o.offload_parameters) out.gradients_in_step = gradients;
+  const bool bucketed = p.count > 1 && !p.mig &&
+                        (p.sharding == Sharding::kDdp || p.sharding == Sharding::kZero1 ||
+                         p.sharding == Sharding::kZero2);
+  if (o.offload_parameters) {
+    // Gradients leave for the host block by block: the unsharded block gradient is counted
+    // with the gathered working set.
+    out.gradients_in_step = Bytes(0);
+  } else if (o.offload_optimizer) {
+    // ZeRO-Offload: gradients are copied to the host as the backward pass produces them; one
+    // block's gradients are on the card at a time.
+    out.host += gradients;
+    out.gradients_in_step = Bytes(0);
+    out.gradients_produced = profile.layer_gradients / shards;
+    out.gradients_first = out.gradients_produced;
+  } else if (o.optimizer_in_backward) {
+    // One optimizer per parameter, stepped as soon as its gradient is ready, which it then frees
+    // (torchtune register_optim_in_bwd_hooks): one parameter's gradient at a time.
+    out.gradients_produced = profile.largest_gradient / shards;
+    out.gradients_first = out.gradients_produced;
+  } else if (w.grad_accum > 1 || bucketed) {
+    out.gradients_persistent = true;
+    s.gradients = gradients;
+    out.gradients_in_step = Bytes(0);
+  } else {
+    out.gradients_produced = gradients;
+    out.gradients_first = std::min(gradients, profile.head_gradients / shards);
+  }
+  out.resident = s.total();
+  return out;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,149 @@
+#include "memory/step_memory.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <utility>
+
+#include "core/format.hpp"
+
+namespace ftplan {
+
+std::string_view step_phase_name(StepPhase phase) {
+  return phase == StepPhase::kLoss ? "loss (end of the forward pass)" : "backward pass of a block";
+}
+
+std::string_view StepMemory::largest_term() const {
+  const std::pair<Bytes, std::string_view> terms[] = {
+      {saved_activations, "saved activations of the decoder blocks"},
+      {logits_and_loss, "logits and loss of the output layer"},
+      {recompute, "recomputed activations of one block"},
+      {backward_transient, "gradients of one block's activations"},
+      {gradients, "model gradients produced in the backward pass"},
+      {dequant_buffer, "dequantized weight buffer"},
+      {gathered_params, "all-gathered parameters (FSDP)"},
+  };
+  const auto* best =
+      std::max_element(std::begin(terms), std::end(terms),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+  return best->second;
+}
+
+StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states, const Workload& w,
+                       const Placement& p) {
+  const std::int64_t s = w.seq, b = w.micro_batch;
+  const bool gathered =
+      (p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig) || w.options.offload_parameters;
+  // Saved activations on the card: all blocks', or, offloaded, one block's worth in flight
+  // (torchtune OffloadActivations moves them to host memory as they are produced).
+  const Bytes saved_one = prof.saved_one.at(s, b);
+  const Bytes saved = w.options.offload_activations ? saved_one : prof.saved_all.at(s, b);
+
+  // Loss phase: every block's saved activations, the output layer's inputs, the logits and the
+  // loss, and the gradient of the final hidden state; under FSDP the output layer's weight is
+  // all-gathered.
+  StepMemory loss;
+  loss.phase = StepPhase::kLoss;
+  loss.saved_activations = saved;
+  loss.logits_and_loss =
+      prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
+  if (gathered) loss.gathered_params = prof.output_params;
+
+  // Block phase: one block's backward (recomputed activations and the gradients of its
+  // activations), the dequantized weight, the FSDP working set (this block and the prefetched
+  // next one, FSDP2's default, plus this block's unsharded gradients), while the model's
+  // gradients are produced. Saved activations shrink and gradients grow block by block, so the
+  // phase peaks at one end: its start (every block's activations, the output layer's gradients)
+  // or its end (all gradients, the first block's activations).
+  StepMemory block;
+  block.phase = StepPhase::kBlockBackward;
+  block.recompute = prof.recompute.at(s, b);
+  block.backward_transient = prof.backward_transient.at(s, b);
+  block.dequant_buffer = prof.dequant_buffer;  // zero unless a weight is materialised
+  if (gathered) block.gathered_params = prof.layer_params * 2.0 + prof.layer_gradients;
+  const Bytes start = saved + states.gradients_first;
+  const Bytes end = saved_one + states.gradients_produced;
+  if (start >= end) {
+    block.saved_activations = saved;
+    block.gradients = states.gradients_first;
+  } else {
+    block.saved_activations = saved_one;
+    block.gradients = states.gradients_produced;
+  }
+
+  if (loss.total() >= block.total()) {
+    loss.other_phase = block.total();
+    return loss;
+  }
+  block.other_phase = loss.total();
+  return block;
+}
+
+RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
+                             Trace* trace) {
+  return runtime_memory(w, activation_profile(w), per_card, p, trace);
+}
+
+RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile,
+                             const ModelStates& per_card, const Placement& p, Trace* trace) {
+  RuntimeMemory r;
+  r.states = on_card_states(w, profile, per_card, p);
+  r.step = step_memory(profile, r.states, w, p);
+  r.activations = r.step.total();
+  if (w.overheads) {
+    r.overheads = overheads_for(*w.overheads, p, r.step.transient());
+    r.overhead = r.overheads.total(w.peak);
+  }
+  if (trace) {
+    const StepMemory& m = r.step;
+    trace->add({"memory.activations",
+                "step memory at its peak (activations, logits, gradients, buffers)",
+                to_GB(r.activations),
+                "GB",
+                "the larger of the loss phase (all saved activations + logits and loss) and a "
+                "block's backward (recomputed activations + activation gradients + model "
+                "gradients produced), plus dequantization and FSDP buffers",
+                {{"peak phase", std::string(step_phase_name(m.phase))},
+                 {"saved activations", format_GB(m.saved_activations, 3)},
+                 {"logits and loss", format_GB(m.logits_and_loss, 3)},
+                 {"recomputed block", format_GB(m.recompute, 3)},
+                 {"activation gradients", format_GB(m.backward_transient, 3)},
+                 {"model gradients", format_GB(m.gradients, 3)},
+                 {"dequantization buffer", format_GB(m.dequant_buffer, 3)},
+                 {"gathered parameters", format_GB(m.gathered_params, 3)},
+                 {"other phase", format_GB(m.other_phase, 3)},
+                 {"tokens per micro-batch", group_digits(w.tokens_per_micro_batch())},
+                 {"recompute", std::string(recompute_name(w.recompute))},
+                 {"attention", std::string(attention_name(w.attention))}},
+                "Korthikanti et al. 2022 §4-5 per tensor shape; FlashAttention (Dao et al. "
+                "2022); PyTorch autograd saved tensors"});
+    trace->add({"memory.states_on_card",
+                "model states on the card during the step",
+                to_GB(r.states.resident),
+                "GB",
+                "model states per card − offloaded − paged optimizer states − gradients "
+                "produced in the backward pass (counted in the step memory)",
+                {{"offloaded to host", format_GB(r.states.host, 3)},
+                 {"paged (host-evictable)", format_GB(r.states.paged, 3)},
+                 {"gradients persist", r.states.gradients_persistent ? "yes" : "no"}},
+                "ZeRO-Offload / FSDP CPU offload; QLoRA §3 paged optimizers; PyTorch zero_grad",
+                {"memory.states_per_card"}});
+    if (w.overheads)
+      trace->add({"memory.overhead",
+                  "runtime overhead per card",
+                  to_GB(r.overhead),
+                  "GB",
+                  "CUDA context + cuBLAS and cuBLASLt workspaces + NCCL buffers (several cards) "
+                  "+ allocator reserve (peak reserved: a fraction of the step memory)",
+                  {{"CUDA context", format_GB(r.overheads.cuda_context, 3)},
+                   {"cuBLAS + cuBLASLt workspaces", format_GB(r.overheads.inside_allocator(), 3)},
+                   {"NCCL buffers", format_GB(r.overheads.nccl_buffers, 3)},
+                   {"allocator reserve", format_GB(r.overheads.allocator_reserve, 3)},
+                   {"peak kind", std::string(peak_kind_name(w.peak))}},
+                  w.overheads->file,
+                  {"memory.activations"}});
+  }
+  return r;
+}
+
+}  // namespace ftplan

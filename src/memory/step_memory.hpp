@@ -1,0 +1,64 @@
+// The step's memory beyond the resident model states, and the runtime overheads, per card. The
+// step's peak is the larger of two phases:
+//   loss phase:   every block's saved activations + the output layer's logits and loss;
+//   block phase:  the backward pass of one block (its recomputed activations and gradients of
+//                 its activations) while the model's gradients are produced.
+#pragma once
+
+#include <string_view>
+
+#include "core/trace.hpp"
+#include "core/units.hpp"
+#include "memory/activations.hpp"
+#include "memory/model_states.hpp"
+#include "memory/overheads.hpp"
+#include "memory/states_on_card.hpp"
+#include "workload/workload.hpp"
+
+namespace ftplan {
+
+enum class StepPhase { kLoss, kBlockBackward };
+std::string_view step_phase_name(StepPhase phase);
+
+// The step's memory beyond the resident model states, per card, at its peak phase.
+struct StepMemory {
+  StepPhase phase = StepPhase::kLoss;
+  Bytes saved_activations;   // saved activations of the blocks on the card
+  Bytes logits_and_loss;     // output layer: inputs, logits, loss, gradient of the hidden state
+  Bytes recompute;           // activations rebuilt for the block whose backward runs
+  Bytes backward_transient;  // gradients of that block's activations
+  Bytes gradients;           // model gradients produced during the backward pass
+  Bytes dequant_buffer;      // QLoRA dequantized weight
+  Bytes gathered_params;     // FSDP / offload: all-gathered parameters and unsharded gradients
+  Bytes other_phase;         // the other phase's total, for comparison
+  Bytes total() const {
+    return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
+           dequant_buffer + gathered_params;
+  }
+  // The memory the caching allocator churns through (gradients excluded: allocated in the same
+  // sizes every step).
+  Bytes transient() const { return total() - gradients; }
+  // The largest term, in words ("logits and loss of the output layer").
+  std::string_view largest_term() const;
+};
+StepMemory step_memory(const ActivationProfile& profile, const OnCardStates& states,
+                       const Workload& w, const Placement& p);
+
+struct RuntimeMemory {
+  Bytes activations;  // step memory at the peak: activations, logits, gradients, buffers
+  Bytes overhead;     // CUDA context, library workspaces, NCCL, allocator reserve (if reserved)
+  OnCardStates states;
+  StepMemory step;
+  OverheadBreakdown overheads;
+};
+
+// Everything beyond the model states for `w` on one card of `p`; `per_card` are the model states
+// of one card (after sharding). The profile overload lets callers that evaluate many sequence
+// lengths or placements of one workload compute the profile once.
+RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
+                             Trace* trace = nullptr);
+RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile,
+                             const ModelStates& per_card, const Placement& p,
+                             Trace* trace = nullptr);
+
+}  // namespace ftplan
