@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "server/server.hpp"
 
 int main(int argc, char** argv) {
@@ -41,7 +42,10 @@ int main(int argc, char** argv) {
   o.port = 0;
   o.threads = server_threads;
   std::promise<int> bound;
-  std::thread([&] { ftplan::server::serve(o, [&](int port) { bound.set_value(port); }); }).detach();
+  const ftplan::server::Commands commands = ftplan::cli::server_commands();
+  std::thread([&] {
+    ftplan::server::serve(o, commands, [&](int port) { bound.set_value(port); });
+  }).detach();
   const int port = bound.get_future().get();
 
   const std::string body =

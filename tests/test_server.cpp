@@ -22,12 +22,18 @@ using nlohmann::json;
 using server::Request;
 using server::Response;
 
+// The command line's commands, as `ftplan serve` hands them to the server.
+const server::Commands& commands() {
+  static const server::Commands c = cli::server_commands();
+  return c;
+}
+
 Response call(const std::string& method, const std::string& path, const std::string& body = "") {
   Request r;
   r.method = method;
   r.path = path;
   r.body = body;
-  return server::handle(r);
+  return server::handle(r, commands());
 }
 
 void expect_error(const Response& r, int status, const std::string& code,
@@ -219,7 +225,7 @@ TEST(ServerApi, StatusCodes) {
   big.method = "POST";
   big.path = "/api/fit";
   big.body = std::string(101, ' ');
-  expect_error(server::handle(big, small), 413, "payload_too_large");
+  expect_error(server::handle(big, commands(), small), 413, "payload_too_large");
 }
 
 Response get(const std::string& path, const std::map<std::string, std::string>& query) {
@@ -227,7 +233,7 @@ Response get(const std::string& path, const std::map<std::string, std::string>& 
   r.method = "GET";
   r.path = path;
   r.query = query;
-  return server::handle(r);
+  return server::handle(r, commands());
 }
 
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {
@@ -264,7 +270,7 @@ TEST(ServerSocket, ServesOverLoopbackAndKeepsServingAfterBadRequests) {
   o.threads = 2;
   o.limits.max_body_bytes = 4096;
   std::promise<int> bound;
-  std::thread t([&] { server::serve(o, [&](int port) { bound.set_value(port); }); });
+  std::thread t([&] { server::serve(o, commands(), [&](int port) { bound.set_value(port); }); });
   t.detach();  // the server runs until the test process ends
   auto fut = bound.get_future();
   ASSERT_EQ(fut.wait_for(std::chrono::seconds(10)), std::future_status::ready);

@@ -227,7 +227,7 @@ TEST(Roles, NewMethodsAndOptimizersWorkInTheCliAndTheApi) {
   r.method = "POST";
   r.path = "/api/fit";
   r.body = R"({"model": "llama-3.1-8b", "method": "dora", "optimizer": "muon", "gpu": "h200-nvl"})";
-  const server::Response api = server::handle(r);
+  const server::Response api = server::handle(r, cli::server_commands());
   ASSERT_EQ(api.status, 200) << api.body;
   EXPECT_EQ(json::parse(api.body), j);
 

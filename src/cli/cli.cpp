@@ -256,6 +256,23 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   return true;
 }
 
+server::Commands server_commands() {
+  server::Commands commands;
+  commands.run = [](const server::CommandCall& call, std::ostream& out) {
+    std::ostringstream err;
+    Context ctx(out, err);
+    ctx.allow_files = false;
+    ctx.inline_files = call.inline_files;
+    try {
+      execute(call.args, ctx);
+    } catch (const CLI::ParseError& e) {
+      throw UserError(ErrorCode::kInvalidValue, e.what(), option_of_parse_error(e.what()));
+    }
+  };
+  commands.prepare = [] { builtin_catalog(); };
+  return commands;
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Context ctx(out, err);
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);

@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "memory/overheads.hpp"
+#include "server/commands.hpp"
 
 namespace ftplan {
 struct RunsFile;
@@ -55,7 +56,7 @@ class Context {
   // False for requests from the network: no file is read, only catalog ids and `inline_files`.
   bool allow_files = true;
   // Texts handed in with a request (a pasted config.json, a runs document), by the name the
-  // command line uses for them (kInlineModel, kInlineRuns). read_file() looks here first.
+  // command line uses for them (server::CommandCall::inline_files). read_file() looks here first.
   std::map<std::string, std::string, std::less<>> inline_files;
 
  private:
@@ -64,10 +65,6 @@ class Context {
   std::unique_ptr<RuntimeOverheads> overheads_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
-
-// Names of texts passed inline (Context::inline_files).
-inline constexpr const char* kInlineModel = "inline:config.json";
-inline constexpr const char* kInlineRuns = "inline:runs.yaml";
 
 // The built-in catalog, parsed once per process and shared (read-only) by every command.
 const Catalog& builtin_catalog();
@@ -91,6 +88,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 // CLI::ParseError), for front ends that report them in their own way (the HTTP API).
 // Returns false when only help was printed.
 bool execute(const std::vector<std::string>& args, Context& ctx);
+
+// The commands as the HTTP API runs them: no file is read (only catalog ids and the texts handed
+// in), output to the given stream, a parse error as a UserError naming its option; the built-in
+// catalog is parsed before the first request.
+server::Commands server_commands();
 
 // The option an unexpected-argument or conversion error of CLI11 is about ("--rank"), if any.
 std::string option_of_parse_error(const std::string& message);

@@ -1,11 +1,7 @@
-// ftplan serve: the planner as a web page and JSON API.
-#include <fmt/format.h>
-
-#include <iostream>
-
+// ftplan serve: the planner as a web page and JSON API (server/serve_command), serving this
+// command line's commands.
 #include "cli/cli.hpp"
-#include "core/error.hpp"
-#include "server/server.hpp"
+#include "server/serve_command.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -14,30 +10,8 @@ const bool registered = register_command(
     {"serve", "Serve the web calculator and the JSON API (GET /api/gpus, POST /api/fit, ...)",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<server::ServerOptions>();
-       app.add_option("--host", o->host, "Address to listen on (default 127.0.0.1)");
-       app.add_option("--port", o->port, "Port (default 8080; 0 picks a free one)");
-       app.add_option("--threads", o->threads, "Worker threads (default 4)");
-       app.add_option("--max-body", o->limits.max_body_bytes,
-                      "Largest request body in bytes (default 1 MiB)");
-       return [&ctx, o] {
-         if (o->port < 0 || o->port > 65535)
-           throw UserError(ErrorCode::kInvalidValue,
-                           fmt::format("--port must be 0 to 65535, got {}", o->port), "port");
-         if (o->threads < 1 || o->threads > 256)
-           throw UserError(ErrorCode::kInvalidValue,
-                           fmt::format("--threads must be 1 to 256, got {}", o->threads),
-                           "threads");
-         const bool ok = server::serve(*o, [&](int port) {
-           ctx.out << fmt::format("ftplan serving on http://{}:{}/ (Ctrl-C stops)", o->host, port)
-                   << std::endl;
-         });
-         if (!ok)
-           throw UserError(
-               ErrorCode::kInvalidValue,
-               fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)",
-                           o->host, o->port),
-               "port");
-       };
+       server::add_serve_options(app, *o);
+       return [&ctx, o] { server::run_serve(*o, server_commands(), ctx.out); };
      },
      90});
 

@@ -1,13 +1,10 @@
 #include "server/api.hpp"
 
-#include <yaml-cpp/yaml.h>
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
 
-#include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "embedded_files.hpp"
 
@@ -26,6 +23,11 @@ Response error(int status, const std::string& code, const std::string& message,
                const std::string& field = "") {
   return {status, "application/json", error_body(code, message, field)};
 }
+
+// Names of the texts a request hands in (CommandCall::inline_files), as the command's arguments
+// give them.
+constexpr const char* kInlineModel = "inline:config.json";
+constexpr const char* kInlineRuns = "inline:runs.yaml";
 
 // The POST endpoints and the command each runs.
 struct Endpoint {
@@ -65,30 +67,29 @@ std::string scalar_text(const json& v) {
 
 // {"model": "llama-3.1-8b", "micro_batch": 2, "gpu": ["a", "b"], "chunked_loss": true} ->
 // --model llama-3.1-8b --micro-batch 2 --gpu a --gpu b --chunked-loss
-void append_options(const json& body, std::vector<std::string>& args, cli::Context& ctx) {
+void append_options(const json& body, CommandCall& call) {
   if (!body.is_object())
     throw UserError(ErrorCode::kInvalidValue,
                     "the request body must be a JSON object of the CLI's options", "");
   for (const auto& [key, value] : body.items()) {
     if (key == "json" || key == "data" || value.is_null()) continue;
     if (key == "config") {  // a pasted config.json (object or text)
-      ctx.inline_files[cli::kInlineModel] =
-          value.is_string() ? value.get<std::string>() : value.dump();
-      args.push_back("--model");
-      args.push_back(cli::kInlineModel);
+      call.inline_files[kInlineModel] = value.is_string() ? value.get<std::string>() : value.dump();
+      call.args.push_back("--model");
+      call.args.push_back(kInlineModel);
       continue;
     }
     try {
       if (value.is_boolean()) {
-        if (value.get<bool>()) args.push_back(to_option(key));
+        if (value.get<bool>()) call.args.push_back(to_option(key));
       } else if (value.is_array()) {
         for (const auto& item : value) {
-          args.push_back(to_option(key));
-          args.push_back(scalar_text(item));
+          call.args.push_back(to_option(key));
+          call.args.push_back(scalar_text(item));
         }
       } else {
-        args.push_back(to_option(key));
-        args.push_back(scalar_text(value));
+        call.args.push_back(to_option(key));
+        call.args.push_back(scalar_text(value));
       }
     } catch (const UserError& e) {
       throw UserError(ErrorCode::kInvalidValue, "key '" + key + "': " + e.what(), key);
@@ -96,14 +97,13 @@ void append_options(const json& body, std::vector<std::string>& args, cli::Conte
   }
 }
 
-Response run_command(const std::vector<std::string>& args, cli::Context& ctx,
-                     std::ostringstream& out, const std::string& content_type) {
+Response run_command(const Commands& commands, const CommandCall& call,
+                     const std::string& content_type) {
+  std::ostringstream out;
   try {
-    cli::execute(args, ctx);
+    commands.run(call, out);
   } catch (const UserError& e) {
     return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()));
-  } catch (const CLI::ParseError& e) {
-    return error(400, "invalid_value", e.what(), to_field(cli::option_of_parse_error(e.what())));
   }
   return {200, content_type, out.str()};
 }
@@ -150,7 +150,7 @@ json parse_body(const Request& r) {
 
 }  // namespace
 
-Response handle(const Request& r, const ApiLimits& limits) {
+Response handle(const Request& r, const Commands& commands, const ApiLimits& limits) {
   if (r.body.size() > limits.max_body_bytes)
     return error(413, "payload_too_large",
                  "the request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
@@ -171,21 +171,19 @@ Response handle(const Request& r, const ApiLimits& limits) {
     return error(405, "method_not_allowed",
                  std::string("use ") + endpoint->method + " for " + endpoint->path);
 
-  std::ostringstream out, err;
-  cli::Context ctx(out, err);
-  ctx.allow_files = false;
-  std::vector<std::string> args = {endpoint->command};
+  CommandCall call;
+  call.args = {endpoint->command};
   std::string content_type = "application/json";
   try {
     if (std::string(endpoint->command) == "plan") {
       // The body is a runs document, as JSON or YAML (YAML parses JSON too).
-      ctx.inline_files[cli::kInlineRuns] = r.body;
-      args.push_back(cli::kInlineRuns);
-      args.push_back("--json");
+      call.inline_files[kInlineRuns] = r.body;
+      call.args.push_back(kInlineRuns);
+      call.args.push_back("--json");
     } else if (std::string(endpoint->command) == "report") {
       const auto format = r.query.count("format") ? r.query.at("format") : "html";
-      args.insert(args.end(), {"--format", format});
-      if (r.query.count("lang")) args.insert(args.end(), {"--lang", r.query.at("lang")});
+      call.args.insert(call.args.end(), {"--format", format});
+      if (r.query.count("lang")) call.args.insert(call.args.end(), {"--lang", r.query.at("lang")});
       content_type = format == "md" ? "text/markdown; charset=utf-8" : "text/html; charset=utf-8";
     } else {
       json body = parse_body(r);
@@ -194,13 +192,13 @@ Response handle(const Request& r, const ApiLimits& limits) {
       if (r.method == "GET")
         for (const auto& [k, v] : r.query)
           body[k] = v;
-      append_options(body, args, ctx);
-      args.push_back("--json");
+      append_options(body, call);
+      call.args.push_back("--json");
     }
   } catch (const UserError& e) {
     return error(400, std::string(error_code_name(e.code())), e.what(), e.field());
   }
-  return run_command(args, ctx, out, content_type);
+  return run_command(commands, call, content_type);
 }
 
 }  // namespace ftplan::server

@@ -1,10 +1,12 @@
 // The HTTP API's request handling, apart from the socket layer: a request (method, path, query,
 // body) in, a response (status, content type, body) out. Every /api/ endpoint runs the same
-// command as the CLI, so responses are the CLI's --json output.
+// command as the CLI (through `Commands`), so responses are the CLI's --json output.
 #pragma once
 
 #include <map>
 #include <string>
+
+#include "server/commands.hpp"
 
 namespace ftplan::server {
 
@@ -26,7 +28,8 @@ struct ApiLimits {
   std::size_t max_body_bytes = 1 << 20;  // 1 MiB: a pasted config.json or runs file fits easily
 };
 
-Response handle(const Request& request, const ApiLimits& limits = {});
+// `commands`: what the /api/ endpoints run.
+Response handle(const Request& request, const Commands& commands, const ApiLimits& limits = {});
 
 // {"error": {"code", "message", "field"}}
 std::string error_body(const std::string& code, const std::string& message,

@@ -2,13 +2,12 @@
 
 #include <httplib.h>
 
-#include "cli/cli.hpp"
-
 namespace ftplan::server {
 
 namespace {
 
-void respond(const httplib::Request& req, httplib::Response& res, const ApiLimits& limits) {
+void respond(const httplib::Request& req, httplib::Response& res, const Commands& commands,
+             const ApiLimits& limits) {
   Request r;
   r.method = req.method;
   r.path = req.path;
@@ -16,7 +15,7 @@ void respond(const httplib::Request& req, httplib::Response& res, const ApiLimit
     r.query[k] = v;
   r.body = req.body;
   r.content_type = req.get_header_value("Content-Type");
-  const Response out = handle(r, limits);
+  const Response out = handle(r, commands, limits);
   res.status = out.status;
   res.set_content(out.body, out.content_type.c_str());
   res.set_header("Cache-Control", "no-store");
@@ -25,8 +24,9 @@ void respond(const httplib::Request& req, httplib::Response& res, const ApiLimit
 
 }  // namespace
 
-bool serve(const ServerOptions& o, const std::function<void(int)>& on_listening) {
-  cli::builtin_catalog();  // parse the data once, before the first request
+bool serve(const ServerOptions& o, const Commands& commands,
+           const std::function<void(int)>& on_listening) {
+  if (commands.prepare) commands.prepare();
   httplib::Server svr;
   const int threads = o.threads;
   svr.new_task_queue = [threads] {
@@ -38,8 +38,8 @@ bool serve(const ServerOptions& o, const std::function<void(int)>& on_listening)
   svr.set_keep_alive_timeout(5);
   svr.set_tcp_nodelay(true);  // small JSON replies: no Nagle delay
   const ApiLimits limits = o.limits;
-  auto handler = [limits](const httplib::Request& req, httplib::Response& res) {
-    respond(req, res, limits);
+  auto handler = [limits, &commands](const httplib::Request& req, httplib::Response& res) {
+    respond(req, res, commands, limits);
   };
   // One handler for every method and path: routing, 404 and 405 live in handle().
   svr.Get(".*", handler);

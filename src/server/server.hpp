@@ -17,8 +17,9 @@ struct ServerOptions {
   ApiLimits limits;
 };
 
-// Serves until the process is stopped. `on_listening` runs once the socket is bound (with the
-// port). Returns false when the address cannot be bound.
-bool serve(const ServerOptions& options, const std::function<void(int port)>& on_listening = {});
+// Serves `commands` until the process is stopped. `on_listening` runs once the socket is bound
+// (with the port). Returns false when the address cannot be bound.
+bool serve(const ServerOptions& options, const Commands& commands,
+           const std::function<void(int port)>& on_listening = {});
 
 }  // namespace ftplan::server
