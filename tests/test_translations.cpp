@@ -90,7 +90,7 @@ TEST(Translations, ThePageReceivesTheWordsFromTheServer) {
   r.method = "GET";
   r.path = "/api/words";
   r.query = {{"lang", "de"}};
-  const server::Response reply = server::handle(r);
+  const server::Response reply = server::handle(r, cli::server_commands());
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json j = json::parse(reply.body);
   EXPECT_EQ(j["locale"], "de-DE");
@@ -98,7 +98,7 @@ TEST(Translations, ThePageReceivesTheWordsFromTheServer) {
   EXPECT_EQ(j["words"]["verdict_fits"], "passt");
   EXPECT_EQ(j["words"].size(), words(ReportLang::kDe).page.size());
   r.query = {{"lang", "fr"}};
-  const server::Response bad = server::handle(r);
+  const server::Response bad = server::handle(r, cli::server_commands());
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("lang"), std::string::npos) << bad.body;
 }
