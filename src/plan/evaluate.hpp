@@ -11,7 +11,6 @@
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
-#include "render/comm_json.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -34,6 +33,22 @@ struct PlanningData {
   // The table for a card: its calibration if one was given, else the defaults.
   const EfficiencyTable& efficiency(const GpuSpec& gpu) const;
 };
+
+// One workload evaluated on one hardware choice: memory per card, the step of one card, the
+// traffic between cards and what the overlap leaves; the one result `ftplan scale`, the planner's
+// explain, the report and the page share. Feasibility: memory.verdict and step.feasible (with
+// step.reason); the planner's Option keeps the constraint that failed.
+struct Evaluation {
+  Placement placement;
+  Topology topology;
+  MemoryEstimate memory;  // per card
+  StepEstimate step;      // compute of one card
+  CommPlan comm;
+  ScaleEstimate scale;
+  double tokens_per_second = 0;  // all cards together
+  bool feasible() const { return step.feasible && memory.verdict != Verdict::kDoesNotFit; }
+};
+using ScaleResult = Evaluation;
 
 // The compute time one card spends per micro-batch and per step, for the overlap model. Under
 // ZeRO-1/2 and FSDP each card updates 1/N of the optimizer states.
