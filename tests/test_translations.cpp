@@ -53,7 +53,9 @@ TEST(Translations, EveryLanguageHasEveryText) {
     };
     EXPECT_EQ(count(en.report[i]), count(de.report[i])) << txt_key(static_cast<Txt>(i));
   }
-  for (const auto& [key, text] : en.page) {
+  for (const auto& entry : en.page) {
+    const std::string& key = entry.first;
+    const std::string& text = entry.second;
     const auto it =
         std::find_if(de.page.begin(), de.page.end(), [&](const auto& e) { return e.first == key; });
     ASSERT_NE(it, de.page.end());
