@@ -29,14 +29,14 @@ ReportDocument report_document(const ReportModel& model, const Catalog& catalog,
     names.push_back(card_name(*g));
   d.title = words.f(Txt::kTitle, words.join(names, Txt::kOr));
   d.lead = words.f(Txt::kLead, code(model.runs->file));
-  d.sections = {report_cards_section(model, catalog, lang),
-                report_memory_section(model, catalog, lang),
-                report_roofline_section(model, catalog, lang),
-                report_rates_section(model, catalog, lang),
-                report_multi_card_section(model, catalog, lang),
-                report_mig_section(model, catalog, lang),
-                report_recommendations_section(model, catalog, lang),
-                report_method_section(model, catalog, lang)};
+  d.sections = {report_cards_section(model, catalog, words),
+                report_memory_section(model, catalog, words),
+                report_roofline_section(model, catalog, words),
+                report_rates_section(model, catalog, words),
+                report_multi_card_section(model, catalog, words),
+                report_mig_section(model, catalog, words),
+                report_recommendations_section(model, catalog, words),
+                report_method_section(model, catalog, words)};
   return d;
 }
 

@@ -90,8 +90,9 @@ class CardsSection : SectionWriter {
 
 }  // namespace
 
-DocSection report_cards_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return CardsSection(m, catalog, lang).cards();
+DocSection report_cards_section(const ReportModel& m, const Catalog& catalog,
+                                const ReportWords& words) {
+  return CardsSection(m, catalog, words).cards();
 }
 
 }  // namespace ftplan

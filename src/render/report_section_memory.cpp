@@ -118,8 +118,9 @@ class MemorySection : SectionWriter {
 
 }  // namespace
 
-DocSection report_memory_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return MemorySection(m, catalog, lang).memory();
+DocSection report_memory_section(const ReportModel& m, const Catalog& catalog,
+                                 const ReportWords& words) {
+  return MemorySection(m, catalog, words).memory();
 }
 
 }  // namespace ftplan

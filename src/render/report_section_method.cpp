@@ -69,8 +69,9 @@ class MethodSection : SectionWriter {
 
 }  // namespace
 
-DocSection report_method_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return MethodSection(m, catalog, lang).method();
+DocSection report_method_section(const ReportModel& m, const Catalog& catalog,
+                                 const ReportWords& words) {
+  return MethodSection(m, catalog, words).method();
 }
 
 }  // namespace ftplan

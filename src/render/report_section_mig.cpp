@@ -83,8 +83,9 @@ class MigSection : SectionWriter {
 
 }  // namespace
 
-DocSection report_mig_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return MigSection(m, catalog, lang).mig();
+DocSection report_mig_section(const ReportModel& m, const Catalog& catalog,
+                              const ReportWords& words) {
+  return MigSection(m, catalog, words).mig();
 }
 
 }  // namespace ftplan

@@ -213,8 +213,8 @@ class MultiCardSection : SectionWriter {
 }  // namespace
 
 DocSection report_multi_card_section(const ReportModel& m, const Catalog& catalog,
-                                     ReportLang lang) {
-  return MultiCardSection(m, catalog, lang).multi_card();
+                                     const ReportWords& words) {
+  return MultiCardSection(m, catalog, words).multi_card();
 }
 
 }  // namespace ftplan

@@ -153,8 +153,9 @@ class RatesSection : SectionWriter {
 
 }  // namespace
 
-DocSection report_rates_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return RatesSection(m, catalog, lang).rates();
+DocSection report_rates_section(const ReportModel& m, const Catalog& catalog,
+                                const ReportWords& words) {
+  return RatesSection(m, catalog, words).rates();
 }
 
 }  // namespace ftplan

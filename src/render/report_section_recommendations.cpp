@@ -139,8 +139,8 @@ class RecommendationsSection : SectionWriter {
 }  // namespace
 
 DocSection report_recommendations_section(const ReportModel& m, const Catalog& catalog,
-                                          ReportLang lang) {
-  return RecommendationsSection(m, catalog, lang).recommendations();
+                                          const ReportWords& words) {
+  return RecommendationsSection(m, catalog, words).recommendations();
 }
 
 }  // namespace ftplan

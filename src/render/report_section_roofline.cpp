@@ -208,8 +208,9 @@ class RooflineSection : SectionWriter {
 
 }  // namespace
 
-DocSection report_roofline_section(const ReportModel& m, const Catalog& catalog, ReportLang lang) {
-  return RooflineSection(m, catalog, lang).roofline();
+DocSection report_roofline_section(const ReportModel& m, const Catalog& catalog,
+                                   const ReportWords& words) {
+  return RooflineSection(m, catalog, words).roofline();
 }
 
 }  // namespace ftplan

@@ -13,22 +13,29 @@
 
 namespace ftplan {
 
-DocSection report_cards_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
-DocSection report_memory_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
-DocSection report_roofline_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
-DocSection report_rates_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
-DocSection report_multi_card_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
-DocSection report_mig_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
+DocSection report_cards_section(const ReportModel& m, const Catalog& catalog,
+                                const ReportWords& words);
+DocSection report_memory_section(const ReportModel& m, const Catalog& catalog,
+                                 const ReportWords& words);
+DocSection report_roofline_section(const ReportModel& m, const Catalog& catalog,
+                                   const ReportWords& words);
+DocSection report_rates_section(const ReportModel& m, const Catalog& catalog,
+                                const ReportWords& words);
+DocSection report_multi_card_section(const ReportModel& m, const Catalog& catalog,
+                                     const ReportWords& words);
+DocSection report_mig_section(const ReportModel& m, const Catalog& catalog,
+                              const ReportWords& words);
 DocSection report_recommendations_section(const ReportModel& m, const Catalog& catalog,
-                                          ReportLang lang);
-DocSection report_method_section(const ReportModel& m, const Catalog& catalog, ReportLang lang);
+                                          const ReportWords& words);
+DocSection report_method_section(const ReportModel& m, const Catalog& catalog,
+                                 const ReportWords& words);
 
 // What a section is written from: the report model, the catalog (for the sources), and the words
 // of the language (t, f, n, gb, join, ... without a qualifier).
 class SectionWriter : protected ReportWords {
  public:
-  SectionWriter(const ReportModel& m, const Catalog& catalog, ReportLang lang)
-      : ReportWords(catalog, lang), m_(m), catalog_(catalog) {}
+  SectionWriter(const ReportModel& m, const Catalog& catalog, const ReportWords& words)
+      : ReportWords(words), m_(m), catalog_(catalog) {}
 
  protected:
   // The blocks of a section.
