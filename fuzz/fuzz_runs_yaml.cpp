@@ -26,8 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
     // Catalog models only: the fuzzer must not read files.
+    static const ftplan::Stacks stacks = ftplan::load_stacks(catalog());
     ftplan::RunsFile f = ftplan::parse_runs_file(
-        text, "fuzz.yaml", catalog(), [](const std::string& id) { return catalog().model(id); });
+        text, "fuzz.yaml", catalog(), stacks,
+        [](const std::string& id) { return catalog().model(id); });
     // An accepted file has runs, candidates and counts, and every run a positive amount to train.
     if (f.runs.empty() || f.gpus.empty() || f.counts.empty()) __builtin_trap();
     for (const auto& run : f.runs) {

@@ -147,6 +147,15 @@ const RuntimeOverheads& Context::overheads() {
   return *overheads_;
 }
 
+const Stacks& Context::stacks() {
+  if (&catalog() == &builtin_catalog()) {
+    static const Stacks builtin = load_stacks(builtin_catalog());
+    return builtin;
+  }
+  if (!stacks_) stacks_ = std::make_unique<Stacks>(load_stacks(catalog()));
+  return *stacks_;
+}
+
 ModelPtr Context::resolve_model(const std::string& arg) {
   const Catalog& c = catalog();
   if (auto m = c.find_model(arg)) return m;

@@ -35,6 +35,8 @@ class Context {
   const Catalog& catalog();
   // The runtime overheads table of the catalog (data/runtime/overheads.yaml), parsed once.
   const RuntimeOverheads& overheads();
+  // The software stacks of the catalog (data/stacks/), parsed once.
+  const Stacks& stacks();
   // A catalog id, or a path to a Hugging Face config.json.
   ModelPtr resolve_model(const std::string& id_or_path);
   // A catalog id, or a path to a card file in the data/gpus schema.
@@ -63,6 +65,7 @@ class Context {
   const Catalog* catalog_ = nullptr;  // the shared built-in catalog, or own_
   std::unique_ptr<Catalog> own_;      // built when --data or a card file extends the catalog
   std::unique_ptr<RuntimeOverheads> overheads_;
+  std::unique_ptr<Stacks> stacks_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
 

@@ -26,7 +26,7 @@ RunsFile load_runs(Context& ctx, const std::string& path) {
   } else {
     text = ctx.read_file(path, "runs");
   }
-  RunsFile file = parse_runs_file(text, name, ctx.catalog(),
+  RunsFile file = parse_runs_file(text, name, ctx.catalog(), ctx.stacks(),
                                   [&](const std::string& m) { return ctx.resolve_model(m); });
   // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve), as `ftplan fit`
   // counts them: without them a plan's peaks and verdicts would differ from fit's.

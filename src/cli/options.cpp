@@ -47,10 +47,14 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option("--recompute", recompute,
                  "Activation checkpointing: none | selective | full (default full: gradient "
                  "checkpointing, as typical fine-tuning recipes (TRL, torchtune, Unsloth) enable)");
+  app.add_option("--stack", stack,
+                 "Software stack (ftplan stacks): hf | torchtune | torchtitan | unsloth | deepspeed "
+                 "| megatron | axolotl | llama-factory; what it runs where the run leaves it open "
+                 "(attention kernel, compilation, optimizer implementation) (default hf)");
   app.add_option("--attention", attention,
                  "Attention kernel: flash (FlashAttention, native GQA) | sdpa (PyTorch SDPA with "
-                 "K/V repeated to every head) | eager (keeps the s x s probabilities) (default "
-                 "flash)");
+                 "K/V repeated to every head) | eager (keeps the s x s probabilities) (default: "
+                 "the stack's; hf: sdpa)");
   app.add_option("--peak", peak,
                  "Peak to report and fit: allocated (memory held by tensors) | reserved (also the "
                  "caching allocator's reserve) (default reserved: an out-of-memory error happens "
@@ -93,12 +97,14 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.micro_batch = micro_batch;
   w.grad_accum = grad_accum;
   w.recompute = parse_recompute(recompute);
-  w.attention = parse_attention(attention);
+  w.stack = &ctx.stacks().find(stack);
+  w.attention = attention.empty() ? w.stack->attention : parse_attention(attention);
   w.peak = parse_peak_kind(peak);
   w.quant.block = quant_block;
   w.quant.second_block = quant_second_block;
   w.quant.double_quant = !no_double_quant;
   w.options = training;
+  w.options.compile = training.compile || w.stack->compile;
   w.options.loss_chunks = loss_chunks;
   w.overheads = &ctx.overheads();
   validate(w);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli.hpp"
+#include "workload/stack.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan::cli {
@@ -21,7 +22,8 @@ struct WorkloadOptions {
   long long micro_batch = 1;
   long long grad_accum = 1;
   std::string recompute = "full";
-  std::string attention = "flash";
+  std::string attention;  // empty: the stack's
+  std::string stack = std::string(Stacks::kDefaultStack);
   std::string peak = "reserved";
   int loss_chunks = 8;
   int quant_block = 64;

@@ -64,7 +64,63 @@ EfficiencyCurve parse_curve(StrictMap& parent, std::string_view key, std::string
   return c;
 }
 
+ArchitectureScale parse_architecture(StrictMap& m, const std::string& name) {
+  ArchitectureScale a;
+  a.architecture = name;
+  for (auto c : kAllOpClasses)
+    a.compute[static_cast<std::size_t>(c)] =
+        m.optional_number(op_class_name(c), 0.05, 5.0).value_or(1.0);
+  a.basis = m.required_string("basis");
+  m.finish();
+  return a;
+}
+
+HostCosts parse_host(StrictMap& m) {
+  HostCosts h;
+  h.seconds_per_launch = m.required_number("launch_us", 0, 1000) * 1e-6;
+  h.seconds_per_micro_batch = m.required_number("micro_batch_ms", 0, 100000) * 1e-3;
+  StrictMap launches = m.required_map("launches");
+  for (auto c : kAllOpClasses) {
+    const auto i = static_cast<std::size_t>(c);
+    StrictMap l = launches.required_map(op_class_name(c));
+    h.launches_eager[i] = l.required_number("eager", 0, 1000);
+    h.launches_compiled[i] = l.required_number("compiled", 0, 1000);
+    l.finish();
+  }
+  launches.finish();
+  h.basis = m.required_string("basis");
+  m.finish();
+  return h;
+}
+
+FitRecord parse_fit(StrictMap& m) {
+  FitRecord f;
+  f.runs = static_cast<int>(m.required_integer("runs", 1, 1000000));
+  f.sources = static_cast<int>(m.required_integer("sources", 1, 1000000));
+  f.median_abs_error = m.required_number("median_abs_error", 0, 100);
+  f.loso_median_abs_error = m.required_number("loso_median_abs_error", 0, 100);
+  f.error_low = m.required_number("error_low", -0.99, 100);
+  f.error_high = m.required_number("error_high", -0.99, 100);
+  if (f.error_low > f.error_high)
+    m.fail("error_low", fmt::format("error_low {} exceeds error_high {}", f.error_low,
+                                    f.error_high));
+  f.basis = m.required_string("basis");
+  m.finish();
+  return f;
+}
+
 }  // namespace
+
+const ArchitectureScale* EfficiencyTable::scale_for(std::string_view architecture) const {
+  for (const auto& a : architectures)
+    if (a.architecture == architecture) return &a;
+  return nullptr;
+}
+
+void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults) {
+  if (!table.host.present()) table.host = defaults.host;
+  if (!table.fit.present()) table.fit = defaults.fit;
+}
 
 EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& sources) {
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
@@ -82,6 +138,16 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
     m.finish();
   }
   classes.finish();
+  if (auto a = root.optional_map("architectures")) {
+    for (const auto& kv : a->node()) {
+      const std::string name = kv.first.as<std::string>();
+      StrictMap m = a->required_map(name);
+      t.architectures.push_back(parse_architecture(m, name));
+    }
+    a->finish();
+  }
+  if (auto h = root.optional_map("host")) t.host = parse_host(*h);
+  if (auto f = root.optional_map("fit")) t.fit = parse_fit(*f);
   root.finish();
   return t;
 }

@@ -39,6 +39,44 @@ struct ClassEfficiency {
   EfficiencyCurve memory;   // ranges keyed by MB (1e6 B) per call
 };
 
+// Multipliers of the compute fractions of one GPU architecture ("hopper"), per op class: what a
+// whole training step achieves on that architecture relative to the best-shape kernel figures
+// the curves hold (sustained clocks under power limits, kernels tuned for another generation).
+// Fitted to measured steps (ftplan calibrate fit); 1 where nothing was fitted.
+struct ArchitectureScale {
+  std::string architecture;
+  std::array<double, kOpClassCount> compute{};  // per OpClass
+  std::string basis;
+};
+
+// What the host adds to a step: PyTorch launches every kernel from the CPU (a fixed cost per
+// launch that hides behind GPU work only while the GPU is busier), and each micro-batch costs the
+// framework a fixed time (hooks, synchronisation, data loading, Python).
+struct HostCosts {
+  double seconds_per_launch = 0;       // CPU time to launch one kernel from eager PyTorch
+  double seconds_per_micro_batch = 0;  // fixed framework time per forward + backward
+  // Kernels one op's call launches, eager and compiled (torch.compile fuses element-wise chains).
+  std::array<double, kOpClassCount> launches_eager{};
+  std::array<double, kOpClassCount> launches_compiled{};
+  std::string basis;
+  bool present() const { return seconds_per_launch > 0 || seconds_per_micro_batch > 0; }
+};
+
+// How the table's fitted constants were obtained and how far its predictions scatter: the
+// quantiles of (predicted - measured) / measured over the runs it was checked on, each predicted
+// by constants fitted without that run's source (leave-one-source-out). Step-time ranges are
+// [time / (1 + high), time / (1 + low)] of throughput errors, i.e. what the measured runs spread.
+struct FitRecord {
+  int runs = 0;
+  int sources = 0;
+  double median_abs_error = 0;       // in sample
+  double loso_median_abs_error = 0;  // leave-one-source-out
+  double error_low = 0;              // 10th percentile of the signed throughput error (LOSO)
+  double error_high = 0;             // 90th percentile
+  std::string basis;
+  bool present() const { return runs > 0; }
+};
+
 struct EfficiencyTable {
   std::string name;
   std::string description;
@@ -47,6 +85,9 @@ struct EfficiencyTable {
   // measured, when and with what.
   CalibrationHeader calibration;
   std::array<ClassEfficiency, kOpClassCount> classes;
+  std::vector<ArchitectureScale> architectures;  // empty: every multiplier 1
+  HostCosts host;
+  FitRecord fit;
 
   bool is_calibration() const { return calibration.present(); }
   const std::string& card() const { return calibration.card; }
@@ -60,7 +101,17 @@ struct EfficiencyTable {
   double memory(OpClass c, Bytes bytes_per_call) const {
     return of(c).memory.at(bytes_per_call.value / 1e6);
   }
+  // The multipliers of an architecture ("hopper"); null: none fitted (all 1).
+  const ArchitectureScale* scale_for(std::string_view architecture) const;
+  double compute_scale(std::string_view architecture, OpClass c) const {
+    const ArchitectureScale* s = scale_for(architecture);
+    return s ? s->compute[static_cast<std::size_t>(c)] : 1.0;
+  }
 };
+
+// A calibration file measured on one card describes its kernels, not the host or the spread of
+// whole steps: it takes the defaults' host costs and fit record where it has none.
+void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults);
 
 // Parses a table (the defaults or a calibration file) strictly: every class present, fractions
 // in (0, 1], ranges ascending, every `source` defined in data/sources*.yaml.

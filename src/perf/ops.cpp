@@ -215,6 +215,7 @@ class Builder {
     out_.grad_accum = w.grad_accum;
     out_.layers = a_.layers;
     out_.precision = w.precision;
+    out_.compiled = w.options.compile;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
     base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
                                                                             : ComputeFormat::kBF16)
@@ -451,19 +452,25 @@ class Builder {
     const double b = static_cast<double>(w_.micro_batch);
     const double lse = kFp32 * T_ * heads;  // the log-sum-exp FlashAttention saves per row
     Op fwd, bwd;
-    if (w_.attention == Attention::kFlash) {
+    if (w_.attention != Attention::kEager) {
+      // PyTorch SDPA runs the same FlashAttention-2 kernels (PyTorch 2.2 and later) on K and V
+      // repeated to every query head (Hugging Face repeat_kv, torchtune's expand): the kernel
+      // reads them q_dim wide, and the copies are made (and their gradients summed back) first.
+      const bool repeated = w_.attention == Attention::kSdpa && kv < q;
+      if (repeated) emit_repeat_kv(name, q, kv, layers);
+      const double kv_read = repeated ? q : kv;
       // FlashAttention (Dao et al. 2022): tiles in on-chip memory, no s² traffic. QKᵀ and P·V
       // are 2·d FLOPs per (query, key) pair each; causal masking skips the masked tiles, and a
       // sliding window limits each query to its last W keys (Dao 2023, FlashAttention-2).
       const double pairs = causal_pairs(w_.seq, window) * b * heads;
       const double flops = 4 * d * pairs;
       fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward, flops,
-                      kAct * (2 * q + 2 * kv) + lse, layers);
+                      kAct * (2 * q + 2 * kv_read) + lse, layers);
       // Backward recomputes S = QKᵀ and computes dV, dP, dQ, dK: five products of the forward's
       // size against two, 2.5× the forward FLOPs (FlashAttention-2 §4 counts it so). Reads Q, K,
       // V, O, dO and the log-sum-exp; writes dQ, dK, dV.
       bwd = vector_op(name + ".bwd", OpClass::kAttention, Phase::kBackward, 2.5 * flops,
-                      kAct * (3 * q + 2 * kv) + lse + kAct * (q + 2 * kv), layers);
+                      kAct * (3 * q + 2 * kv_read) + lse + kAct * (q + 2 * kv_read), layers);
     } else {
       // Eager attention (Hugging Face "eager"): the full s×s score matrix per head is computed
       // (the mask is applied, not skipped), written and read back. Forward: write S, read S and
@@ -487,6 +494,15 @@ class Builder {
     attention_fwd_.push_back(fwd);
     forward(std::move(fwd));
     backward_group({std::move(bwd)});
+  }
+
+  // K and V repeated from kv_dim to q_dim wide before SDPA: read K and V, write the copies; the
+  // backward pass sums the copies' gradients back (read 2·q, write 2·kv).
+  void emit_repeat_kv(const std::string& name, double q, double kv, std::int64_t layers) {
+    forward(vector_op(name + ".repeat_kv.fwd", OpClass::kElementwise, Phase::kForward, 0,
+                      kAct * (2 * kv + 2 * q), layers));
+    backward_group({vector_op(name + ".repeat_kv.bwd", OpClass::kElementwise, Phase::kBackward,
+                              2 * q, kAct * (2 * q + 2 * kv), layers)});
   }
 
   void emit_residuals() {
@@ -665,16 +681,25 @@ class Builder {
     // One pass over the trained states: reads weight, gradient, master copy and optimizer
     // states; writes weight, master copy and states back (a fused multi-tensor update), priced
     // per trained tensor by the optimizer table.
-    double flops = 0, bytes = 0;
+    double flops = 0, bytes = 0, tensors = 0;
     for (const TrainedMatrix& m : set_.trained) {
       const OptimizerCost c = optimizer_cost(w_.optimizer, m);
       const double read = c.weight_bytes + c.gradient_bytes + c.master_bytes + c.state_bytes;
       const double written = c.weight_bytes + c.master_bytes + c.state_bytes;
       flops += c.update_flops;
       bytes += row_for(w_.optimizer, m).memory_passes * (read + written);
+      tensors += static_cast<double>(m.copies);
     }
-    out_.ops.push_back(
-        vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer, flops, bytes, 1));
+    // The stack's implementation: multi-pass kernels move the states several times, per-tensor
+    // loops launch kernels per trained tensor.
+    Op update =
+        vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer, flops, bytes, 1);
+    if (w_.stack) {
+      update.bytes = update.bytes * w_.stack->optimizer_passes;
+      if (w_.stack->optimizer_launches_per_tensor > 0)
+        update.launches = w_.stack->optimizer_launches_per_tensor * tensors;
+    }
+    out_.ops.push_back(std::move(update));
     emit_orthogonalization();
   }
 

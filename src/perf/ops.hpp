@@ -88,6 +88,9 @@ struct Op {
   std::int64_t count = 1;    // executions per micro-batch (optimizer: per step)
   GemmShape gemm;            // GEMMs and adapter products; m = 0 otherwise
   bool model_flops = false;  // counts towards the useful model FLOPs (MFU numerator)
+  // Kernel launches per execution; negative: as its class launches (the efficiency table's host
+  // costs, eager or compiled).
+  double launches = -1;
 
   double intensity() const { return ftplan::intensity(flops, bytes); }
   Flops total_flops() const { return flops * static_cast<double>(count); }
@@ -105,6 +108,7 @@ struct StepOps {
   TensorPrecision mfu_precision = TensorPrecision::kBF16;
   // Tensor precisions any op runs at (bit i = TensorPrecision i): what a card must publish.
   std::uint32_t tensor_precisions_used = 0;
+  bool compiled = false;  // torch.compile or fused kernels: fewer launches per op
 
   // Sums per micro-batch over the forward, backward and recompute phases (not the optimizer).
   Flops micro_batch_flops() const;

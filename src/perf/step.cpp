@@ -21,7 +21,8 @@ OpTiming time_op(const Op& op, const Device& d, const EfficiencyTable& e) {
   const auto rate = rate_for(op, d);
   assert(rate && rate->value > 0);
   OpTiming t;
-  t.compute_efficiency = e.compute(op.op_class, op.flops);
+  t.compute_efficiency = e.compute(op.op_class, op.flops) *
+                         (d.gpu ? e.compute_scale(d.gpu->architecture, op.op_class) : 1.0);
   t.memory_efficiency = e.memory(op.op_class, op.bytes);
   t.roofline = roofline_time(op.flops, *rate, t.compute_efficiency, op.bytes, d.bandwidth,
                              t.memory_efficiency);
@@ -40,6 +41,10 @@ PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
                                               : PreparedStep::kVectorRate;
     it.op_class = op.op_class;
     it.phase = op.phase;
+    const auto c = static_cast<std::size_t>(op.op_class);
+    it.launches = op.launches >= 0
+                      ? op.launches
+                      : (ops.compiled ? e.host.launches_compiled[c] : e.host.launches_eager[c]);
     p.items.push_back(it);
     if (op.phase == Phase::kOptimizer)
       p.optimizer_flops += op.total_flops();
@@ -52,6 +57,11 @@ PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
   p.mfu_precision = ops.mfu_precision;
   p.tensor_precisions_used = ops.tensor_precisions_used;
   p.model_flops_per_micro_batch = ops.model_flops_per_micro_batch();
+  p.seconds_per_launch = e.host.seconds_per_launch;
+  p.seconds_per_micro_batch = e.host.seconds_per_micro_batch;
+  p.architectures = e.architectures;
+  p.error_low = e.fit.error_low;
+  p.error_high = e.fit.error_high;
   return p;
 }
 
@@ -83,12 +93,26 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
   }
   s.peak = FlopsPerSecond(rate[static_cast<std::size_t>(p.mfu_precision)]);
 
+  // The architecture's multipliers of the compute fractions (1 where none were fitted).
+  std::array<double, kOpClassCount> scale;
+  scale.fill(1.0);
+  if (d.gpu)
+    for (const auto& a : p.architectures)
+      if (a.architecture == d.gpu->architecture) scale = a.compute;
+
   const double accum = static_cast<double>(p.grad_accum);
+  // Launch time per host phase: forward, backward (recompute included), optimizer.
+  std::array<double, 3> launch_seconds{};
   for (const auto& it : p.items) {
     // The roofline at full peak of the work already divided by the efficiencies.
-    const RooflineTime t = roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate]), 1.0,
-                                         Bytes(it.memory_work), d.bandwidth, 1.0);
+    const auto cls = static_cast<std::size_t>(it.op_class);
+    const RooflineTime t =
+        roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate] * scale[cls]), 1.0,
+                      Bytes(it.memory_work), d.bandwidth, 1.0);
     const Seconds once = t.time() * it.calls;
+    const std::size_t host_phase =
+        it.phase == Phase::kForward ? 0 : (it.phase == Phase::kOptimizer ? 2 : 1);
+    launch_seconds[host_phase] += it.launches * it.calls * p.seconds_per_launch;
     // Micro-batch ops run grad_accum times per step; the optimizer update once.
     const Seconds per_step = it.phase == Phase::kOptimizer ? once : once * accum;
     switch (it.phase) {
@@ -116,13 +140,27 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
       s.memory_bound_seconds += per_step;
     }
   }
-  s.micro_batch = s.forward + s.backward;
+  // The host launches kernels ahead of the GPU; the GPU waits only where a phase's launches take
+  // longer than its kernels run. The framework's fixed time per micro-batch adds to it.
+  const auto exposed = [](double launches, Seconds gpu) {
+    return Seconds(launches > gpu.value ? launches - gpu.value : 0.0);
+  };
+  s.host = exposed(launch_seconds[0], s.forward) + exposed(launch_seconds[1], s.backward) +
+           Seconds(p.seconds_per_micro_batch);
+  const Seconds optimizer_host = exposed(launch_seconds[2], s.optimizer);
+  s.optimizer += optimizer_host;
+  s.micro_batch = s.forward + s.backward + s.host;
   s.step = s.micro_batch * accum + s.optimizer;
+  s.host_seconds = s.host * accum + optimizer_host;
+  s.step_low = s.step * (1 + p.error_low);
+  s.step_high = s.step * (1 + p.error_high);
   s.hardware_flops = p.hardware_flops_per_micro_batch * accum + p.optimizer_flops;
   s.model_flops = p.model_flops_per_micro_batch * accum;
   s.tokens = p.tokens_per_micro_batch * p.grad_accum;
   if (s.step.value > 0) {
     s.tokens_per_second = static_cast<double>(s.tokens) / s.step.value;
+    s.tokens_per_second_low = static_cast<double>(s.tokens) / s.step_high.value;
+    s.tokens_per_second_high = static_cast<double>(s.tokens) / s.step_low.value;
     s.mfu = s.model_flops.value / (s.step.value * s.peak.value);
   }
   return s;

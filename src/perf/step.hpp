@@ -35,7 +35,10 @@ struct StepEstimate {
   Seconds forward;    // the forward pass
   Seconds backward;   // the backward pass, recomputation included
   Seconds recompute;  // the part of `backward` that re-runs forward work
-  Seconds micro_batch;
+  // The host's share of a micro-batch: kernel launches the GPU waits for (where launching the
+  // phase's kernels takes longer than running them) and the framework's fixed time.
+  Seconds host;
+  Seconds micro_batch;  // forward + backward + host
   // Per optimizer step: grad_accum micro-batches + one update.
   Seconds optimizer;
   Seconds step;
@@ -44,6 +47,11 @@ struct StepEstimate {
   std::array<Seconds, kPhaseCount> phase_seconds{};                  // per step
   Seconds compute_bound_seconds;  // per step: ops whose compute time wins
   Seconds memory_bound_seconds;
+  Seconds host_seconds;  // per step: host time the GPU waits for (launches, framework)
+  // The spread of measured steps around the prediction (the efficiency table's fit record):
+  // step time and tokens per second as ranges; equal to the figure where nothing was fitted.
+  Seconds step_low, step_high;
+  double tokens_per_second_low = 0, tokens_per_second_high = 0;
 
   Flops hardware_flops;     // per step, recomputation included
   Flops model_flops;        // per step (StepOps::model_flops_per_micro_batch × grad_accum)
@@ -82,6 +90,7 @@ struct PreparedStep {
     std::uint8_t rate = 0;    // TensorPrecision index, or kVectorRate
     OpClass op_class = OpClass::kGemm;
     Phase phase = Phase::kForward;
+    double launches = 0;  // kernel launches per call
   };
   std::vector<Item> items;
   std::int64_t tokens_per_micro_batch = 0;
@@ -92,6 +101,11 @@ struct PreparedStep {
   Flops model_flops_per_micro_batch;
   Flops hardware_flops_per_micro_batch;  // forward, backward and recompute
   Flops optimizer_flops;                 // per step
+  // The table's host costs and per-architecture multipliers, and its error range.
+  double seconds_per_launch = 0;
+  double seconds_per_micro_batch = 0;
+  std::vector<ArchitectureScale> architectures;
+  double error_low = 0, error_high = 0;
 };
 PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e);
 

@@ -12,8 +12,11 @@ PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTa
   d.comm.link_calibrations = std::move(links);
   d.overheads = load_runtime_overheads(catalog);
   d.formats = load_training_formats(catalog);
-  d.default_efficiency = ftplan::default_efficiency(catalog);
+  d.stacks = load_stacks(catalog);
+  const EfficiencyTable defaults = ftplan::default_efficiency(catalog);
+  d.default_efficiency = defaults;
   for (auto& t : calibrations) {
+    inherit_host_and_fit(t, defaults);
     if (t.is_calibration())
       d.calibrations.push_back(std::move(t));
     else

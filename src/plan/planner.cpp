@@ -129,6 +129,7 @@ std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
 Workload planned_workload(const PlannedRun& run, const PlanningData& data) {
   Workload w = run.workload;
   if (!w.overheads) w.overheads = &data.overheads;
+  if (!w.stack) w.stack = &data.stacks.fallback();
   return w;
 }
 

@@ -32,6 +32,8 @@ const std::vector<std::string>& run_keys() {
                                                 "micro_batch",
                                                 "recompute",
                                                 "attention",
+                                                "stack",
+                                                "compile",
                                                 "global_batch",
                                                 "tokens",
                                                 "epochs",
@@ -71,7 +73,8 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
   return out;
 }
 
-PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& resolve) {
+PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
+                    const ModelResolver& resolve) {
   PlannedRun run;
   run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
   run.name = r.required_string("name");
@@ -98,6 +101,10 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& r
     w.optimizer = guarded("optimizer", [&] { return parse_optimizer(*v); });
   if (auto v = r.optional_string("precision"))
     w.precision = guarded("precision", [&] { return parse_compute_format(*v); });
+  const std::string stack = r.optional_string("stack").value_or(std::string(Stacks::kDefaultStack));
+  w.stack = guarded("stack", [&] { return &stacks.find(stack, "stack"); });
+  w.attention = w.stack->attention;
+  w.options.compile = r.optional_bool("compile").value_or(w.stack->compile);
   if (auto v = r.optional_string("attention"))
     w.attention = guarded("attention", [&] { return parse_attention(*v); });
   if (auto v = r.optional_string("recompute")) {
@@ -148,7 +155,7 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const ModelResolver& r
 }  // namespace
 
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
-                         const ModelResolver& resolve) {
+                         const Stacks& stacks, const ModelResolver& resolve) {
   RunsFile out;
   out.file = file;
   StrictMap root(parse_yaml_document(text, file), file, "");
@@ -245,7 +252,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
         if (!own) merged[key] = kv.second;
       }
     StrictMap r(merged, file, path);
-    out.runs.push_back(read_run(r, catalog, resolve));
+    out.runs.push_back(read_run(r, catalog, stacks, resolve));
   }
   root.finish();
   return out;

@@ -51,8 +51,10 @@ using ModelResolver = std::function<ModelPtr(const std::string& id_or_path)>;
 
 // Strict: unknown key, wrong type, out-of-range value, unknown model or GPU → UserError naming the
 // file, the line and the key.
+// A run's `stack` (default hf) is one of `stacks`; it decides what the run leaves open
+// (attention kernel, compilation).
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
-                         const ModelResolver& resolve_model);
+                         const Stacks& stacks, const ModelResolver& resolve_model);
 
 // The built-in default: examples/seed-runs.yaml, the seed article's runs.
 inline constexpr std::string_view kSeedRunsPath = "examples/seed-runs.yaml";

@@ -13,6 +13,7 @@
 #include "core/choices.hpp"
 #include "model/model.hpp"
 #include "workload/optimizer.hpp"
+#include "workload/stack.hpp"
 
 namespace ftplan {
 
@@ -69,6 +70,9 @@ struct Workload {
   // Runtime overheads (CUDA context, workspaces, allocator reserve) as read from the data; null:
   // none counted (a Workload built by hand in code; the CLI and the tests always set it).
   const RuntimeOverheads* overheads = nullptr;
+  // The software stack it runs on (data/stacks/); null: none (a workload built by hand in code:
+  // the optimizer update is one fused pass and no host cost is counted).
+  const StackProfile* stack = nullptr;
 
   std::int64_t tokens_per_micro_batch() const { return seq * micro_batch; }
 };

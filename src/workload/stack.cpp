@@ -1,0 +1,93 @@
+#include "workload/stack.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "catalog/strict_yaml.hpp"
+#include "core/error.hpp"
+#include "core/name_table.hpp"
+
+namespace ftplan {
+
+namespace {
+
+constexpr NameTable<OptimizerImpl, 3> kImpls{{{
+    {OptimizerImpl::kFused, "fused"},
+    {OptimizerImpl::kForeach, "foreach"},
+    {OptimizerImpl::kForLoop, "for-loop"},
+}}};
+
+}  // namespace
+
+std::string_view optimizer_impl_name(OptimizerImpl i) { return kImpls.name(i); }
+
+const std::vector<std::string>& optimizer_impl_names() {
+  static const std::vector<std::string> names = kImpls.names();
+  return names;
+}
+
+StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
+  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StackProfile s;
+  s.file = file.path;
+  s.name = root.required_string("name");
+  s.title = root.required_string("title");
+  s.attention = parse_attention(root.required_choice("attention", attention_names()), "attention");
+  s.compile = root.required_bool("compile");
+  StrictMap opt = root.required_map("optimizer");
+  s.optimizer = kImpls.parse(opt.required_choice("implementation", optimizer_impl_names()),
+                             "optimizer implementation", opt.where("implementation"));
+  s.optimizer_passes = opt.required_number("memory_passes", 1, 20);
+  s.optimizer_launches_per_tensor = opt.optional_number("launches_per_tensor", 0, 100).value_or(0);
+  s.optimizer_basis = opt.required_string("basis");
+  opt.finish();
+  s.note = root.optional_string("note").value_or("");
+  s.sources = read_source_ids(root, sources);
+  root.finish();
+  return s;
+}
+
+const StackProfile& Stacks::find(std::string_view name, std::string_view field) const {
+  for (const auto& p : profiles)
+    if (p.name == name) return p;
+  throw_unknown_name("software stack", field, name, names());
+}
+
+std::vector<std::string> Stacks::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : profiles)
+    out.push_back(p.name);
+  return out;
+}
+
+Stacks load_stacks(const Catalog& catalog) {
+  Stacks s;
+  for (const DataFile* f : catalog.files_under("stacks")) {
+    StackProfile p = parse_stack(*f, catalog.sources());
+    const std::string expected = fmt::format("{}.yaml", p.name);
+    if (!f->path.ends_with(expected))
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: key 'name' ({}) must match the file name", f->path, p.name),
+                      "name");
+    for (const auto& q : s.profiles)
+      if (q.name == p.name)
+        throw UserError(ErrorCode::kBadFile,
+                        fmt::format("{}: stack '{}' is defined twice ({})", f->path, p.name, q.file),
+                        "name");
+    s.profiles.push_back(std::move(p));
+  }
+  std::sort(s.profiles.begin(), s.profiles.end(), [](const auto& a, const auto& b) {
+    if ((a.name == Stacks::kDefaultStack) != (b.name == Stacks::kDefaultStack))
+      return a.name == Stacks::kDefaultStack;
+    return a.name < b.name;
+  });
+  if (s.profiles.empty() || s.profiles.front().name != Stacks::kDefaultStack)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("data/stacks/{}.yaml is missing: the default software stack",
+                                Stacks::kDefaultStack),
+                    "data");
+  return s;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,57 @@
+// Software stacks as data (data/stacks/*.yaml): what a training framework runs for the choices a
+// run leaves open: the attention kernel, whether the model is compiled, how the optimizer update
+// is implemented. The step model reads the profile (perf/ops, perf/step); the constants fitted to
+// measured runs live in the efficiency table (data/efficiency/default.yaml), not here.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "core/choices.hpp"
+
+namespace ftplan {
+
+// How the optimizer update runs: one fused kernel over all tensors (torch fused=True, DeepSpeed
+// FusedAdam, bitsandbytes 8-bit kernels), multi-tensor element-wise kernels (torch foreach, the
+// default on CUDA) or one set of kernels per tensor (foreach=False).
+enum class OptimizerImpl { kFused, kForeach, kForLoop };
+std::string_view optimizer_impl_name(OptimizerImpl i);
+const std::vector<std::string>& optimizer_impl_names();
+
+struct StackProfile {
+  std::string name;   // "hf"
+  std::string title;  // "Hugging Face Transformers Trainer (TRL, PEFT)"
+  std::string file;
+  Attention attention = Attention::kSdpa;  // the kernel its attention runs unless --attention
+  bool compile = false;                    // torch.compile on unless the run says otherwise
+  OptimizerImpl optimizer = OptimizerImpl::kForeach;
+  // Memory passes of the update relative to one fused pass (each foreach kernel reads and writes
+  // its operands once).
+  double optimizer_passes = 1;
+  std::string optimizer_basis;
+  // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
+  double optimizer_launches_per_tensor = 0;
+  std::string note;
+  std::vector<std::string> sources;
+};
+
+using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
+
+// Parses one profile strictly (unknown keys, names and source ids are errors naming the file).
+StackProfile parse_stack(const DataFile& file, const SourceTable& sources);
+
+// Every profile under data/stacks/ of the catalog, sorted by name; the default first.
+struct Stacks {
+  std::vector<StackProfile> profiles;
+  // The profile named `name` (UserError naming `field` and the closest name otherwise).
+  const StackProfile& find(std::string_view name, std::string_view field = "stack") const;
+  const StackProfile& fallback() const { return find(kDefaultStack); }
+  std::vector<std::string> names() const;
+  static constexpr std::string_view kDefaultStack = "hf";
+};
+Stacks load_stacks(const Catalog& catalog);
+
+}  // namespace ftplan
