@@ -1,10 +1,12 @@
 // The memory model against published measurements (data/measured/published.yaml): the errors are
-// computed by the code under test from the sources' figures, not stored. And the strictness of
-// the measured-runs parser on a user's file.
+// computed by the code under test from the sources' figures, not stored. The strictness of the
+// measured-runs parser on a user's file, and the runs' throughput figures and software stacks.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/error.hpp"
 #include "memory/measured_runs.hpp"
@@ -22,10 +24,11 @@ std::vector<MeasuredRun> published_runs() {
 TEST(Validation, PublishedRunsMedianWithin15PercentNoneWorseThan30) {
   const std::vector<MeasuredRun> runs = published_runs();
   const ValidationReport r = validate_runs(runs);
-  // Every starred row of the reference file is there, predicted or skipped with a reason.
-  EXPECT_EQ(runs.size(), 20u);
-  EXPECT_EQ(r.overall.rows + r.skipped, 20);
-  EXPECT_GE(r.overall.rows, 15);
+  // Every starred row of the reference file is there, predicted or skipped with a reason, and
+  // the further rows with a memory figure; the 23 runs with only a throughput are not listed.
+  EXPECT_EQ(runs.size(), 50u);
+  EXPECT_EQ(r.overall.rows + r.skipped, 27);
+  EXPECT_GE(r.overall.rows, 20);
   EXPECT_LE(r.overall.median_abs_error, 0.15);
   EXPECT_LE(r.overall.worst_abs_error, 0.30) << "worst: " << r.overall.worst_id;
   for (const auto& row : r.rows) {
@@ -185,6 +188,179 @@ TEST(Validation, ASkipReasonTakesAModelOutsideTheCatalog) {
   EXPECT_TRUE(r.rows[0].skipped);
   EXPECT_EQ(r.rows[0].reason, "not in the catalog");
   EXPECT_EQ(r.overall.rows, 0);
+}
+
+// Throughput figures and the software stack: read strictly, each unit kept as the source states it.
+std::string with_throughput(const std::string& body) {
+  return with("    unit: GB\n", "    unit: GB\n    stack: torchtune\n    throughput:\n" + body);
+}
+
+TEST(ValidationThroughput, EachUnitIsRead) {
+  struct Case {
+    const char* unit;
+    double value;
+    ThroughputUnit expected;
+  };
+  for (const Case& c :
+       {Case{"tokens_per_second_per_gpu", 1650, ThroughputUnit::kTokensPerSecondPerGpu},
+        Case{"tokens_per_second", 9541, ThroughputUnit::kTokensPerSecond},
+        Case{"step_seconds", 26.92, ThroughputUnit::kStepSeconds},
+        Case{"mfu", 0.514, ThroughputUnit::kMfu}}) {
+    const std::string text = with_throughput(fmt::format(
+        "      value: {}\n      unit: {}\n      stated_per_gpu: false\n      note: \"how\"\n",
+        c.value, c.unit));
+    const auto runs =
+        parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+    ASSERT_EQ(runs.size(), 1u);
+    ASSERT_TRUE(runs[0].throughput.has_value()) << c.unit;
+    const MeasuredThroughput& t = *runs[0].throughput;
+    EXPECT_EQ(t.unit, c.expected);
+    EXPECT_EQ(throughput_unit_name(t.unit), c.unit);
+    EXPECT_NEAR(t.value, c.value, 1e-9);
+    EXPECT_FALSE(t.stated_per_gpu);
+    EXPECT_EQ(t.note, "how");
+    EXPECT_TRUE(t.skip.empty());
+    ASSERT_TRUE(runs[0].stack.has_value());
+    EXPECT_EQ(*runs[0].stack, TrainingStack::kTorchtune);
+    EXPECT_TRUE(runs[0].settings_complete);
+    // A run with both figures stays in the memory comparison.
+    EXPECT_FALSE(runs[0].throughput_only);
+    EXPECT_EQ(validate_runs(runs).overall.rows, 1);
+  }
+}
+
+TEST(ValidationThroughput, StacksAndDefaults) {
+  EXPECT_EQ(training_stack_names().size(), 8u);
+  EXPECT_EQ(training_stack_name(TrainingStack::kLlamaFactory), "llama-factory");
+  EXPECT_EQ(training_stack_name(TrainingStack::kHf), "hf");
+  const std::string text =
+      with_throughput("      value: 7174\n      unit: tokens_per_second_per_gpu\n")
+          .replace(std::string(kGoodRun).find("    micro_batch"), 0, "    seq_mean: 209.9\n");
+  const auto runs =
+      parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+  EXPECT_TRUE(runs[0].throughput->stated_per_gpu);  // the default
+  ASSERT_TRUE(runs[0].seq_mean.has_value());
+  EXPECT_NEAR(*runs[0].seq_mean, 209.9, 1e-9);
+  EXPECT_FALSE(
+      parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(), test::overheads())[0]
+          .throughput.has_value());
+}
+
+TEST(ValidationThroughput, ParsedStrictly) {
+  const std::string good = "      value: 1650\n      unit: tokens_per_second_per_gpu\n";
+  // An unknown unit or stack names the closest valid one.
+  const std::string unit =
+      parse_error(with_throughput("      value: 1650\n      unit: tokens_per_second_per_gp\n"));
+  EXPECT_NE(unit.find("my-runs.yaml: key 'runs[0].throughput.unit'"), std::string::npos) << unit;
+  EXPECT_NE(unit.find("unknown value 'tokens_per_second_per_gp'; did you mean "
+                      "tokens_per_second_per_gpu"),
+            std::string::npos)
+      << unit;
+  const std::string stack =
+      parse_error(with("    unit: GB\n", "    unit: GB\n    stack: torchtun\n"));
+  EXPECT_NE(stack.find("key 'runs[0].stack'"), std::string::npos) << stack;
+  EXPECT_NE(stack.find("unknown value 'torchtun'; did you mean torchtune"), std::string::npos)
+      << stack;
+  // A value not above 0, an MFU above 1.
+  const std::string negative =
+      parse_error(with_throughput("      value: -5\n      unit: tokens_per_second\n"));
+  EXPECT_NE(negative.find("key 'runs[0].throughput.value'"), std::string::npos) << negative;
+  EXPECT_NE(negative.find("a throughput must be above 0, got -5"), std::string::npos) << negative;
+  EXPECT_NE(parse_error(with_throughput("      value: 0\n      unit: step_seconds\n"))
+                .find("a throughput must be above 0, got 0"),
+            std::string::npos);
+  const std::string mfu = parse_error(with_throughput("      value: 51.4\n      unit: mfu\n"));
+  EXPECT_NE(mfu.find("key 'runs[0].throughput.value'"), std::string::npos) << mfu;
+  EXPECT_NE(mfu.find("an MFU is a fraction from 0 to 1, got 51.4"), std::string::npos) << mfu;
+  // Unknown keys, wrong types, missing keys.
+  EXPECT_NE(parse_error(with_throughput(good + "      per_gpu: true\n"))
+                .find("key 'runs[0].throughput.per_gpu'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with_throughput("      value: fast\n      unit: mfu\n"))
+                .find("expected a number, got"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with_throughput("      value: 1650\n")).find("runs[0].throughput.unit"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("    unit: GB\n", "    unit: GB\n    throughput: 1650\n"))
+                .find("expected a map of keys"),
+            std::string::npos);
+  // A throughput needs its stack; the mean tokens per sample cannot exceed the sequence.
+  EXPECT_NE(parse_error(with("    unit: GB\n", "    unit: GB\n    throughput:\n" + good))
+                .find("needs the software stack"),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("    seq: 1024\n", "    seq: 1024\n    seq_mean: 2000\n"))
+                .find("exceed the sequence length"),
+            std::string::npos);
+}
+
+TEST(ValidationThroughput, AThroughputOnlyRunIsNotInTheMemoryComparison) {
+  const std::string only =
+      with_throughput("      value: 3083\n      unit: tokens_per_second_per_gpu\n")
+          .replace(std::string(kGoodRun).find("    measured: 12.5"),
+                   std::string("    measured: 12.5\n").size(), "    measured: null\n");
+  const auto runs =
+      parse_measured_runs({"my-runs.yaml", only, {}}, test::catalog(), test::overheads());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].throughput_only);
+  EXPECT_TRUE(runs[0].settings_complete);  // the step model can read its settings
+  EXPECT_EQ(runs[0].workload.seq, 1024);
+  EXPECT_EQ(runs[0].placement.gpu->id, "l40s");
+  const ValidationReport r = validate_runs(runs);
+  EXPECT_TRUE(r.rows.empty());
+  EXPECT_EQ(r.skipped, 0);
+  EXPECT_EQ(r.overall.rows, 0);
+  // Its throughput is compared, so it states the settings the step model reads ...
+  std::string no_seq = only;
+  no_seq.erase(no_seq.find("    seq: 1024\n"), std::string("    seq: 1024\n").size());
+  EXPECT_NE(parse_error(no_seq).find("required for a run whose throughput is compared"),
+            std::string::npos);
+  // ... unless the throughput carries a skip reason.
+  const std::string skipped = no_seq + "      skip: \"sequence length not stated\"\n";
+  const auto runs2 =
+      parse_measured_runs({"my-runs.yaml", skipped, {}}, test::catalog(), test::overheads());
+  EXPECT_EQ(runs2[0].throughput->skip, "sequence length not stated");
+  EXPECT_FALSE(runs2[0].settings_complete);
+  EXPECT_TRUE(validate_runs(runs2).rows.empty());
+}
+
+TEST(ValidationThroughput, PublishedRunsCarryTheirSpeed) {
+  const std::vector<MeasuredRun> runs = published_runs();
+  auto find = [&](const std::string& id) -> const MeasuredRun& {
+    for (const auto& run : runs)
+      if (run.id == id) return run;
+    ADD_FAILURE() << id << " not listed";
+    return runs.front();
+  };
+  int with_throughput = 0;
+  int compared = 0;
+  std::set<std::string> sources;
+  for (const auto& run : runs) {
+    if (!run.throughput) continue;
+    ++with_throughput;
+    sources.insert(run.source);
+    EXPECT_TRUE(run.stack.has_value()) << run.id;
+    if (run.throughput->skip.empty()) {
+      ++compared;
+      EXPECT_TRUE(run.settings_complete) << run.id;
+    }
+  }
+  EXPECT_GE(with_throughput, 35);
+  EXPECT_GE(sources.size(), 6u);
+  EXPECT_GE(compared, 20);
+  EXPECT_NEAR(find("A1").throughput->value, 1650, 1e-9);
+  EXPECT_EQ(*find("A1").stack, TrainingStack::kTorchtune);
+  EXPECT_FALSE(find("A7").throughput->stated_per_gpu);
+  EXPECT_NEAR(*find("E2").seq_mean, 210, 1);
+  EXPECT_EQ(*find("E2").stack, TrainingStack::kHf);
+  EXPECT_EQ(find("P2").throughput->unit, ThroughputUnit::kMfu);
+  EXPECT_NEAR(find("P2").throughput->value, 0.514, 1e-9);
+  EXPECT_EQ(find("X2").throughput->unit, ThroughputUnit::kTokensPerSecond);
+  EXPECT_NE(find("T8").throughput->skip.find("tensor parallelism"), std::string::npos);
+  EXPECT_TRUE(find("U1").throughput_only);
+  // Throughput-only rows stay out of the memory table.
+  const ValidationReport r = validate_runs(runs);
+  for (const auto& row : r.rows)
+    EXPECT_FALSE(row.run->throughput_only) << row.run->id;
 }
 
 }  // namespace

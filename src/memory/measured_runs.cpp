@@ -27,6 +27,26 @@ MeasuredPeak peak_from_name(const std::string& s) {
   return MeasuredPeak::kNvidiaSmi;
 }
 
+// Reads a run's `throughput` map strictly.
+MeasuredThroughput read_throughput(StrictMap& t) {
+  MeasuredThroughput out;
+  const double value = t.required_number("value", -1e12, 1e12);
+  const std::string unit = t.required_choice("unit", throughput_unit_names());
+  out.stated_per_gpu = t.optional_bool("stated_per_gpu").value_or(true);
+  out.note = t.optional_string("note").value_or("");
+  out.skip = t.optional_string("skip").value_or("");
+  t.finish();
+  const auto& names = throughput_unit_names();
+  out.unit =
+      static_cast<ThroughputUnit>(std::find(names.begin(), names.end(), unit) - names.begin());
+  if (value <= 0) t.fail("value", fmt::format("a throughput must be above 0, got {}", value));
+  if (out.unit == ThroughputUnit::kMfu && value > 1)
+    t.fail("value",
+           fmt::format("an MFU is a fraction from 0 to 1, got {} (write 51.4 % as 0.514)", value));
+  out.value = value;
+  return out;
+}
+
 // Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
 template <class F>
 auto at_key(StrictMap& m, std::string_view key, F f) -> decltype(f()) {
@@ -72,6 +92,27 @@ ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::strin
 
 std::string_view measured_peak_name(MeasuredPeak k) {
   return peak_names()[static_cast<std::size_t>(k)];
+}
+
+const std::vector<std::string>& training_stack_names() {
+  static const std::vector<std::string> names = {"hf",      "torchtune",    "torchtitan",
+                                                 "unsloth", "deepspeed",    "megatron",
+                                                 "axolotl", "llama-factory"};
+  return names;
+}
+
+std::string_view training_stack_name(TrainingStack s) {
+  return training_stack_names()[static_cast<std::size_t>(s)];
+}
+
+const std::vector<std::string>& throughput_unit_names() {
+  static const std::vector<std::string> names = {"tokens_per_second_per_gpu", "tokens_per_second",
+                                                 "step_seconds", "mfu"};
+  return names;
+}
+
+std::string_view throughput_unit_name(ThroughputUnit u) {
+  return throughput_unit_names()[static_cast<std::size_t>(u)];
 }
 
 Bytes MeasuredRun::measured_bytes() const {
@@ -121,7 +162,25 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     run.peak_stated = r.optional_bool("peak_stated").value_or(true);
     run.measured = r.optional_number("measured", 1e-6, 1e6);
     run.unit = r.optional_choice("unit", {"GB", "GiB"}).value_or("");
+    if (const auto stack = r.optional_choice("stack", training_stack_names())) {
+      const auto& names = training_stack_names();
+      run.stack =
+          static_cast<TrainingStack>(std::find(names.begin(), names.end(), *stack) - names.begin());
+    }
+    if (auto t = r.optional_map("throughput")) run.throughput = read_throughput(*t);
+    run.seq_mean = r.optional_number("seq_mean", 1e-3, 1 << 24);
     r.finish();
+
+    if (run.seq_mean && seq && *run.seq_mean > static_cast<double>(*seq))
+      r.fail("seq_mean", fmt::format("the mean tokens per sample ({}) exceed the sequence "
+                                     "length ({})",
+                                     *run.seq_mean, *seq));
+    if (run.throughput && !run.stack)
+      r.fail("stack", "a run with a throughput needs the software stack it ran on");
+    // A throughput the step model is to reproduce needs every setting, like a predicted memory
+    // figure.
+    const bool throughput_compared = run.throughput && run.throughput->skip.empty();
+    run.throughput_only = run.throughput && !run.measured && !explicit_skip;
 
     if (run.measured && run.unit.empty())
       r.fail("unit", "a run with a measured figure needs its unit: GB or GiB");
@@ -129,12 +188,18 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
 
     if (explicit_skip) {
       run.skip = *explicit_skip;
+    } else if (run.throughput_only) {
+      run.skip = "no memory figure (a throughput measurement)";
     } else if (!run.measured) {
       run.skip = "the source gives no memory figure for this run";
     } else if (!seq) {
       run.skip = "the source does not state the sequence length (unpacked data, padded per batch)";
     }
     if (explicit_skip) {  // settings outside the model: names are not resolved
+      if (throughput_compared)
+        r.fail("skip",
+               "a run whose names are not resolved cannot have its throughput compared (give "
+               "the throughput a 'skip' reason too)");
       runs.push_back(std::move(run));
       continue;
     }
@@ -161,26 +226,35 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     p.count = static_cast<int>(gpus.value_or(1));
     p.sharding = shard ? at_key(r, "shard", [&] { return parse_sharding(*shard); })
                        : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
-    if (!run.skip.empty()) {
-      runs.push_back(std::move(run));
-      continue;
-    }
-
-    // A predicted run states every setting the model reads.
-    if (!peak)
+    // A run whose memory is predicted, or whose throughput is compared, states every setting the
+    // models read.
+    const bool memory_predicted = run.skip.empty();
+    if (memory_predicted && !peak)
       r.fail("peak",
              "a predicted run needs the kind of peak its source reports: active, "
              "allocated, reserved or nvidia-smi (or give a 'skip' reason)");
-    for (const auto& [key, present] : std::initializer_list<std::pair<const char*, bool>>{
-             {"optimizer", optimizer.has_value()},
-             {"recompute", recompute.has_value()},
-             {"attention", attention.has_value()},
-             {"micro_batch", micro_batch.has_value()},
-             {"gpus", gpus.has_value()}})
-      if (!present) r.fail(key, "required for a run that is predicted (or give a 'skip' reason)");
-    if (!method_traits(w.method).trains_base) {
+    const std::initializer_list<std::pair<const char*, bool>> settings = {
+        {"optimizer", optimizer.has_value()},     {"recompute", recompute.has_value()},
+        {"attention", attention.has_value()},     {"seq", seq.has_value()},
+        {"micro_batch", micro_batch.has_value()}, {"gpus", gpus.has_value()}};
+    for (const auto& [key, present] : settings) {
+      if (present) continue;
+      if (memory_predicted)
+        r.fail(key, "required for a run that is predicted (or give a 'skip' reason)");
+      if (throughput_compared)
+        r.fail(key,
+               "required for a run whose throughput is compared (or give the throughput a "
+               "'skip' reason)");
+    }
+    const bool complete =
+        std::all_of(settings.begin(), settings.end(), [](const auto& s) { return s.second; });
+    if ((memory_predicted || throughput_compared) && !method_traits(w.method).trains_base) {
       if (!rank) r.fail("rank", "a LoRA/QLoRA run needs its rank");
       if (!targets) r.fail("targets", "a LoRA/QLoRA run needs its target modules");
+    }
+    if (!complete || !(memory_predicted || run.throughput)) {
+      runs.push_back(std::move(run));
+      continue;
     }
     w.seq = *seq;
     w.micro_batch = *micro_batch;
@@ -195,6 +269,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       validate(p);
       return 0;
     });
+    run.settings_complete = true;
     runs.push_back(std::move(run));
   }
   root.finish();
@@ -214,6 +289,7 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
   ValidationReport report;
   report.rows.reserve(runs.size());
   for (const auto& run : runs) {
+    if (run.throughput_only) continue;  // no memory figure to compare
     ValidationRow row;
     row.run = &run;
     if (!run.skip.empty()) {

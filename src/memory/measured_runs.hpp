@@ -1,5 +1,6 @@
-// Published measurements of fine-tuning memory (data/measured/*.yaml, or a user's file of the
-// same schema) and the validation of the memory model against them: each run is predicted from
+// Published measurements of fine-tuning runs (data/measured/*.yaml, or a user's file of the same
+// schema): their memory figure, their speed (throughput) and the software stack they ran on, and
+// the validation of the memory model against them: each run with a memory figure is predicted from
 // its stated settings and compared with the peak its source reports, in the kind of peak
 // (allocated, active, reserved, nvidia-smi) and the unit (GB, GiB) the source uses.
 #pragma once
@@ -21,6 +22,43 @@ namespace ftplan {
 enum class MeasuredPeak { kActive, kAllocated, kReserved, kNvidiaSmi };
 std::string_view measured_peak_name(MeasuredPeak k);  // "active", ..., "nvidia-smi"
 
+// The software a run was measured with. kHf: Transformers' Trainer, TRL or PEFT; kMegatron:
+// Megatron-LM or NeMo.
+enum class TrainingStack {
+  kHf,
+  kTorchtune,
+  kTorchtitan,
+  kUnsloth,
+  kDeepspeed,
+  kMegatron,
+  kAxolotl,
+  kLlamaFactory
+};
+std::string_view training_stack_name(TrainingStack s);  // "hf", "torchtune", ...
+const std::vector<std::string>& training_stack_names();
+
+// How a source states a run's speed.
+enum class ThroughputUnit {
+  kTokensPerSecondPerGpu,  // tokens processed per second by one card
+  kTokensPerSecond,        // by all the run's cards together
+  kStepSeconds,            // seconds per optimizer step
+  kMfu                     // model FLOP utilisation, a fraction in (0, 1]
+};
+std::string_view throughput_unit_name(ThroughputUnit u);  // "tokens_per_second_per_gpu", ...
+const std::vector<std::string>& throughput_unit_names();
+
+struct MeasuredThroughput {
+  double value = 0;  // in `unit`, above 0 (an MFU at most 1)
+  ThroughputUnit unit = ThroughputUnit::kTokensPerSecondPerGpu;
+  // false: the source does not say whether its tokens/s are per card or for all cards; the note
+  // says which the file assumes.
+  bool stated_per_gpu = true;
+  std::string note;  // how the source measured it
+  // Why the step model cannot reproduce it (a layout it does not model, an unstated setting);
+  // empty: comparable.
+  std::string skip;
+};
+
 struct MeasuredRun {
   std::string id;
   std::string source;  // source id (data/sources*.yaml)
@@ -38,10 +76,22 @@ struct MeasuredRun {
   std::optional<double> measured;  // in `unit`
   std::string unit;                // "GB" or "GiB"
   Bytes measured_bytes() const;
+
+  std::optional<TrainingStack> stack;            // not stated: nullopt
+  std::optional<MeasuredThroughput> throughput;  // the source's speed figure
+  // Unpacked data: the mean number of real tokens per sample the source gives (`workload.seq` is
+  // the padded or maximum length it states).
+  std::optional<double> seq_mean;
+  // The run has a throughput and no memory figure: it is left out of the memory comparison.
+  bool throughput_only = false;
+  // `workload` and `placement` hold every setting of the run (sequence length, batch, optimizer,
+  // recompute, attention, cards), whether or not its memory is predicted.
+  bool settings_complete = false;
 };
 
 // Parses a measured-runs file strictly: unknown keys, wrong types, unknown model, GPU, method,
-// optimizer or source ids are UserErrors naming the file, the key and the line.
+// optimizer, stack, throughput unit or source ids, a throughput not above 0 or an MFU above 1 are
+// UserErrors naming the file, the key and the line.
 std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
                                              const RuntimeOverheads& overheads);
 
@@ -69,7 +119,8 @@ struct ErrorSummary {
 };
 
 struct ValidationReport {
-  std::vector<ValidationRow> rows;       // in file order, skipped ones included
+  // In file order, skipped ones included; runs with only a throughput are not listed.
+  std::vector<ValidationRow> rows;
   std::vector<ErrorSummary> per_source;  // in order of first appearance
   ErrorSummary overall;
   int skipped = 0;
