@@ -25,7 +25,9 @@ const ftplan::RuntimeOverheads& overheads() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const auto runs = ftplan::parse_measured_runs({"fuzz.yaml", text, {}}, catalog(), overheads());
+    static const ftplan::Stacks stacks = ftplan::load_stacks(catalog());
+    const auto runs =
+        ftplan::parse_measured_runs({"fuzz.yaml", text, {}}, catalog(), overheads(), stacks);
     if (runs.empty()) __builtin_trap();  // an accepted file lists runs
     const ftplan::ValidationReport r = ftplan::validate_runs(runs);
     for (const auto& row : r.rows)

@@ -27,9 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     // Catalog models only: the fuzzer must not read files.
     static const ftplan::Stacks stacks = ftplan::load_stacks(catalog());
-    ftplan::RunsFile f = ftplan::parse_runs_file(
-        text, "fuzz.yaml", catalog(), stacks,
-        [](const std::string& id) { return catalog().model(id); });
+    ftplan::RunsFile f =
+        ftplan::parse_runs_file(text, "fuzz.yaml", catalog(), stacks,
+                                [](const std::string& id) { return catalog().model(id); });
     // An accepted file has runs, candidates and counts, and every run a positive amount to train.
     if (f.runs.empty() || f.gpus.empty() || f.counts.empty()) __builtin_trap();
     for (const auto& run : f.runs) {

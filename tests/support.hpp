@@ -24,6 +24,11 @@ inline const RuntimeOverheads& overheads() {
   return t;
 }
 
+inline const Stacks& stacks() {
+  static const Stacks s = load_stacks(catalog());
+  return s;
+}
+
 // A workload with the defaults of the CLI (seq 2048, micro-batch 1, full recomputation,
 // FlashAttention, peak reserved) and the runtime overheads of the built-in data.
 inline Workload workload(const std::string& model, Method method,

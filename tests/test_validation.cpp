@@ -18,7 +18,7 @@ namespace {
 std::vector<MeasuredRun> published_runs() {
   const DataFile* f = test::catalog().file("measured/published.yaml");
   EXPECT_NE(f, nullptr);
-  return parse_measured_runs(*f, test::catalog(), test::overheads());
+  return parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks());
 }
 
 TEST(Validation, PublishedRunsMedianWithin15PercentNoneWorseThan30) {
@@ -96,7 +96,8 @@ TEST(Validation, PredictedPeakCountsWhatEachKindSees) {
 // A user's file: the same schema, parsed as strictly.
 std::string parse_error(const std::string& text) {
   try {
-    parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+    parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads(),
+                        test::stacks());
   } catch (const UserError& e) {
     return e.what();
   }
@@ -130,8 +131,8 @@ std::string with(const std::string& from, const std::string& to) {
 }
 
 TEST(Validation, AUsersFileIsPredicted) {
-  const auto runs =
-      parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(), test::overheads());
+  const auto runs = parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
   ASSERT_EQ(runs.size(), 1u);
   const ValidationReport r = validate_runs(runs);
   EXPECT_FALSE(r.rows[0].skipped);
@@ -182,8 +183,8 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
 TEST(Validation, ASkipReasonTakesAModelOutsideTheCatalog) {
   const std::string text = with("    model: llama-3.2-3b\n",
                                 "    model: llama-2-7b\n    skip: \"not in the catalog\"\n");
-  const auto runs =
-      parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+  const auto runs = parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
   const ValidationReport r = validate_runs(runs);
   EXPECT_TRUE(r.rows[0].skipped);
   EXPECT_EQ(r.rows[0].reason, "not in the catalog");
@@ -209,8 +210,8 @@ TEST(ValidationThroughput, EachUnitIsRead) {
     const std::string text = with_throughput(fmt::format(
         "      value: {}\n      unit: {}\n      stated_per_gpu: false\n      note: \"how\"\n",
         c.value, c.unit));
-    const auto runs =
-        parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+    const auto runs = parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(),
+                                          test::overheads(), test::stacks());
     ASSERT_EQ(runs.size(), 1u);
     ASSERT_TRUE(runs[0].throughput.has_value()) << c.unit;
     const MeasuredThroughput& t = *runs[0].throughput;
@@ -220,8 +221,9 @@ TEST(ValidationThroughput, EachUnitIsRead) {
     EXPECT_FALSE(t.stated_per_gpu);
     EXPECT_EQ(t.note, "how");
     EXPECT_TRUE(t.skip.empty());
-    ASSERT_TRUE(runs[0].stack.has_value());
-    EXPECT_EQ(*runs[0].stack, TrainingStack::kTorchtune);
+    ASSERT_NE(runs[0].stack, nullptr);
+    EXPECT_EQ(runs[0].stack->name, "torchtune");
+    EXPECT_EQ(runs[0].workload.stack, runs[0].stack);
     EXPECT_TRUE(runs[0].settings_complete);
     // A run with both figures stays in the memory comparison.
     EXPECT_FALSE(runs[0].throughput_only);
@@ -230,20 +232,19 @@ TEST(ValidationThroughput, EachUnitIsRead) {
 }
 
 TEST(ValidationThroughput, StacksAndDefaults) {
-  EXPECT_EQ(training_stack_names().size(), 8u);
-  EXPECT_EQ(training_stack_name(TrainingStack::kLlamaFactory), "llama-factory");
-  EXPECT_EQ(training_stack_name(TrainingStack::kHf), "hf");
+  EXPECT_EQ(test::stacks().names().size(), 8u);
+  EXPECT_EQ(test::stacks().fallback().name, "hf");
   const std::string text =
       with_throughput("      value: 7174\n      unit: tokens_per_second_per_gpu\n")
           .replace(std::string(kGoodRun).find("    micro_batch"), 0, "    seq_mean: 209.9\n");
-  const auto runs =
-      parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads());
+  const auto runs = parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
   EXPECT_TRUE(runs[0].throughput->stated_per_gpu);  // the default
   ASSERT_TRUE(runs[0].seq_mean.has_value());
   EXPECT_NEAR(*runs[0].seq_mean, 209.9, 1e-9);
-  EXPECT_FALSE(
-      parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(), test::overheads())[0]
-          .throughput.has_value());
+  EXPECT_FALSE(parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(),
+                                   test::overheads(), test::stacks())[0]
+                   .throughput.has_value());
 }
 
 TEST(ValidationThroughput, ParsedStrictly) {
@@ -298,8 +299,8 @@ TEST(ValidationThroughput, AThroughputOnlyRunIsNotInTheMemoryComparison) {
       with_throughput("      value: 3083\n      unit: tokens_per_second_per_gpu\n")
           .replace(std::string(kGoodRun).find("    measured: 12.5"),
                    std::string("    measured: 12.5\n").size(), "    measured: null\n");
-  const auto runs =
-      parse_measured_runs({"my-runs.yaml", only, {}}, test::catalog(), test::overheads());
+  const auto runs = parse_measured_runs({"my-runs.yaml", only, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_TRUE(runs[0].throughput_only);
   EXPECT_TRUE(runs[0].settings_complete);  // the step model can read its settings
@@ -316,8 +317,8 @@ TEST(ValidationThroughput, AThroughputOnlyRunIsNotInTheMemoryComparison) {
             std::string::npos);
   // ... unless the throughput carries a skip reason.
   const std::string skipped = no_seq + "      skip: \"sequence length not stated\"\n";
-  const auto runs2 =
-      parse_measured_runs({"my-runs.yaml", skipped, {}}, test::catalog(), test::overheads());
+  const auto runs2 = parse_measured_runs({"my-runs.yaml", skipped, {}}, test::catalog(),
+                                         test::overheads(), test::stacks());
   EXPECT_EQ(runs2[0].throughput->skip, "sequence length not stated");
   EXPECT_FALSE(runs2[0].settings_complete);
   EXPECT_TRUE(validate_runs(runs2).rows.empty());
@@ -338,7 +339,7 @@ TEST(ValidationThroughput, PublishedRunsCarryTheirSpeed) {
     if (!run.throughput) continue;
     ++with_throughput;
     sources.insert(run.source);
-    EXPECT_TRUE(run.stack.has_value()) << run.id;
+    EXPECT_NE(run.stack, nullptr) << run.id;
     if (run.throughput->skip.empty()) {
       ++compared;
       EXPECT_TRUE(run.settings_complete) << run.id;
@@ -348,10 +349,10 @@ TEST(ValidationThroughput, PublishedRunsCarryTheirSpeed) {
   EXPECT_GE(sources.size(), 6u);
   EXPECT_GE(compared, 20);
   EXPECT_NEAR(find("A1").throughput->value, 1650, 1e-9);
-  EXPECT_EQ(*find("A1").stack, TrainingStack::kTorchtune);
+  EXPECT_EQ(find("A1").stack->name, "torchtune");
   EXPECT_FALSE(find("A7").throughput->stated_per_gpu);
   EXPECT_NEAR(*find("E2").seq_mean, 210, 1);
-  EXPECT_EQ(*find("E2").stack, TrainingStack::kHf);
+  EXPECT_EQ(find("E2").stack->name, "hf");
   EXPECT_EQ(find("P2").throughput->unit, ThroughputUnit::kMfu);
   EXPECT_NEAR(find("P2").throughput->value, 0.514, 1e-9);
   EXPECT_EQ(find("X2").throughput->unit, ThroughputUnit::kTokensPerSecond);

@@ -5,6 +5,7 @@
 #include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "memory/measured_runs.hpp"
+#include "plan/throughput.hpp"
 #include "render/json.hpp"
 #include "render/validate_text.hpp"
 
@@ -41,12 +42,19 @@ const bool registered = register_command(
            text = ctx.read_file(o->file, "file");
            file = {o->file, text, {}};
          }
-         const std::vector<MeasuredRun> runs = parse_measured_runs(file, catalog, ctx.overheads());
+         const std::vector<MeasuredRun> runs =
+             parse_measured_runs(file, catalog, ctx.overheads(), ctx.stacks());
          const ValidationReport report = validate_runs(runs);
-         if (o->json)
-           ctx.out << validation_json(report).dump(2) << "\n";
-         else
+         const PlanningData data = PlanningData::load(catalog);
+         const ThroughputReport speed = validate_throughput(runs, data, true);
+         if (o->json) {
+           nlohmann::json j = validation_json(report);
+           j["throughput"] = throughput_json(speed);
+           ctx.out << j.dump(2) << "\n";
+         } else {
            print_validation(ctx.out, file.path, report);
+           print_throughput_validation(ctx.out, speed);
+         }
        };
      },
      60});

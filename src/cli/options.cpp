@@ -47,10 +47,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option("--recompute", recompute,
                  "Activation checkpointing: none | selective | full (default full: gradient "
                  "checkpointing, as typical fine-tuning recipes (TRL, torchtune, Unsloth) enable)");
-  app.add_option("--stack", stack,
-                 "Software stack (ftplan stacks): hf | torchtune | torchtitan | unsloth | deepspeed "
-                 "| megatron | axolotl | llama-factory; what it runs where the run leaves it open "
-                 "(attention kernel, compilation, optimizer implementation) (default hf)");
+  app.add_option(
+      "--stack", stack,
+      "Software stack (ftplan stacks): hf | torchtune | torchtitan | unsloth | deepspeed "
+      "| megatron | axolotl | llama-factory; what it runs where the run leaves it open "
+      "(attention kernel, compilation, optimizer implementation) (default hf)");
   app.add_option("--attention", attention,
                  "Attention kernel: flash (FlashAttention, native GQA) | sdpa (PyTorch SDPA with "
                  "K/V repeated to every head) | eager (keeps the s x s probabilities) (default: "

@@ -94,17 +94,6 @@ std::string_view measured_peak_name(MeasuredPeak k) {
   return peak_names()[static_cast<std::size_t>(k)];
 }
 
-const std::vector<std::string>& training_stack_names() {
-  static const std::vector<std::string> names = {"hf",      "torchtune",    "torchtitan",
-                                                 "unsloth", "deepspeed",    "megatron",
-                                                 "axolotl", "llama-factory"};
-  return names;
-}
-
-std::string_view training_stack_name(TrainingStack s) {
-  return training_stack_names()[static_cast<std::size_t>(s)];
-}
-
 const std::vector<std::string>& throughput_unit_names() {
   static const std::vector<std::string> names = {"tokens_per_second_per_gpu", "tokens_per_second",
                                                  "step_seconds", "mfu"};
@@ -121,7 +110,8 @@ Bytes MeasuredRun::measured_bytes() const {
 }
 
 std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
-                                             const RuntimeOverheads& overheads) {
+                                             const RuntimeOverheads& overheads,
+                                             const Stacks& stacks) {
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
   std::vector<MeasuredRun> runs;
   std::set<std::string> ids;
@@ -162,11 +152,8 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     run.peak_stated = r.optional_bool("peak_stated").value_or(true);
     run.measured = r.optional_number("measured", 1e-6, 1e6);
     run.unit = r.optional_choice("unit", {"GB", "GiB"}).value_or("");
-    if (const auto stack = r.optional_choice("stack", training_stack_names())) {
-      const auto& names = training_stack_names();
-      run.stack =
-          static_cast<TrainingStack>(std::find(names.begin(), names.end(), *stack) - names.begin());
-    }
+    if (const auto stack = r.optional_choice("stack", stacks.names()))
+      run.stack = &stacks.find(*stack);
     if (auto t = r.optional_map("throughput")) run.throughput = read_throughput(*t);
     run.seq_mean = r.optional_number("seq_mean", 1e-3, 1 << 24);
     r.finish();
@@ -261,6 +248,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     w.grad_accum = grad_accum.value_or(1);
     w.options = o;
     w.overheads = &overheads;
+    w.stack = run.stack;
     w.peak = run.peak == MeasuredPeak::kActive || run.peak == MeasuredPeak::kAllocated
                  ? PeakKind::kAllocated
                  : PeakKind::kReserved;

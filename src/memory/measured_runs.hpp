@@ -22,21 +22,6 @@ namespace ftplan {
 enum class MeasuredPeak { kActive, kAllocated, kReserved, kNvidiaSmi };
 std::string_view measured_peak_name(MeasuredPeak k);  // "active", ..., "nvidia-smi"
 
-// The software a run was measured with. kHf: Transformers' Trainer, TRL or PEFT; kMegatron:
-// Megatron-LM or NeMo.
-enum class TrainingStack {
-  kHf,
-  kTorchtune,
-  kTorchtitan,
-  kUnsloth,
-  kDeepspeed,
-  kMegatron,
-  kAxolotl,
-  kLlamaFactory
-};
-std::string_view training_stack_name(TrainingStack s);  // "hf", "torchtune", ...
-const std::vector<std::string>& training_stack_names();
-
 // How a source states a run's speed.
 enum class ThroughputUnit {
   kTokensPerSecondPerGpu,  // tokens processed per second by one card
@@ -77,7 +62,9 @@ struct MeasuredRun {
   std::string unit;                // "GB" or "GiB"
   Bytes measured_bytes() const;
 
-  std::optional<TrainingStack> stack;            // not stated: nullopt
+  // The software stack it was measured with (data/stacks/); null: not stated. Also the
+  // workload's stack when stated.
+  const StackProfile* stack = nullptr;
   std::optional<MeasuredThroughput> throughput;  // the source's speed figure
   // Unpacked data: the mean number of real tokens per sample the source gives (`workload.seq` is
   // the padded or maximum length it states).
@@ -92,8 +79,10 @@ struct MeasuredRun {
 // Parses a measured-runs file strictly: unknown keys, wrong types, unknown model, GPU, method,
 // optimizer, stack, throughput unit or source ids, a throughput not above 0 or an MFU above 1 are
 // UserErrors naming the file, the key and the line.
+// `stacks` (data/stacks/) must outlive the runs: their workloads point into it.
 std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
-                                             const RuntimeOverheads& overheads);
+                                             const RuntimeOverheads& overheads,
+                                             const Stacks& stacks);
 
 // The predicted figure of the kind a source reports: allocated and active count the tensors
 // and the workspaces inside PyTorch's allocator; reserved adds the allocator's reserve;

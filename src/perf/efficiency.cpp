@@ -102,8 +102,8 @@ FitRecord parse_fit(StrictMap& m) {
   f.error_low = m.required_number("error_low", -0.99, 100);
   f.error_high = m.required_number("error_high", -0.99, 100);
   if (f.error_low > f.error_high)
-    m.fail("error_low", fmt::format("error_low {} exceeds error_high {}", f.error_low,
-                                    f.error_high));
+    m.fail("error_low",
+           fmt::format("error_low {} exceeds error_high {}", f.error_low, f.error_high));
   f.basis = m.required_string("basis");
   m.finish();
   return f;

@@ -101,18 +101,22 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
       if (a.architecture == d.gpu->architecture) scale = a.compute;
 
   const double accum = static_cast<double>(p.grad_accum);
-  // Launch time per host phase: forward, backward (recompute included), optimizer.
-  std::array<double, 3> launch_seconds{};
+  // Time the GPU waits for launches: per micro-batch and in the optimizer update.
+  std::array<Seconds, 2> host_wait{};
   for (const auto& it : p.items) {
     // The roofline at full peak of the work already divided by the efficiencies.
     const auto cls = static_cast<std::size_t>(it.op_class);
     const RooflineTime t =
         roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate] * scale[cls]), 1.0,
                       Bytes(it.memory_work), d.bandwidth, 1.0);
-    const Seconds once = t.time() * it.calls;
-    const std::size_t host_phase =
-        it.phase == Phase::kForward ? 0 : (it.phase == Phase::kOptimizer ? 2 : 1);
-    launch_seconds[host_phase] += it.launches * it.calls * p.seconds_per_launch;
+    // A call takes at least as long as the host needs to launch its kernels: eager PyTorch
+    // launches each op's kernels as it reaches them, so an op shorter than its launches leaves
+    // the GPU waiting (Python and dispatcher time per kernel).
+    const double launch = it.launches * p.seconds_per_launch;
+    const Seconds per_call = t.time().value > launch ? t.time() : Seconds(launch);
+    const Seconds once = per_call * it.calls;
+    if (per_call.value > t.time().value)
+      host_wait[it.phase == Phase::kOptimizer ? 1 : 0] += (per_call - t.time()) * it.calls;
     // Micro-batch ops run grad_accum times per step; the optimizer update once.
     const Seconds per_step = it.phase == Phase::kOptimizer ? once : once * accum;
     switch (it.phase) {
@@ -140,16 +144,10 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
       s.memory_bound_seconds += per_step;
     }
   }
-  // The host launches kernels ahead of the GPU; the GPU waits only where a phase's launches take
-  // longer than its kernels run. The framework's fixed time per micro-batch adds to it.
-  const auto exposed = [](double launches, Seconds gpu) {
-    return Seconds(launches > gpu.value ? launches - gpu.value : 0.0);
-  };
-  s.host = exposed(launch_seconds[0], s.forward) + exposed(launch_seconds[1], s.backward) +
-           Seconds(p.seconds_per_micro_batch);
-  const Seconds optimizer_host = exposed(launch_seconds[2], s.optimizer);
-  s.optimizer += optimizer_host;
-  s.micro_batch = s.forward + s.backward + s.host;
+  // The framework's fixed time per micro-batch; the launch waits are inside the phases' times.
+  s.host = host_wait[0] + Seconds(p.seconds_per_micro_batch);
+  const Seconds optimizer_host = host_wait[1];
+  s.micro_batch = s.forward + s.backward + Seconds(p.seconds_per_micro_batch);
   s.step = s.micro_batch * accum + s.optimizer;
   s.host_seconds = s.host * accum + optimizer_host;
   s.step_low = s.step * (1 + p.error_low);

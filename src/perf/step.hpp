@@ -35,10 +35,10 @@ struct StepEstimate {
   Seconds forward;    // the forward pass
   Seconds backward;   // the backward pass, recomputation included
   Seconds recompute;  // the part of `backward` that re-runs forward work
-  // The host's share of a micro-batch: kernel launches the GPU waits for (where launching the
-  // phase's kernels takes longer than running them) and the framework's fixed time.
+  // The host's share of a micro-batch: the time the GPU waits for kernel launches (ops shorter
+  // than their launches, counted inside forward and backward) and the framework's fixed time.
   Seconds host;
-  Seconds micro_batch;  // forward + backward + host
+  Seconds micro_batch;  // forward + backward + the framework's fixed time
   // Per optimizer step: grad_accum micro-batches + one update.
   Seconds optimizer;
   Seconds step;

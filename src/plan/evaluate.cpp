@@ -32,7 +32,10 @@ const EfficiencyTable& PlanningData::efficiency(const GpuSpec& gpu) const {
 }
 
 ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
-  ComputeTimes c{step.forward, step.backward, step.optimizer};
+  // The framework's fixed time per micro-batch runs beside the forward pass (collectives of the
+  // backward pass cannot hide behind it).
+  ComputeTimes c{step.forward + (step.micro_batch - step.forward - step.backward), step.backward,
+                 step.optimizer};
   const bool sharded_optimizer = p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2 ||
                                  p.sharding == Sharding::kFsdp;
   if (sharded_optimizer && p.count > 1) c.optimizer = c.optimizer / static_cast<double>(p.count);

@@ -23,8 +23,8 @@ struct PlanningData {
   // for a run whose workload carries none (runs files), as fit counts them.
   RuntimeOverheads overheads;
   TrainingFormats formats;
-  Stacks stacks;  // data/stacks/: a workload without one runs on the default
-  EfficiencyTable default_efficiency;         // or a given table without a calibration header
+  Stacks stacks;                       // data/stacks/: a workload without one runs on the default
+  EfficiencyTable default_efficiency;  // or a given table without a calibration header
   std::vector<EfficiencyTable> calibrations;  // measured tables, each for one card
 
   // `calibrations`: measured tables (each for the card its header names; one without a header

@@ -227,6 +227,10 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   const RunTotals totals =
       run_totals(run, o.step_seconds, gpu, c.count, c.card->mig, c.card->prices);
   o.time_to_train_hours = totals.time_to_train_hours;
+  if (step.step.value > 0) {
+    o.range_low = step.step_low / step.step;
+    o.range_high = step.step_high / step.step;
+  }
   o.card_hours = totals.card_hours;
   o.energy_kWh = totals.energy_kWh;
   o.cost_USD = totals.cost_USD;

@@ -50,6 +50,9 @@ struct Option {
   double scaling_efficiency = 1;
   double tokens_per_second = 0;  // all cards
   double time_to_train_hours = 0;
+  // How far measured runs scatter around the step model (the efficiency table's fit record):
+  // the time figures times these factors give their ranges.
+  double range_low = 1, range_high = 1;
   double card_hours = 0;           // count × time (MIG: × the instance's share of the card)
   std::optional<double> cost_USD;  // rental (prices.per_card_hour_USD) + energy (per_kWh_USD)
   double energy_kWh = 0;  // count × TDP × time: an upper bound (cards at their power limit)

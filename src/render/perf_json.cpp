@@ -125,6 +125,7 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
   j["efficiency"] = {{"name", e.name}, {"file", e.file}};
   if (e.is_calibration()) j["efficiency"]["card"] = e.card();
   j["feasible"] = s.feasible;
+  if (w.stack) j["stack"] = w.stack->name;
   j["tokens_per_micro_batch"] = ops.tokens_per_micro_batch;
   j["layers"] = ops.layers;
   if (!s.feasible) {
@@ -132,6 +133,8 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
     return j;
   }
   j["step_seconds"] = s.step.value;
+  j["step_seconds_range"] = {s.step_low.value, s.step_high.value};
+  j["host_seconds_per_micro_batch"] = s.host.value;
   j["micro_batch_seconds"] = s.micro_batch.value;
   j["forward_seconds"] = s.forward.value;
   j["backward_seconds"] = s.backward.value;
@@ -141,6 +144,8 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
   j["backward_seconds_per_layer"] = s.backward_per_layer().value;
   j["tokens_per_step"] = s.tokens;
   j["tokens_per_second"] = round_to(s.tokens_per_second, 2);
+  j["tokens_per_second_range"] = {round_to(s.tokens_per_second_low, 2),
+                                  round_to(s.tokens_per_second_high, 2)};
   j["mfu"] = round_to(s.mfu, 4);
   j["mfu_peak_TFLOPS"] = round_to(to_TFLOPS(s.peak), 3);
   j["model_flops_per_step"] = s.model_flops.value;

@@ -25,11 +25,17 @@ json option_json(const Option& o) {
                     {"free", round_to(to_GB(o.free), 3)}};
   if (o.feasible) {
     j["step_seconds"] = round_to(o.step_seconds.value, 4);
+    j["step_seconds_range"] = {round_to(o.step_seconds.value * o.range_low, 4),
+                               round_to(o.step_seconds.value * o.range_high, 4)};
     j["exposed_seconds"] = round_to(o.exposed_seconds.value, 4);
     j["received_GB_per_card_per_step"] = round_to(to_GB(o.received_per_card_per_step), 3);
     j["scaling_efficiency"] = round_to(o.scaling_efficiency, 4);
     j["tokens_per_second"] = round_to(o.tokens_per_second, 1);
+    j["tokens_per_second_range"] = {round_to(o.tokens_per_second / o.range_high, 1),
+                                    round_to(o.tokens_per_second / o.range_low, 1)};
     j["time_to_train_hours"] = round_to(o.time_to_train_hours, 4);
+    j["time_to_train_hours_range"] = {round_to(o.time_to_train_hours * o.range_low, 4),
+                                      round_to(o.time_to_train_hours * o.range_high, 4)};
     j["card_hours"] = round_to(o.card_hours, 4);
     j["energy_kWh"] = round_to(o.energy_kWh, 3);
     j["cost_USD"] = o.cost_USD ? json(round_to(*o.cost_USD, 2)) : json(nullptr);

@@ -76,9 +76,10 @@ void print_step(std::ostream& out, const Workload& w, const Device& d, const Ste
   out << fmt::format("{} · {}\n", run_title(w), compute_format_name(w.precision));
   out << fmt::format(
       "on {} · {} tokens per micro-batch (seq {} × {}), grad-accum {}, recompute {}, attention "
-      "{}\n",
+      "{}{}\n",
       d.name(), ops.tokens_per_micro_batch, w.seq, w.micro_batch, w.grad_accum,
-      recompute_name(w.recompute), attention_name(w.attention));
+      recompute_name(w.recompute), attention_name(w.attention),
+      w.stack ? fmt::format(", stack {}", w.stack->name) : std::string());
   out << "efficiency: " << efficiency_label(e) << "\n\n";
   print_classes(out, s);
   out << "\n";
@@ -87,9 +88,15 @@ void print_step(std::ostream& out, const Workload& w, const Device& d, const Ste
   t.row({"backward", ms(s.backward) + " ms",
          s.recompute.value > 0 ? fmt::format("incl. recompute {} ms", ms(s.recompute))
                                : "per micro-batch"});
+  t.row({"host", ms(s.host) + " ms",
+         "per micro-batch: launch waits (inside forward and backward) and fixed framework time"});
   t.row({"optimizer update", ms(s.optimizer) + " ms", "per step"});
   t.row({"step", ms(s.step) + " ms", fmt::format("{} × micro-batch + update", ops.grad_accum)});
-  t.row({"tokens per second", format_fixed(s.tokens_per_second, 0), ""});
+  t.row({"step range", fmt::format("{}–{} ms", ms(s.step_low), ms(s.step_high)),
+         "how far measured steps scatter around the model (10th-90th percentile)"});
+  t.row({"tokens per second", format_fixed(s.tokens_per_second, 0),
+         fmt::format("range {}–{}", format_fixed(s.tokens_per_second_low, 0),
+                     format_fixed(s.tokens_per_second_high, 0))});
   t.row({"MFU", percent(s.mfu) + " %",
          fmt::format("model FLOPs / (step time × {} dense {})", format_TFLOPS(s.peak),
                      tensor_precision_name(ops.mfu_precision))});

@@ -83,3 +83,77 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
 }
 
 }  // namespace ftplan
+
+namespace ftplan {
+
+void print_throughput_validation(std::ostream& out, const ThroughputReport& r) {
+  out << "\nStep model vs published throughput (tokens per second per card)\n"
+         "error = (predicted - measured) / measured; 'loso': predicted with constants fitted "
+         "without the run's source\n\n";
+  TextTable t({"run", "stack", "model", "method", "cards", "measured>", "predicted>", "error>",
+               "loso pred.>", "loso err.>"});
+  for (const auto& row : r.rows) {
+    if (!row.compared) continue;
+    const MeasuredRun& run = *row.run;
+    t.row({run.id, run.stack ? run.stack->name : "?", run.model,
+           std::string(method_name(run.workload.method)),
+           fmt::format("{}× {}", run.placement.count, run.gpu), fmt::format("{:.0f}", row.measured),
+           fmt::format("{:.0f}", row.predicted), fmt::format("{:+.1f} %", 100 * row.error),
+           fmt::format("{:.0f}", row.loso_predicted),
+           fmt::format("{:+.1f} %", 100 * row.loso_error)});
+  }
+  t.print(out);
+  int skipped = 0;
+  for (const auto& row : r.rows)
+    skipped += row.compared ? 0 : 1;
+  if (skipped > 0) {
+    out << fmt::format("\nnot compared ({}): settings the step model does not cover\n", skipped);
+    for (const auto& row : r.rows)
+      if (!row.compared) out << fmt::format("  {:5} {}\n", row.run->id, row.reason);
+  }
+  out << fmt::format(
+      "\nsummary: {} runs from {} sources; median |error| {:.1f} % with the table's constants, "
+      "{:.1f} % leave-one-source-out ({:.0f} % of runs within 25 %; 10th-90th percentile of the "
+      "error {:+.0f} % to {:+.0f} %)\n",
+      r.compared, r.sources, 100 * r.median_abs_error, 100 * r.loso_median_abs_error,
+      100 * r.loso_within_25, 100 * r.loso_error_p10, 100 * r.loso_error_p90);
+  out << "constants fitted on every run:";
+  for (const auto& [arch, scale] : r.fitted.architecture_scale)
+    out << fmt::format(" {} ×{:.3f}", arch, scale);
+  out << fmt::format(", launch {:.1f} µs, {:.1f} ms per micro-batch\n", r.fitted.launch_us,
+                     r.fitted.micro_batch_ms);
+}
+
+nlohmann::json throughput_json(const ThroughputReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json j = {
+        {"id", row.run->id}, {"source", row.run->source}, {"compared", row.compared}};
+    if (row.run->stack) j["stack"] = row.run->stack->name;
+    if (row.compared) {
+      j["measured_tokens_per_second_per_gpu"] = row.measured;
+      j["predicted_tokens_per_second_per_gpu"] = row.predicted;
+      j["error"] = row.error;
+      j["loso_predicted_tokens_per_second_per_gpu"] = row.loso_predicted;
+      j["loso_error"] = row.loso_error;
+    } else {
+      j["reason"] = row.reason;
+    }
+    rows.push_back(std::move(j));
+  }
+  nlohmann::json fitted = {{"launch_us", r.fitted.launch_us},
+                           {"micro_batch_ms", r.fitted.micro_batch_ms}};
+  for (const auto& [arch, scale] : r.fitted.architecture_scale)
+    fitted["architecture_scale"][arch] = scale;
+  return {{"rows", r.compared},
+          {"sources", r.sources},
+          {"median_abs_error", r.median_abs_error},
+          {"loso_median_abs_error", r.loso_median_abs_error},
+          {"loso_within_25_percent", r.loso_within_25},
+          {"loso_error_p10", r.loso_error_p10},
+          {"loso_error_p90", r.loso_error_p90},
+          {"fitted", fitted},
+          {"runs", rows}};
+}
+
+}  // namespace ftplan

@@ -20,7 +20,9 @@ constexpr NameTable<OptimizerImpl, 3> kImpls{{{
 
 }  // namespace
 
-std::string_view optimizer_impl_name(OptimizerImpl i) { return kImpls.name(i); }
+std::string_view optimizer_impl_name(OptimizerImpl i) {
+  return kImpls.name(i);
+}
 
 const std::vector<std::string>& optimizer_impl_names() {
   static const std::vector<std::string> names = kImpls.names();
@@ -72,9 +74,9 @@ Stacks load_stacks(const Catalog& catalog) {
                       "name");
     for (const auto& q : s.profiles)
       if (q.name == p.name)
-        throw UserError(ErrorCode::kBadFile,
-                        fmt::format("{}: stack '{}' is defined twice ({})", f->path, p.name, q.file),
-                        "name");
+        throw UserError(
+            ErrorCode::kBadFile,
+            fmt::format("{}: stack '{}' is defined twice ({})", f->path, p.name, q.file), "name");
     s.profiles.push_back(std::move(p));
   }
   std::sort(s.profiles.begin(), s.profiles.end(), [](const auto& a, const auto& b) {

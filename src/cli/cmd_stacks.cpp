@@ -1,0 +1,48 @@
+// ftplan stacks: the software stack profiles (data/stacks/) and what each runs where a run leaves
+// it open.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "render/table.hpp"
+#include "workload/stack.hpp"
+
+namespace ftplan::cli {
+namespace {
+
+const bool registered = register_command(
+    {"stacks",
+     "Software stacks (--stack): the attention kernel, compilation and optimizer implementation "
+     "each runs by default",
+     [](CLI::App& app, Context& ctx) {
+       auto json = std::make_shared<bool>(false);
+       app.add_flag("--json", *json, "Print JSON");
+       return [&ctx, json] {
+         const Stacks& stacks = ctx.stacks();
+         if (*json) {
+           nlohmann::json list = nlohmann::json::array();
+           for (const auto& s : stacks.profiles)
+             list.push_back({{"name", s.name},
+                             {"title", s.title},
+                             {"attention", attention_name(s.attention)},
+                             {"compile", s.compile},
+                             {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
+                             {"optimizer_memory_passes", s.optimizer_passes},
+                             {"default", s.name == Stacks::kDefaultStack},
+                             {"sources", s.sources}});
+           ctx.out << nlohmann::json{{"stacks", list}}.dump(2) << "\n";
+           return;
+         }
+         TextTable t({"stack", "attention", "compiled", "optimizer", "what it is"});
+         for (const auto& s : stacks.profiles)
+           t.row({s.name + (s.name == Stacks::kDefaultStack ? " (default)" : ""),
+                  std::string(attention_name(s.attention)), s.compile ? "yes" : "no",
+                  std::string(optimizer_impl_name(s.optimizer)), s.title});
+         t.print(ctx.out);
+       };
+     },
+     45});
+
+}  // namespace
+}  // namespace ftplan::cli
