@@ -59,6 +59,24 @@ std::string Device::missing_vector_rate_reason() const {
                      f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason));
 }
 
+Reason Device::missing_rate(TensorPrecision p) const {
+  const auto& f = gpu->tensor_figure(p);
+  Reason r(f.unknown_reason.empty() ? ReasonCode::kNoDenseRate : ReasonCode::kNoDenseRateBecause);
+  r.name("vendor", vendor_label(*gpu))
+      .name("format", upper(tensor_precision_name(p)))
+      .name("card", name_without_vendor(*gpu));
+  if (!f.unknown_reason.empty()) r.quote("why", f.unknown_reason);
+  return r;
+}
+
+Reason Device::missing_vector_rate() const {
+  const auto& f = gpu->fp32_TFLOPS;
+  Reason r(f.unknown_reason.empty() ? ReasonCode::kNoVectorRate : ReasonCode::kNoVectorRateBecause);
+  r.name("vendor", vendor_label(*gpu)).name("card", name_without_vendor(*gpu));
+  if (!f.unknown_reason.empty()) r.quote("why", f.unknown_reason);
+  return r;
+}
+
 Device make_device(const GpuSpec& g) {
   Device d;
   d.gpu = &g;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "core/reason.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -35,6 +36,9 @@ struct Device {
   // RTX PRO 6000 Blackwell Server Edition (...)".
   std::string missing_rate_reason(TensorPrecision p) const;
   std::string missing_vector_rate_reason() const;
+  // The same as reasons (kNoDenseRate..., kNoVectorRate...), the data file's note quoted.
+  Reason missing_rate(TensorPrecision p) const;
+  Reason missing_vector_rate() const;
 };
 
 Device make_device(const GpuSpec& g);

@@ -1,6 +1,7 @@
 #include "render/calibration_json.hpp"
 
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -76,7 +77,7 @@ json step_checks_json(const CardMatch& card, const std::string& efficiency,
                       {"peak_allocated_bytes", c.allocated.peak.value},
                       {"peak_reserved_bytes", c.reserved.peak.value},
                       {"verdict", verdict_name(c.reserved.verdict)}};
-    if (!c.predicted) r["predicted"]["reason"] = c.reason;
+    if (!c.predicted) r["predicted"]["reason"] = word_reason(c.reason);
     r["error"] = {{"step_seconds", optional_number(c.error_step, 6)},
                   {"peak_allocated_bytes", optional_number(c.error_allocated, 6)},
                   {"peak_reserved_bytes", optional_number(c.error_reserved, 6)}};
