@@ -30,6 +30,10 @@ std::string ReportWords::reason_text(const Reason& r) const {
   return word_reason(r, words_);
 }
 
+std::string ReportWords::source_words(const std::string& text) const {
+  return reason_text(Reason(ReasonCode::kSourceWords).name("text", text));
+}
+
 std::string ReportWords::join(const std::vector<std::string>& items, Txt conjunction) const {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

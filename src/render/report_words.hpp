@@ -47,6 +47,8 @@ class ReportWords {
   std::string dash() const { return "–"; }
   // An engine's reason in this language (render/reason_words).
   std::string reason_text(const Reason& r) const;
+  // A data file's own words, kept as they are and set as the language quotes a source.
+  std::string source_words(const std::string& text) const;
 
   // "A", "A and B", "A, B and C" (or "or").
   std::string join(const std::vector<std::string>& items, Txt conjunction = Txt::kAnd) const;
