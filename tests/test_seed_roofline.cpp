@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "perf/step.hpp"
+#include "render/reason_words.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -190,7 +191,7 @@ TEST(SeedTensorRates, T5_ServerEdition_NoDenseRate_IsADataGap) {
   // The timing API reports it as infeasible (for the planner), it does not throw.
   const StepEstimate s = estimate_step(lora_8b_ops(), server, defaults());
   EXPECT_FALSE(s.feasible);
-  EXPECT_EQ(s.reason, why);
+  EXPECT_EQ(word_reason(s.reason), why);  // the reason in English: the error's words
   // The CLI names the gap and exits 2.
   const auto r = test::run_cli(
       {"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "rtx-pro-6000-server"});
