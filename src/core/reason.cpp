@@ -33,6 +33,7 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
       {ReasonCode::kNoVectorRateBecause, "no_vector_rate_because", {"vendor", "card", "why"}},
       {ReasonCode::kBandwidthUnknown, "bandwidth_unknown", {}},
       {ReasonCode::kFormatUnsupported, "format_unsupported", {"why"}},
+      {ReasonCode::kCalibrationOtherPrecision, "calibration_other_precision", {"precision"}},
       {ReasonCode::kGlobalBatch, "global_batch", {"global_batch", "micro_batch", "cards"}},
       {ReasonCode::kPowerLimit, "power_limit", {"cards", "tdp", "limit"}},
       {ReasonCode::kStepUnknown, "step_unknown", {}},

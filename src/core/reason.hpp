@@ -47,6 +47,8 @@ enum class ReasonCode {
   kNoVectorRateBecause,
   kBandwidthUnknown,
   kFormatUnsupported,
+  // perf/calibration: a measurement left out of the fit
+  kCalibrationOtherPrecision,
   // plan/planner
   kGlobalBatch,
   kPowerLimit,

@@ -45,20 +45,6 @@ std::string Device::name() const {
   return mig ? fmt::format("{} instance of {}", mig->name, gpu->name) : gpu->name;
 }
 
-std::string Device::missing_rate_reason(TensorPrecision p) const {
-  const auto& f = gpu->tensor_figure(p);
-  std::string why = f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason);
-  return fmt::format("{} publishes no dense {} rate for the {}{}", vendor_label(*gpu),
-                     upper(tensor_precision_name(p)), name_without_vendor(*gpu), why);
-}
-
-std::string Device::missing_vector_rate_reason() const {
-  const auto& f = gpu->fp32_TFLOPS;
-  return fmt::format("{} publishes no FP32 rate for the {}{}", vendor_label(*gpu),
-                     name_without_vendor(*gpu),
-                     f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason));
-}
-
 Reason Device::missing_rate(TensorPrecision p) const {
   const auto& f = gpu->tensor_figure(p);
   Reason r(f.unknown_reason.empty() ? ReasonCode::kNoDenseRate : ReasonCode::kNoDenseRateBecause);
@@ -190,24 +176,6 @@ TrainingFormats load_training_formats(const Catalog& catalog) {
     throw UserError(ErrorCode::kBadFile,
                     "data/training_formats.yaml is missing from the data files", "data");
   return TrainingFormats::parse(*f, catalog.sources());
-}
-
-void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
-  const FormatSupport s = formats.check(g, f);
-  const std::string cc = g.compute_capability.value.value_or("unknown");
-  if (!s.supported)
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("{} training is not supported on {} (compute capability {}): {}",
-                                formats.format(f).name, g.name, cc, s.reason),
-                    "precision");
-  const Device d = make_device(g);
-  const TensorPrecision p = tensor_precision_of(f);
-  if (!d.rate(p))
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("cannot time {} training: {}; give the rate in a card file "
-                                "(--gpu FILE, data/gpus schema) to estimate it",
-                                formats.format(f).name, d.missing_rate_reason(p)),
-                    "gpu");
 }
 
 }  // namespace ftplan

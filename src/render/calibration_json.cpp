@@ -45,12 +45,12 @@ json bench_predictions_json(const CardMatch& card, const std::string& calibratio
               {"default_error", round_to(p.error_defaults, 6)},
               {"calibrated_seconds", p.with_calibration.time().value},
               {"calibrated_error", round_to(p.error_calibration, 6)}};
-    if (!m.excluded.empty()) r["excluded"] = m.excluded;
+    if (!m.excluded.empty()) r["excluded"] = word_reason(m.excluded);
     rows.push_back(r);
   }
   json not_timed = json::array();
   for (const auto& m : measurements)
-    if (!m.timed) not_timed.push_back({{"id", m.bench->id}, {"reason", m.excluded}});
+    if (!m.timed) not_timed.push_back({{"id", m.bench->id}, {"reason", word_reason(m.excluded)}});
   json summary = json::array();
   for (const auto& s : summarize_errors(predictions))
     summary.push_back({{"group", s.group},
