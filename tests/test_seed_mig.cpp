@@ -9,6 +9,7 @@
 #include "mig/layout.hpp"
 #include "mig/pack.hpp"
 #include "mig/rules.hpp"
+#include "render/reason_words.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -89,7 +90,7 @@ TEST(SeedMig, G3_8B_Qlora_6_4_GB_Fits_Every_Instance_On_Both_Cards) {
       EXPECT_EQ(printed(to_GB(f.memory.states.total()), 1), 6.4);
       EXPECT_TRUE(f.fits) << gpu << " "
                           << c.spec().profiles[static_cast<std::size_t>(f.profile)].name << ": "
-                          << f.memory.reason;
+                          << word_reason(f.memory.reason);
     }
     // So as many jobs run at once as the smallest profile has instances: 7 and 4.
     ASSERT_NE(r.smallest_fit(c), nullptr);
@@ -141,7 +142,8 @@ TEST(SeedMig, G5_Nccl_Not_Supported_With_Mig_Single_Gpu_Jobs_Only) {
     jobs += static_cast<int>(c.jobs.size());
   EXPECT_EQ(jobs, 5);
   EXPECT_EQ(r.experiments[1].home, PackHome::kUnplaced);
-  EXPECT_NE(r.experiments[1].reason.find("NCCL is not supported with MIG"), std::string::npos);
+  EXPECT_NE(word_reason(r.experiments[1].reason).find("NCCL is not supported with MIG"),
+            std::string::npos);
 }
 
 TEST(SeedMig, G6_DisplayModeRule_On_Workstation_And_MaxQ_Not_Server) {

@@ -6,6 +6,7 @@
 #include "cli/cli.hpp"
 #include "core/error.hpp"
 #include "plan/planner.hpp"
+#include "render/reason_words.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -139,7 +140,7 @@ TEST(SeedPlan, RejectedOptionsKeepTheirReason) {
   for (const auto& o : r.rejected)
     if (o.gpu->id == "rtx-pro-6000" && o.count == 1) {
       one_rtx = true;
-      EXPECT_NE(o.reason.find("exceeds"), std::string::npos) << o.reason;
+      EXPECT_NE(word_reason(o.reason).find("exceeds"), std::string::npos) << word_reason(o.reason);
     }
   EXPECT_TRUE(one_rtx);
 }

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "perf/step.hpp"
+#include "render/reason_words.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -182,7 +183,7 @@ TEST(SeedTensorRates, T5_ServerEdition_NoDenseRate_IsADataGap) {
   const Device& server = device("rtx-pro-6000-server");
   EXPECT_FALSE(server.rate(TensorPrecision::kBF16));
   EXPECT_FALSE(server.rate(TensorPrecision::kFP8));
-  const std::string why = server.missing_rate_reason(TensorPrecision::kBF16);
+  const std::string why = word_reason(server.missing_rate(TensorPrecision::kBF16));
   EXPECT_NE(why.find("NVIDIA publishes no dense BF16 rate for the RTX PRO 6000 Blackwell Server "
                      "Edition"),
             std::string::npos)
@@ -190,7 +191,7 @@ TEST(SeedTensorRates, T5_ServerEdition_NoDenseRate_IsADataGap) {
   // The timing API reports it as infeasible (for the planner), it does not throw.
   const StepEstimate s = estimate_step(lora_8b_ops(), server, defaults());
   EXPECT_FALSE(s.feasible);
-  EXPECT_EQ(s.reason, why);
+  EXPECT_EQ(word_reason(s.reason), why);
   // The CLI names the gap and exits 2.
   const auto r = test::run_cli(
       {"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "rtx-pro-6000-server"});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "memory/solve.hpp"
+#include "render/reason_words.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -120,7 +121,7 @@ TEST(Solve, NothingFitsIsAResultNotAnError) {
   const SolveResult r = max_micro_batch(w, on("rtx-4090"));
   EXPECT_EQ(r.largest, 0);
   EXPECT_EQ(r.largest_tight, 0);
-  EXPECT_NE(r.reason.find("not even"), std::string::npos);
+  EXPECT_NE(word_reason(r.reason).find("not even"), std::string::npos);
 }
 
 }  // namespace

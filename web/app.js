@@ -197,6 +197,7 @@ function workloadBody(inputs) {
     seq: inputs.seq,
     micro_batch: inputs.micro_batch,
     recompute: inputs.recompute,
+    lang: app.lang,  // the reasons come back in the page's language
   };
   if (inputs.source === 'paste') body.config = inputs.config;
   else body.model = inputs.model;
@@ -403,7 +404,7 @@ const render = {
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
         figureList(keys.map((key) => [t(key), gbFigure(key, m[key])])),
-        h('p', {'class': 'reason', 'lang': 'en'}, fit.reason));
+        h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     return box;
   },
@@ -526,7 +527,7 @@ function planRow(run) {
     const why = Array.isArray(run.why) ? run.why.join(' ') : (run.why ?? '');
     return h('tr', {'data-run': run.run}, h('th', {'scope': 'row'}, run.run),
         h('td', {'colspan': 5}, t('no_recommendation'),
-            why ? h('span', {'lang': 'en'}, ` (${why})`) : ''));
+            why ? h('span', {}, ` (${why})`) : ''));
   }
   return h('tr', {'data-run': run.run, 'data-gpu': rec.gpu, 'data-count': rec.count},
       h('th', {'scope': 'row'}, run.run),
@@ -767,7 +768,8 @@ function updatePlan(runsText) {
   app.results.plan = null;
   setBusy('planBusy', true);
   renderPlan();
-  request('POST', '/api/plan', runsText, controller.signal, 'application/yaml').then((result) => {
+  const url = `/api/plan?lang=${encodeURIComponent(app.lang)}`;
+  request('POST', url, runsText, controller.signal, 'application/yaml').then((result) => {
     if (controller.signal.aborted) return;
     app.results.plan = result;
     renderPlan();
@@ -883,6 +885,9 @@ function bindEvents() {
   $('lang').addEventListener('change', () => {
     applyLanguage($('lang').value);
     history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+    // The reasons come from the server in the page's language: ask again.
+    inputsChanged();
+    if (app.results.plan) updatePlan($('runs').value);
   });
   $('runs').addEventListener('input', () => {
     setBusy('planBusy', true);

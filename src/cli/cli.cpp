@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "embedded_files.hpp"
 #include "model/config_reader.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan::cli {
 
@@ -104,6 +105,15 @@ const Catalog& builtin_catalog() {
   static const Catalog catalog = Catalog::load(builtin_data_files());
   return catalog;
 }
+
+namespace {
+// Renderers called outside a command (tests, benchmarks) word reasons in English from the
+// built-in data.
+const bool kDefaultReasonWords = [] {
+  set_default_reason_words([] { return load_translations(builtin_catalog(), ReportLang::kEn); });
+  return true;
+}();
+}  // namespace
 
 const Catalog& Context::catalog() {
   if (catalog_) return *catalog_;
@@ -199,6 +209,9 @@ void build_app(CLI::App& app, Context& ctx,
   app.add_option("--data", ctx.data_dirs,
                  "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, "
                  "sources*.yaml)");
+  app.add_option("--lang", ctx.lang,
+                 "Language of the reasons (why a run fits, why a plan chose): en | de "
+                 "(default en)");
   auto commands = registry();
   std::stable_sort(commands.begin(), commands.end(),
                    [](const Command& a, const Command& b) { return a.order < b.order; });
@@ -213,7 +226,7 @@ void build_app(CLI::App& app, Context& ctx,
 void check_command_name(const std::vector<std::string>& args,
                         const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--data") {
+    if (args[i] == "--data" || args[i] == "--lang") {
       ++i;
       continue;
     }
@@ -260,6 +273,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
     ctx.out << app.help("", CLI::AppFormatMode::All);
     return false;
   }
+  // Reasons in the language asked for, its file read from the catalog when a reason is worded.
+  const ReportLang lang = ctx.lang.empty() ? ReportLang::kEn : parse_report_lang(ctx.lang, "lang");
+  const ScopedReasonWords words([&ctx, lang] { return load_translations(ctx.catalog(), lang); });
   for (auto& [sub, action] : actions)
     if (sub->parsed()) action();
   return true;

@@ -52,6 +52,9 @@ class Context {
                                       const std::string& field);
 
   std::vector<std::string> data_dirs;  // --data (and FTPLAN_DATA)
+  // --lang: the language reasons are worded in (en when empty); `report` and `words` have their
+  // own --lang for all their words.
+  std::string lang;
   // Calibration files used when a command gets no --calibration (FTPLAN_CALIBRATION_DIR): every
   // *.yaml in it, each for the card it names. Empty: none.
   std::string calibration_dir;

@@ -18,6 +18,7 @@
 #include "render/calibration_json.hpp"
 #include "render/calibration_yaml.hpp"
 #include "render/labels.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -112,7 +113,7 @@ std::vector<std::string> import_comment(const BenchResults& r, const Calibration
     lines.push_back("  " + k);
   for (const auto& m : measurements)
     if (!m.excluded.empty())
-      lines.push_back(fmt::format("Not used: {}: {}", m.bench->id, m.excluded));
+      lines.push_back(fmt::format("Not used: {}: {}", m.bench->id, word_reason(m.excluded)));
   if (!r.note.empty()) lines.push_back("The results file says: " + r.note);
   return lines;
 }

@@ -10,6 +10,7 @@
 #include "perf/step.hpp"
 #include "render/compare_text.hpp"
 #include "render/perf_json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -60,7 +61,8 @@ const bool registered = register_command(
            for (const StepEstimate* s : {&sp.a, &sp.b})
              if (!s->feasible)
                throw UserError(ErrorCode::kUnsupported,
-                               fmt::format("cannot compare step times: {}", s->reason), "gpu");
+                               fmt::format("cannot compare step times: {}", word_reason(s->reason)),
+                               "gpu");
            sp.comparison = compare_steps(*ops, a, ea, b, eb);
            step = std::move(sp);
          }

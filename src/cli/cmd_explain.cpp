@@ -9,6 +9,7 @@
 #include "plan/explain.hpp"
 #include "render/explain.hpp"
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -94,10 +95,10 @@ const bool registered = register_command(
              nlohmann::json j = workload_json(request.workload);
              j.update(placement_json(request.placement));
              j["figures"] = figure_list_json(r.trace);
-             if (!r.step_reason.empty()) j["step_not_timed"] = r.step_reason;
+             if (!r.step_reason.empty()) j["step_not_timed"] = word_reason(r.step_reason);
              ctx.out << j.dump(2) << "\n";
            } else {
-             print_figure_list(ctx.out, r.trace, r.step_reason);
+             print_figure_list(ctx.out, r.trace, word_reason(r.step_reason));
            }
            return;
          }

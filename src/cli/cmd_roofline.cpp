@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "perf/step.hpp"
 #include "render/perf_json.hpp"
+#include "render/reason_words.hpp"
 #include "render/roofline_text.hpp"
 
 namespace ftplan::cli {
@@ -77,7 +78,7 @@ const bool registered = register_command(
          if (!d.rate(dtype))
            throw UserError(ErrorCode::kUnsupported,
                            fmt::format("no roofline for {}: {}", tensor_precision_name(dtype),
-                                       d.missing_rate_reason(dtype)),
+                                       word_reason(d.missing_rate(dtype))),
                            "dtype");
          const EfficiencyTable e = o->calibration.for_gpu(ctx, *p.gpu, true);
          const GemmRoofline r = gemm_roofline(shape, dtype, d, e);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "perf/step.hpp"
 #include "render/perf_json.hpp"
+#include "render/reason_words.hpp"
 #include "render/step_text.hpp"
 
 namespace ftplan::cli {
@@ -51,7 +52,7 @@ const bool registered = register_command(
            throw UserError(ErrorCode::kUnsupported,
                            fmt::format("cannot estimate the step time: {}; give the rate in a "
                                        "card file (--gpu FILE, data/gpus schema)",
-                                       s.reason),
+                                       word_reason(s.reason)),
                            "gpu");
          if (o->json)
            ctx.out << step_json(w, d, ops, s, e).dump(2) << "\n";

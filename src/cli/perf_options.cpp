@@ -5,6 +5,7 @@
 
 #include "comm/link_calibration.hpp"
 #include "core/error.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan::cli {
 
@@ -115,6 +116,24 @@ std::optional<EfficiencyTable> CalibrationOptions::find_for_gpu(Context& ctx, co
 EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const {
   if (auto t = find_for_gpu(ctx, gpu, strict)) return *std::move(t);
   return default_efficiency(ctx.catalog());
+}
+
+void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
+  const FormatSupport s = formats.check(g, f);
+  const std::string cc = g.compute_capability.value.value_or("unknown");
+  if (!s.supported)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("{} training is not supported on {} (compute capability {}): {}",
+                                formats.format(f).name, g.name, cc, s.reason),
+                    "precision");
+  const Device d = make_device(g);
+  const TensorPrecision p = tensor_precision_of(f);
+  if (!d.rate(p))
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("cannot time {} training: {}; give the rate in a card file "
+                                "(--gpu FILE, data/gpus schema) to estimate it",
+                                formats.format(f).name, word_reason(d.missing_rate(p))),
+                    "gpu");
 }
 
 }  // namespace ftplan::cli

@@ -11,6 +11,7 @@
 
 #include "cli/cli.hpp"
 #include "comm/topology.hpp"
+#include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 
 namespace ftplan::cli {
@@ -39,5 +40,9 @@ struct CalibrationOptions {
   // The same without the fallback to the defaults: nothing when no calibration applies.
   std::optional<EfficiencyTable> find_for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const;
 };
+
+// UserError (exit 2) unless `g` supports `f` and publishes the dense rate `f` runs at; the message
+// names the format, the card and the reason (for a command that was asked for this format).
+void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats);
 
 }  // namespace ftplan::cli

@@ -52,26 +52,40 @@ MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
   return m;
 }
 
-std::string memory_reason(const MemoryEstimate& m, const Placement& p) {
+Reason placement_where(const Placement& p) {
   const int cards = p.mig ? 1 : p.count;
-  const std::string where =
-      p.mig ? fmt::format("a {} instance of {}", p.mig->name, p.gpu->name)
-            : (cards > 1 ? fmt::format("each of {} × {}", cards, p.gpu->name) : p.gpu->name);
+  if (p.mig)
+    return Reason(ReasonCode::kWhereMigInstance)
+        .name("profile", p.mig->name)
+        .name("card", p.gpu->name);
+  if (cards > 1)
+    return Reason(ReasonCode::kWhereCards).count("count", cards).name("card", p.gpu->name);
+  return Reason(ReasonCode::kWhereCard).name("card", p.gpu->name);
+}
+
+Reason memory_reason(const MemoryEstimate& m, const Placement& p) {
   switch (m.verdict) {
     case Verdict::kFits:
-      return fmt::format("peak {} leaves {} of {} on {}", format_GB(m.peak), format_GB(m.headroom),
-                         format_GB(m.capacity), where);
+      return Reason(ReasonCode::kFitFits)
+          .bytes("peak", m.peak)
+          .bytes("headroom", m.headroom)
+          .bytes("capacity", m.capacity)
+          .nested("where", placement_where(p));
     case Verdict::kTight:
-      return fmt::format(
-          "peak {} leaves only {} of {} on {} (under {:.0f} % of the card): too little to plan "
-          "with; use more cards, sharding, QLoRA or a smaller micro-batch",
-          format_GB(m.peak), format_GB(m.headroom), format_GB(m.capacity), where,
-          kTightHeadroomFraction * 100);
+      return Reason(ReasonCode::kFitTight)
+          .bytes("peak", m.peak)
+          .bytes("headroom", m.headroom)
+          .bytes("capacity", m.capacity)
+          .nested("where", placement_where(p))
+          .percent("share", kTightHeadroomFraction);
     case Verdict::kDoesNotFit:
       break;
   }
-  return fmt::format("peak {} exceeds the {} of {} by {}", format_GB(m.peak), format_GB(m.capacity),
-                     where, format_GB(m.peak - m.capacity));
+  return Reason(ReasonCode::kFitDoesNotFit)
+      .bytes("peak", m.peak)
+      .bytes("capacity", m.capacity)
+      .nested("where", placement_where(p))
+      .bytes("excess", m.peak - m.capacity);
 }
 
 MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/reason.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
 #include "memory/activations.hpp"
@@ -37,7 +38,7 @@ struct MemoryEstimate {
   Bytes peak;             // states on the card + activations + overhead
   Bytes headroom;         // capacity - peak
   Verdict verdict = Verdict::kFits;
-  std::string reason;  // one sentence a user can act on
+  Reason reason;  // one sentence a user can act on
 };
 
 // Per-card memory of `w` placed as `p`. `replica` lets a caller that evaluates many placements of
@@ -54,7 +55,10 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
 MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
                               const ActivationProfile& profile, const Placement& p);
 // The one sentence a user can act on, for figures from memory_figures().
-std::string memory_reason(const MemoryEstimate& m, const Placement& p);
+Reason memory_reason(const MemoryEstimate& m, const Placement& p);
+
+// Where a placement puts the run: the card, each of N cards, or one MIG instance of the card.
+Reason placement_where(const Placement& p);
 
 // The verdict rule, on its own (used by MIG per profile and by the planner).
 Verdict verdict_for(Bytes capacity, Bytes peak);

@@ -54,29 +54,42 @@ SolveResult solve(const Workload& base, const Placement& p, SolveFor what, std::
   r.largest_tight = k_tight * step;
   r.at_limit = k_fits == max_k;
   r.at_largest = estimate(k_fits > 0 ? k_fits : 1);
-  const std::string_view noun = what == SolveFor::kSequence ? "sequence" : "micro-batch";
-  const std::string unit = what == SolveFor::kSequence
-                               ? fmt::format(" tokens (× micro-batch {})", base.micro_batch)
-                               : fmt::format(" sequences of {} tokens", base.seq);
+  const Reason noun(what == SolveFor::kSequence ? ReasonCode::kSolveSequence
+                                                : ReasonCode::kSolveMicroBatch);
+  const Reason unit =
+      what == SolveFor::kSequence
+          ? Reason(ReasonCode::kSolveUnitTokens).count("micro_batch", base.micro_batch)
+          : Reason(ReasonCode::kSolveUnitSequences).count("seq", base.seq);
   if (r.at_limit) {
     r.beyond = r.at_largest;
     r.binding = "none: the search reached ftplan's largest accepted value";
-    r.reason = fmt::format("a {} of {}{} fits, the largest ftplan accepts", noun,
-                           group_digits(r.largest), unit);
+    r.reason = Reason(ReasonCode::kSolveLargest)
+                   .nested("what", noun)
+                   .digits("value", r.largest)
+                   .nested("unit", unit);
     return r;
   }
   r.beyond = estimate(k_fits + 1);
   r.binding = binding_term(r.beyond);
   if (k_fits == 0) {
-    r.reason = fmt::format("not even a {} of {}{} fits: {}; binding: {}", noun, group_digits(step),
-                           unit, r.beyond.reason, r.binding);
+    r.reason = Reason(ReasonCode::kSolveNotEven)
+                   .nested("what", noun)
+                   .digits("value", step)
+                   .nested("unit", unit)
+                   .nested("reason", r.beyond.reason)
+                   .name("binding", r.binding);
     return r;
   }
-  r.reason =
-      fmt::format("a {} of {}{} fits with peak {} of {}; at {} the peak is {}: {}, bound by {}",
-                  noun, group_digits(r.largest), unit, format_GB(r.at_largest.peak),
-                  format_GB(r.at_largest.capacity), group_digits(r.largest + step),
-                  format_GB(r.beyond.peak), verdict_name(r.beyond.verdict), r.binding);
+  r.reason = Reason(ReasonCode::kSolveFound)
+                 .nested("what", noun)
+                 .digits("value", r.largest)
+                 .nested("unit", unit)
+                 .bytes("peak", r.at_largest.peak)
+                 .bytes("capacity", r.at_largest.capacity)
+                 .digits("next", r.largest + step)
+                 .bytes("next_peak", r.beyond.peak)
+                 .name("verdict", std::string(verdict_name(r.beyond.verdict)))
+                 .name("binding", r.binding);
   return r;
 }
 

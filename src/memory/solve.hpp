@@ -28,7 +28,7 @@ struct SolveResult {
   MemoryEstimate at_largest;       // at `largest` (at one step when none fits)
   MemoryEstimate beyond;           // at `largest` + one step: the first value that does not fit
   std::string binding;             // what runs out first, in words
-  std::string reason;              // one sentence a user can act on
+  Reason reason;                   // one sentence a user can act on
 };
 
 // The other settings of `w` stay as given (for the sequence search: the micro-batch; for the

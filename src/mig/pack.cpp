@@ -167,19 +167,16 @@ PackedExperiment place_experiment(const PackJob& job, const MigCard& card, const
   if (smallest && !smallest->whole_card) {
     x.home = PackHome::kInstance;
     x.profile = smallest->profile;
-    x.reason = fmt::format("smallest profile where it fits: {}", smallest->memory.reason);
+    x.reason = Reason(ReasonCode::kPackInstance).nested("reason", smallest->memory.reason);
   } else if (x.whole_card.verdict == Verdict::kFits) {
     x.home = PackHome::kWholeCard;
-    x.reason = fmt::format(
-        "fits no MIG profile smaller than the whole card, so it runs alone "
-        "with MIG off: {}",
-        x.whole_card.reason);
+    x.reason = Reason(ReasonCode::kPackWholeCard).nested("reason", x.whole_card.reason);
   } else {
     x.home = PackHome::kUnplaced;
-    x.reason = fmt::format(
-        "does not fit one {} ({}: {}); a run over several cards cannot use MIG instances "
-        "(NCCL is not supported with MIG): plan it with `ftplan fit --gpus N --shard ...`",
-        gpu.name, verdict_name(x.whole_card.verdict), x.whole_card.reason);
+    x.reason = Reason(ReasonCode::kPackUnplaced)
+                   .name("card", gpu.name)
+                   .name("verdict", std::string(verdict_name(x.whole_card.verdict)))
+                   .nested("reason", x.whole_card.reason);
   }
   return x;
 }

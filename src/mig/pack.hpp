@@ -35,7 +35,7 @@ struct PackedExperiment {
   int profile = -1;           // kInstance: the profile (index into MigSpec::profiles)
   MigFitReport fit;           // the run in each profile
   MemoryEstimate whole_card;  // the run on the whole card with MIG off
-  std::string reason;         // why this home, in one sentence
+  Reason reason;              // why this home, in one sentence
 };
 
 // One job on a card: in a MIG instance (`profile`, `start`), or alone with MIG off (profile -1).

@@ -58,9 +58,8 @@ std::optional<FlopsPerSecond> rate_of(const Op& op, const Device& d) {
   return op.unit == ComputeUnit::kTensor ? d.rate(op.precision) : d.vector_rate;
 }
 
-std::string missing_rate(const Op& op, const Device& d) {
-  return op.unit == ComputeUnit::kTensor ? d.missing_rate_reason(op.precision)
-                                         : d.missing_vector_rate_reason();
+Reason missing_rate(const Op& op, const Device& d) {
+  return op.unit == ComputeUnit::kTensor ? d.missing_rate(op.precision) : d.missing_vector_rate();
 }
 
 // What the efficiency of a measurement divides by, in words.
@@ -108,10 +107,8 @@ BenchMeasurement measure(const BenchRecord& b, const Device& d, const Efficiency
   m.efficiency = (compute ? m.op.flops.value : m.op.bytes.value) / b.median.value / m.peak;
   check_efficiency(m, d);
   if (m.op.op_class == OpClass::kGemm && m.op.precision != gemm_precision)
-    m.excluded = fmt::format(
-        "the gemm curve is fitted to the {} GEMMs (--gemm-precision); the "
-        "schema has one curve per class for every precision",
-        tensor_precision_name(gemm_precision));
+    m.excluded = Reason(ReasonCode::kCalibrationOtherPrecision)
+                     .name("precision", std::string(tensor_precision_name(gemm_precision)));
   return m;
 }
 

@@ -56,7 +56,7 @@ struct BenchMeasurement {
   double size = 0;                // GFLOP (compute) or MB (memory) per launch: the range key
   double peak = 0;        // the datasheet figure divided by: FLOP/s (compute) or B/s (memory)
   double efficiency = 0;  // achieved / peak
-  std::string excluded;   // why it does not enter the calibration ("" = it does)
+  Reason excluded;        // why it does not enter the calibration (empty: it does)
   Seconds measured() const { return bench->median; }
 };
 

@@ -45,18 +45,22 @@ std::string Device::name() const {
   return mig ? fmt::format("{} instance of {}", mig->name, gpu->name) : gpu->name;
 }
 
-std::string Device::missing_rate_reason(TensorPrecision p) const {
+Reason Device::missing_rate(TensorPrecision p) const {
   const auto& f = gpu->tensor_figure(p);
-  std::string why = f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason);
-  return fmt::format("{} publishes no dense {} rate for the {}{}", vendor_label(*gpu),
-                     upper(tensor_precision_name(p)), name_without_vendor(*gpu), why);
+  Reason r(f.unknown_reason.empty() ? ReasonCode::kNoDenseRate : ReasonCode::kNoDenseRateBecause);
+  r.name("vendor", vendor_label(*gpu))
+      .name("format", upper(tensor_precision_name(p)))
+      .name("card", name_without_vendor(*gpu));
+  if (!f.unknown_reason.empty()) r.quote("why", f.unknown_reason);
+  return r;
 }
 
-std::string Device::missing_vector_rate_reason() const {
+Reason Device::missing_vector_rate() const {
   const auto& f = gpu->fp32_TFLOPS;
-  return fmt::format("{} publishes no FP32 rate for the {}{}", vendor_label(*gpu),
-                     name_without_vendor(*gpu),
-                     f.unknown_reason.empty() ? "" : fmt::format(" ({})", f.unknown_reason));
+  Reason r(f.unknown_reason.empty() ? ReasonCode::kNoVectorRate : ReasonCode::kNoVectorRateBecause);
+  r.name("vendor", vendor_label(*gpu)).name("card", name_without_vendor(*gpu));
+  if (!f.unknown_reason.empty()) r.quote("why", f.unknown_reason);
+  return r;
 }
 
 Device make_device(const GpuSpec& g) {
@@ -172,24 +176,6 @@ TrainingFormats load_training_formats(const Catalog& catalog) {
     throw UserError(ErrorCode::kBadFile,
                     "data/training_formats.yaml is missing from the data files", "data");
   return TrainingFormats::parse(*f, catalog.sources());
-}
-
-void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
-  const FormatSupport s = formats.check(g, f);
-  const std::string cc = g.compute_capability.value.value_or("unknown");
-  if (!s.supported)
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("{} training is not supported on {} (compute capability {}): {}",
-                                formats.format(f).name, g.name, cc, s.reason),
-                    "precision");
-  const Device d = make_device(g);
-  const TensorPrecision p = tensor_precision_of(f);
-  if (!d.rate(p))
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("cannot time {} training: {}; give the rate in a card file "
-                                "(--gpu FILE, data/gpus schema) to estimate it",
-                                formats.format(f).name, d.missing_rate_reason(p)),
-                    "gpu");
 }
 
 }  // namespace ftplan

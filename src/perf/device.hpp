@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "core/reason.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -31,10 +32,10 @@ struct Device {
   // operation whose arithmetic intensity exceeds it is compute-bound on this device.
   std::optional<double> ops_per_byte(TensorPrecision p) const;
   std::string name() const;  // "NVIDIA H200 NVL", or "1g.18gb instance of NVIDIA H200 NVL"
-  // Why a rate is missing, naming the data gap: "NVIDIA publishes no dense BF16 rate for the
-  // RTX PRO 6000 Blackwell Server Edition (...)".
-  std::string missing_rate_reason(TensorPrecision p) const;
-  std::string missing_vector_rate_reason() const;
+  // Why a rate is missing, naming the data gap ("NVIDIA publishes no dense BF16 rate for the
+  // RTX PRO 6000 Blackwell Server Edition (...)"), the data file's note quoted.
+  Reason missing_rate(TensorPrecision p) const;
+  Reason missing_vector_rate() const;
 };
 
 Device make_device(const GpuSpec& g);
@@ -101,9 +102,5 @@ class TrainingFormats {
 
 // data/training_formats.yaml of the catalog.
 TrainingFormats load_training_formats(const Catalog& catalog);
-
-// UserError (exit 2) unless `g` supports `f` and publishes the dense rate `f` runs at; the message
-// names the format, the card and the reason (for a CLI that was asked for this format).
-void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats);
 
 }  // namespace ftplan

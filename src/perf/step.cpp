@@ -76,19 +76,19 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
     if (auto r = d.rate(prec)) rate[i] = r->value;
     if (((p.tensor_precisions_used >> i) & 1u) && rate[i] <= 0) {
       s.feasible = false;
-      s.reason = d.missing_rate_reason(prec);
+      s.reason = d.missing_rate(prec);
       return s;
     }
   }
   if (!d.vector_rate) {
     s.feasible = false;
-    s.reason = d.missing_vector_rate_reason();
+    s.reason = d.missing_vector_rate();
     return s;
   }
   rate[PreparedStep::kVectorRate] = d.vector_rate->value;
   if (d.bandwidth.value <= 0) {
     s.feasible = false;
-    s.reason = "the card's memory bandwidth is unknown";
+    s.reason = Reason(ReasonCode::kBandwidthUnknown);
     return s;
   }
   s.peak = FlopsPerSecond(rate[static_cast<std::size_t>(p.mfu_precision)]);

@@ -29,7 +29,7 @@ OpTiming time_op(const Op& op, const Device& d, const EfficiencyTable& e);
 
 struct StepEstimate {
   bool feasible = true;
-  std::string reason;  // infeasible: the missing figure (e.g. no dense BF16 rate published)
+  Reason reason;  // infeasible: the missing figure (e.g. no dense BF16 rate published)
 
   // Per micro-batch.
   Seconds forward;    // the forward pass

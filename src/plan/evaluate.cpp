@@ -52,7 +52,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   const FormatSupport support = data.formats.check(*p.gpu, w.precision);
   if (!support.supported) {
     r.step.feasible = false;
-    r.step.reason = support.reason;
+    r.step.reason = Reason(ReasonCode::kFormatUnsupported).quote("why", support.reason);
     return r;
   }
   const Device device = make_device(p);

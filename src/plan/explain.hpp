@@ -22,7 +22,7 @@ struct ExplainRequest {
 struct ExplainResult {
   Trace trace;
   ScaleResult result;
-  std::string step_reason;  // why the step has no time on this card (empty when it has)
+  Reason step_reason;  // why the step has no time on this card (empty when it has)
 };
 ExplainResult explain_placement(const ExplainRequest& r, const PlanningData& data);
 

@@ -67,7 +67,7 @@ Workload measured_workload(const StepResults& r, const StepRow& row, const Catal
 struct StepCheck {
   const StepRow* row = nullptr;
   bool predicted = false;  // false: the step model cannot time it (`reason`)
-  std::string reason;
+  Reason reason;
   Seconds step;                           // predicted step time
   MemoryEstimate allocated;               // predicted, peak kind allocated
   MemoryEstimate reserved;                // predicted, peak kind reserved

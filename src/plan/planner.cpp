@@ -89,30 +89,32 @@ double miss(const Option& o) {
   return o.capacity.value > 0 ? o.peak.value / o.capacity.value : 1e9;
 }
 
-std::string recommendation_reason(const RunPlan& rp, RankBy r) {
+Reason recommendation_reason(const RunPlan& rp, RankBy r) {
   const Option& o = *rp.recommendation;
-  std::string why;
+  ReasonCode rank = ReasonCode::kRankCardHours;
   switch (r) {
     case RankBy::kCardHours:
-      why = "fewest card-hours";
       break;
     case RankBy::kTime:
-      why = "shortest time to train";
+      rank = ReasonCode::kRankTime;
       break;
     case RankBy::kCost:
-      why = "lowest cost";
+      rank = ReasonCode::kRankCost;
       break;
     case RankBy::kEnergy:
-      why = "least energy";
+      rank = ReasonCode::kRankEnergy;
       break;
   }
-  std::string text = fmt::format("{} × {}: {} ({:.1f} card-hours, {:.2f} h to train)", o.count,
-                                 o.gpu->name, why, o.card_hours, o.time_to_train_hours);
-  if (o.count == 1)
-    text += "; it fits one card, so one job per card sidesteps the interconnect";
-  else
-    text += fmt::format("; {} over {}, scaling efficiency {:.0f} %", comm_strategy_name(o.strategy),
-                        o.topology, 100 * o.scaling_efficiency);
+  Reason text(o.count == 1 ? ReasonCode::kRecommendOneCard : ReasonCode::kRecommendManyCards);
+  text.count("count", o.count)
+      .name("card", o.gpu->name)
+      .nested("rank", Reason(rank))
+      .number("card_hours", o.card_hours, 1)
+      .number("hours", o.time_to_train_hours, 2);
+  if (o.count > 1)
+    text.name("strategy", std::string(comm_strategy_name(o.strategy)))
+        .name("topology", std::string(o.topology))
+        .percent("efficiency", o.scaling_efficiency);
   return text;
 }
 
@@ -242,16 +244,17 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   return o;
 }
 
-std::string option_reason(const Option& o, const PreparedRun& prepared, const Candidate& c,
-                          const RunsFile& file) {
+Reason option_reason(const Option& o, const PreparedRun& prepared, const Candidate& c,
+                     const RunsFile& file) {
   const PlannedRun& run = *prepared.run;
   switch (o.failed) {
     case Constraint::kNone:
       return {};
     case Constraint::kGlobalBatch:
-      return fmt::format(
-          "the global batch of {} sequences is not a multiple of micro-batch {} × {} cards",
-          run.global_batch, o.micro_batch, o.count);
+      return Reason(ReasonCode::kGlobalBatch)
+          .count("global_batch", run.global_batch)
+          .count("micro_batch", o.micro_batch)
+          .count("cards", o.count);
     case Constraint::kMemory: {
       MemoryEstimate m;
       m.peak = o.peak;
@@ -261,18 +264,21 @@ std::string option_reason(const Option& o, const PreparedRun& prepared, const Ca
       return memory_reason(m, placement_of(c));
     }
     case Constraint::kPowerLimit:
-      return fmt::format("{} cards at {} W exceed the power limit of {} W", o.count,
-                         o.gpu->tdp_W.value.value_or(0), file.power_limit_W.value_or(0));
+      return Reason(ReasonCode::kPowerLimit)
+          .count("cards", o.count)
+          .number("tdp", o.gpu->tdp_W.value.value_or(0))
+          .number("limit", file.power_limit_W.value_or(0));
     case Constraint::kStepTime:
       for (std::size_t i = 0; i < prepared.variants.size(); ++i) {
         const Workload& w = prepared.variants[i].workload;
         if (w.micro_batch == o.micro_batch && w.recompute == o.recompute)
           return c.card->steps[i].reason;
       }
-      return "the step time cannot be estimated on this card";
+      return Reason(ReasonCode::kStepUnknown);
     case Constraint::kDeadline:
-      return fmt::format("takes {:.1f} h, past the deadline of {:.1f} h", o.time_to_train_hours,
-                         run.deadline_hours.value_or(0));
+      return Reason(ReasonCode::kDeadline)
+          .number("hours", o.time_to_train_hours, 1)
+          .number("deadline", run.deadline_hours.value_or(0), 1);
   }
   return {};
 }
@@ -296,9 +302,10 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       pg.gpu = gpu;
       const FormatSupport support = data.formats.check(*gpu, run.workload.precision);
       if (!support.supported) {
-        pg.why_not =
-            fmt::format("{} is not supported on {}: {}",
-                        compute_format_name(run.workload.precision), gpu->name, support.reason);
+        pg.why_not = Reason(ReasonCode::kFormatNotOnCard)
+                         .name("format", std::string(compute_format_name(run.workload.precision)))
+                         .name("card", gpu->name)
+                         .quote("why", support.reason);
         rp.per_gpu.push_back(std::move(pg));
         continue;
       }
@@ -312,7 +319,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           Option o;
           o.gpu = gpu;
           o.count = count;
-          o.reason = e.what();
+          o.reason = Reason(ReasonCode::kTopologyRejected).quote("why", e.what());
           rp.rejected.push_back(std::move(o));
           continue;
         }
@@ -370,10 +377,11 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         }
       }
       if (!pg.minimum) {
-        pg.why_not = closest_miss
-                         ? fmt::format("no allowed count fits; closest: {} × {}: {}",
-                                       closest_miss->count, gpu->name, closest_miss->reason)
-                         : "no allowed count fits";
+        pg.why_not = closest_miss ? Reason(ReasonCode::kNoCountFitsClosest)
+                                        .count("count", closest_miss->count)
+                                        .name("card", gpu->name)
+                                        .nested("reason", closest_miss->reason)
+                                  : Reason(ReasonCode::kNoCountFits);
       }
       rp.per_gpu.push_back(std::move(pg));
     }
@@ -383,9 +391,12 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       rp.recommendation = feasible.front();
       rp.recommendation_reason = recommendation_reason(rp, options.rank_by);
     } else {
-      rp.recommendation_reason = "no candidate card, count and strategy holds this run";
+      std::vector<Reason> why;
       for (const auto& pg : rp.per_gpu)
-        if (!pg.why_not.empty()) rp.recommendation_reason += "; " + pg.why_not;
+        if (!pg.why_not.empty()) why.push_back(pg.why_not);
+      rp.recommendation_reason =
+          why.empty() ? Reason(ReasonCode::kNoCandidate)
+                      : Reason(ReasonCode::kNoCandidateBecause).list("why", std::move(why));
     }
     // Alternatives: the best option of each (card type, count), in ranking order.
     for (const auto& o : feasible) {

@@ -37,7 +37,7 @@ struct Option {
 
   bool feasible = false;
   Constraint failed = Constraint::kNone;
-  std::string reason;  // infeasible: the first constraint that failed; feasible: why it is good
+  Reason reason;  // infeasible: the first constraint that failed
 
   Verdict verdict = Verdict::kDoesNotFit;
   Bytes model_states;  // per card
@@ -61,7 +61,7 @@ struct Option {
 struct RunPlan {
   const PlannedRun* run = nullptr;
   std::optional<Option> recommendation;
-  std::string recommendation_reason;
+  Reason recommendation_reason;
   // Per candidate card type: the fewest cards that fit (fastest settings at that count) and the
   // fastest option of that type; absent where nothing fits.
   struct PerGpu {
@@ -70,7 +70,7 @@ struct RunPlan {
     std::vector<Option> minimum_options;  // at the minimum count: the fastest option per sharding
     std::optional<Option> fastest;
     std::optional<Option> best_mig;  // the smallest MIG instance that holds the run, if any
-    std::string why_not;             // nothing fits: the closest miss
+    Reason why_not;                  // nothing fits: the closest miss
   };
   std::vector<PerGpu> per_gpu;
   std::vector<Option>
@@ -167,8 +167,8 @@ std::string_view topology_name(const Topology& t, const PlanningData& data);
 // that failed (`failed`) and leaves `reason` empty. Allocation-free: the planner's hot path.
 Option evaluate_option(const PreparedRun& run, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file);
-// The sentence for an option evaluate_option found infeasible.
-std::string option_reason(const Option& o, const PreparedRun& run, const Candidate& c,
-                          const RunsFile& file);
+// The reason for an option evaluate_option found infeasible.
+Reason option_reason(const Option& o, const PreparedRun& run, const Candidate& c,
+                     const RunsFile& file);
 
 }  // namespace ftplan

@@ -6,6 +6,7 @@
 
 #include "core/format.hpp"
 #include "render/labels.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -93,7 +94,7 @@ void print_bench_predictions(std::ostream& out, const CardMatch& card, const std
            format_fixed(100 * e.worst_abs_calibration, 1)});
   s.print(out);
   for (const auto& m : measurements)
-    if (!m.timed) out << fmt::format("not timed: {}: {}\n", m.bench->id, m.excluded);
+    if (!m.timed) out << fmt::format("not timed: {}: {}\n", m.bench->id, word_reason(m.excluded));
 }
 
 void print_step_checks(std::ostream& out, const StepResults& r, const CardMatch& card,

@@ -1,6 +1,7 @@
 #include "render/calibration_json.hpp"
 
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -44,12 +45,12 @@ json bench_predictions_json(const CardMatch& card, const std::string& calibratio
               {"default_error", round_to(p.error_defaults, 6)},
               {"calibrated_seconds", p.with_calibration.time().value},
               {"calibrated_error", round_to(p.error_calibration, 6)}};
-    if (!m.excluded.empty()) r["excluded"] = m.excluded;
+    if (!m.excluded.empty()) r["excluded"] = word_reason(m.excluded);
     rows.push_back(r);
   }
   json not_timed = json::array();
   for (const auto& m : measurements)
-    if (!m.timed) not_timed.push_back({{"id", m.bench->id}, {"reason", m.excluded}});
+    if (!m.timed) not_timed.push_back({{"id", m.bench->id}, {"reason", word_reason(m.excluded)}});
   json summary = json::array();
   for (const auto& s : summarize_errors(predictions))
     summary.push_back({{"group", s.group},
@@ -76,7 +77,7 @@ json step_checks_json(const CardMatch& card, const std::string& efficiency,
                       {"peak_allocated_bytes", c.allocated.peak.value},
                       {"peak_reserved_bytes", c.reserved.peak.value},
                       {"verdict", verdict_name(c.reserved.verdict)}};
-    if (!c.predicted) r["predicted"]["reason"] = c.reason;
+    if (!c.predicted) r["predicted"]["reason"] = word_reason(c.reason);
     r["error"] = {{"step_seconds", optional_number(c.error_step, 6)},
                   {"peak_allocated_bytes", optional_number(c.error_allocated, 6)},
                   {"peak_reserved_bytes", optional_number(c.error_reserved, 6)}};

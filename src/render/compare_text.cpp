@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -63,7 +64,7 @@ void print_rates(std::ostream& out, const Device& a, const Device& b,
            "produces dense weights.\n";
   for (const Device* d : {&a, &b})
     for (auto p : {TensorPrecision::kBF16, TensorPrecision::kFP8})
-      if (!d->rate(p)) out << "unknown: " << d->missing_rate_reason(p) << "\n";
+      if (!d->rate(p)) out << "unknown: " << word_reason(d->missing_rate(p)) << "\n";
 
   std::vector<std::string> notes;
   out << "\n";

@@ -4,6 +4,7 @@
 
 #include "core/format.hpp"
 #include "render/labels.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -88,7 +89,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("free after model states", m.free);
   row("headroom after peak", m.headroom);
   t.print(out);
-  out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), m.reason);
+  out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), word_reason(m.reason));
 }
 
 }  // namespace ftplan

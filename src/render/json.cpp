@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "memory/model_states.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -222,7 +223,7 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
                      {"peak", round_to(to_GiB(m.peak), 3)}};
   j["per_card"] = true;
   j["verdict"] = verdict_name(m.verdict);
-  j["reason"] = m.reason;
+  j["reason"] = word_reason(m.reason);
   return j;
 }
 
@@ -305,7 +306,7 @@ json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
   j["largest_tight"] = r.largest_tight;
   j["at_limit"] = r.at_limit;
   j["binding"] = r.binding;
-  j["reason"] = r.reason;
+  j["reason"] = word_reason(r.reason);
   j["peak_GB_at_largest"] = gb(r.at_largest.peak);
   j["peak_GB_beyond"] = gb(r.beyond.peak);
   j["capacity_GB"] = gb(r.at_largest.capacity);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -22,7 +23,7 @@ void print_max(std::ostream& out, const Workload& w, const Placement& p, const S
     out << fmt::format("  note: beyond the model's max_position_embeddings ({})\n",
                        group_digits(w.model->arch.max_position));
   out << fmt::format("binding: {}\n", r.binding);
-  out << r.reason << "\n";
+  out << word_reason(r.reason) << "\n";
 }
 
 }  // namespace ftplan

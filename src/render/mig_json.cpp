@@ -1,6 +1,7 @@
 #include "render/mig_json.hpp"
 
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -44,7 +45,7 @@ json instance_fit_json(const MigCard& card, const MigProfileFit& f) {
             {"headroom_GB", gb(m.headroom)},
             {"fits", f.fits},
             {"verdict", verdict_name(m.verdict)},
-            {"reason", m.reason},
+            {"reason", word_reason(m.reason)},
             {"step_time_s", f.step_time ? json(f.step_time->value) : json(nullptr)}};
   if (!prof.memory_GB.dispute.empty()) j["memory_dispute"] = prof.memory_GB.dispute;
   return j;
@@ -106,7 +107,7 @@ json pack_json(const std::vector<PackJob>& jobs, const PackResult& r, const MigC
     json xj = {{"name", jobs[e].name},
                {"count", jobs[e].count},
                {"home", pack_home_name(x.home)},
-               {"reason", x.reason}};
+               {"reason", word_reason(x.reason)}};
     if (x.home == PackHome::kInstance) {
       const MigProfileFit& f = x.fit.profiles[static_cast<std::size_t>(x.profile)];
       xj["profile"] = profile_at(card, x.profile).name;

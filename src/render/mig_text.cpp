@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -94,7 +95,7 @@ void print_pack(std::ostream& out, const std::vector<PackJob>& jobs, const PackR
   t.print(out);
   for (std::size_t e = 0; e < jobs.size(); ++e)
     if (r.experiments[e].home != PackHome::kInstance)
-      out << fmt::format("  {}: {}\n", jobs[e].name, r.experiments[e].reason);
+      out << fmt::format("  {}: {}\n", jobs[e].name, word_reason(r.experiments[e].reason));
 
   out << fmt::format("\ncards: {} {}\n", r.total_cards(), card.gpu->id);
   for (std::size_t c = 0; c < r.cards.size(); ++c) {

@@ -4,6 +4,7 @@
 
 #include "render/calibration_json.hpp"
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -129,7 +130,7 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
   j["tokens_per_micro_batch"] = ops.tokens_per_micro_batch;
   j["layers"] = ops.layers;
   if (!s.feasible) {
-    j["reason"] = s.reason;
+    j["reason"] = word_reason(s.reason);
     return j;
   }
   j["step_seconds"] = s.step.value;

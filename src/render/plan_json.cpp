@@ -1,6 +1,7 @@
 #include "render/plan_json.hpp"
 
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -17,7 +18,7 @@ json option_json(const Option& o) {
             {"recompute", recompute_name(o.recompute)},
             {"feasible", o.feasible}};
   if (o.mig) j["mig"] = o.mig->name;
-  if (!o.reason.empty()) j["reason"] = o.reason;
+  if (!o.reason.empty()) j["reason"] = word_reason(o.reason);
   j["verdict"] = verdict_name(o.verdict);
   j["memory_GB"] = {{"model_states", round_to(to_GB(o.model_states), 3)},
                     {"peak", round_to(to_GB(o.peak), 3)},
@@ -58,14 +59,14 @@ json plan_json(const Plan& plan, const RunsFile& file) {
     r["count"] = run.count;
     if (run.deadline_hours) r["deadline_hours"] = *run.deadline_hours;
     r["recommendation"] = rp.recommendation ? option_json(*rp.recommendation) : json(nullptr);
-    r["why"] = rp.recommendation_reason;
+    r["why"] = word_reason(rp.recommendation_reason);
     json per_gpu = json::array();
     for (const auto& pg : rp.per_gpu) {
       json g = {{"gpu", pg.gpu->id}, {"name", pg.gpu->name}};
       g["minimum"] = pg.minimum ? option_json(*pg.minimum) : json(nullptr);
       g["fastest"] = pg.fastest ? option_json(*pg.fastest) : json(nullptr);
       g["mig"] = pg.best_mig ? option_json(*pg.best_mig) : json(nullptr);
-      if (!pg.why_not.empty()) g["why_not"] = pg.why_not;
+      if (!pg.why_not.empty()) g["why_not"] = word_reason(pg.why_not);
       per_gpu.push_back(g);
     }
     r["per_gpu"] = per_gpu;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -72,7 +73,7 @@ void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
   rec.print(out);
   out << "\nWhy\n";
   for (const auto& rp : plan.runs)
-    out << "- " << rp.run->name << ": " << rp.recommendation_reason << "\n";
+    out << "- " << rp.run->name << ": " << word_reason(rp.recommendation_reason) << "\n";
   out << "\nFleet: every run at once (one job per card where a run fits one card, MIG where small "
          "runs share)\n";
   for (const auto& f : plan.fleet) {

@@ -128,7 +128,7 @@ ReportRoofline roofline(const RunsFile& runs, const std::vector<const GpuSpec*>&
     if (!support.supported) {
       StepEstimate s;
       s.feasible = false;
-      s.reason = support.reason;
+      s.reason = Reason(ReasonCode::kFormatUnsupported).quote("why", support.reason);
       r.steps.push_back(s);
     } else {
       r.steps.push_back(estimate_step(r.ops, r.devices[c], data.efficiency(*cards[c])));

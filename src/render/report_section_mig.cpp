@@ -24,7 +24,7 @@ class MigSection : SectionWriter {
       const MigProfile* p = g.mig.find(note.id.substr(std::string("dispute.").size()));
       if (p)
         return f(Txt::kMigDispute, card_name(g), p->name, n(p->memory_GB.value.value_or(0), 1),
-                 p->memory_GB.dispute);
+                 source_words(p->memory_GB.dispute));
     }
     return note.text;
   }

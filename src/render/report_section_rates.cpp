@@ -89,7 +89,7 @@ class RatesSection : SectionWriter {
     std::vector<std::string> notes;
     for (std::size_t i = 0; i < unknown.texts.size(); ++i)
       notes.push_back(f(Txt::kRateUnknown, join(unknown.cards[i]), join(unknown.subjects[i]),
-                        unknown.texts[i]));
+                        source_words(unknown.texts[i])));
     for (const GpuSpec* g : r.cards) {
       std::vector<std::string> with_accumulate;
       std::string mode;
@@ -145,7 +145,7 @@ class RatesSection : SectionWriter {
     std::vector<std::string> format_notes;
     for (std::size_t i = 0; i < why.texts.size(); ++i)
       format_notes.push_back(fmt::format("[{}] {}, {}: {}", i + 1, join(why.cards[i]),
-                                         join(why.subjects[i]), why.texts[i]));
+                                         join(why.subjects[i]), source_words(why.texts[i])));
     s.blocks.push_back(list(format_notes));
     return s;
   }

@@ -49,7 +49,7 @@ class RecommendationsSection : SectionWriter {
     if (!rp.recommendation) {
       std::vector<std::string> why;
       for (const auto& pg : rp.per_gpu)
-        if (!pg.why_not.empty()) why.push_back(pg.why_not);
+        if (!pg.why_not.empty()) why.push_back(reason_text(pg.why_not));
       return f(Txt::kRecNone, rp.run->name, join(why));
     }
     const Option& o = *rp.recommendation;

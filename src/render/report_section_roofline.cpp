@@ -115,7 +115,8 @@ class RooflineSection : SectionWriter {
         throughput.push_back(f(Txt::kStepThroughput, card_name(*m_.cards[c]),
                                n(r.steps[c].tokens_per_second, 0), n(100 * r.steps[c].mfu, 0)));
       else
-        untimed.push_back(f(Txt::kUntimed, card_name(*m_.cards[c]), r.steps[c].reason));
+        untimed.push_back(
+            f(Txt::kUntimed, card_name(*m_.cards[c]), reason_text(r.steps[c].reason)));
     }
     if (!throughput.empty()) s.blocks.push_back(paragraph(join(throughput) + "."));
     if (!untimed.empty()) s.blocks.push_back(list(untimed));

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "render/reason_words.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -24,6 +25,14 @@ std::string upper(std::string_view s) {
 
 ReportWords::ReportWords(const Catalog& catalog, ReportLang lang)
     : lang_(lang), words_(load_translations(catalog, lang)), style_(words_.number) {}
+
+std::string ReportWords::reason_text(const Reason& r) const {
+  return word_reason(r, words_);
+}
+
+std::string ReportWords::source_words(const std::string& text) const {
+  return reason_text(Reason(ReasonCode::kSourceWords).name("text", text));
+}
 
 std::string ReportWords::join(const std::vector<std::string>& items, Txt conjunction) const {
   std::string out;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/reason.hpp"
 #include "render/localized_number.hpp"
 #include "render/report_model.hpp"
 #include "render/report_text.hpp"
@@ -44,6 +45,10 @@ class ReportWords {
   std::string times(double ratio) const { return n(ratio, 2) + "×"; }
   std::string percent(double fraction) const { return n(100 * fraction, 0) + " %"; }
   std::string dash() const { return "–"; }
+  // An engine's reason in this language (render/reason_words).
+  std::string reason_text(const Reason& r) const;
+  // A data file's own words, kept as they are and set as the language quotes a source.
+  std::string source_words(const std::string& text) const;
 
   // "A", "A and B", "A, B and C" (or "or").
   std::string join(const std::vector<std::string>& items, Txt conjunction = Txt::kAnd) const;

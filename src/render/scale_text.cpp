@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
 
 namespace ftplan {
@@ -18,7 +19,7 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
                      format_GB(r.memory.states.total()), format_GB(r.memory.peak),
                      format_GB(r.memory.capacity), verdict_name(r.memory.verdict));
   if (!r.step.feasible) {
-    out << "step time: cannot be estimated — " << r.step.reason << "\n";
+    out << "step time: cannot be estimated — " << word_reason(r.step.reason) << "\n";
     return;
   }
   TextTable t(

@@ -1,5 +1,6 @@
 #include "render/translations.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -238,6 +239,24 @@ constexpr std::array<std::string_view, kTxtCount> kTxtKeys = {"title",
                                                               "not_measured_comm",
                                                               "not_measured_energy"};
 
+// A reason's template names only its code's arguments, each as {name}.
+void check_reason_template(StrictMap& map, const ReasonCodeInfo& info, std::string_view text) {
+  for (std::size_t open = text.find('{'); open != std::string_view::npos;
+       open = text.find('{', open + 1)) {
+    const std::size_t close = text.find('}', open);
+    if (close == std::string_view::npos)
+      map.fail(info.key, fmt::format("'{{' at {} has no closing '}}'", open));
+    const std::string_view name = text.substr(open + 1, close - open - 1);
+    if (std::find(info.arguments.begin(), info.arguments.end(), name) == info.arguments.end()) {
+      std::string known;
+      for (auto a : info.arguments)
+        known += (known.empty() ? "" : ", ") + std::string(a);
+      map.fail(info.key, fmt::format("unknown argument {{{}}}; this reason has: {}", name,
+                                     known.empty() ? "none" : known));
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view txt_key(Txt key) {
@@ -261,6 +280,14 @@ Translations parse_translations(const DataFile& file) {
   for (std::size_t i = 0; i < kTxtCount; ++i)
     t.report.push_back(report.any_string(kTxtKeys[i]));
   report.finish();
+  StrictMap reasons = root.required_map("reasons");
+  t.reasons.resize(kReasonCodeCount);
+  for (const ReasonCodeInfo& info : reason_codes()) {
+    std::string text = reasons.any_string(info.key);
+    check_reason_template(reasons, info, text);
+    t.reasons[static_cast<std::size_t>(info.code)] = std::move(text);
+  }
+  reasons.finish();
   StrictMap page = root.required_map("page");
   for (const auto& entry : page.node()) {
     const std::string key = entry.first.as<std::string>();

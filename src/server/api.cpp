@@ -180,6 +180,7 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
       call.inline_files[kInlineRuns] = r.body;
       call.args.push_back(kInlineRuns);
       call.args.push_back("--json");
+      if (r.query.count("lang")) call.args.insert(call.args.end(), {"--lang", r.query.at("lang")});
     } else if (std::string(endpoint->command) == "report") {
       const auto format = r.query.count("format") ? r.query.at("format") : "html";
       call.args.insert(call.args.end(), {"--format", format});
@@ -192,6 +193,9 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
       if (r.method == "GET")
         for (const auto& [k, v] : r.query)
           body[k] = v;
+      // The language of the reasons: `lang` in the body, or in the query string of any request.
+      if (r.query.count("lang") && body.is_object() && !body.contains("lang"))
+        body["lang"] = r.query.at("lang");
       append_options(body, call);
       call.args.push_back("--json");
     }

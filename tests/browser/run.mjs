@@ -297,6 +297,12 @@ test('language switch: German labels, verdicts and number format', async (env) =
   equal(shown.verdictText, 'passt', 'German verdict');
   equal(shown.figures.free?.text, gbText(shown.figures.free.value, 'de'), 'German number format');
   equal(shown.figures.free?.text, '85,9 GB', 'German free memory (seed: 86 GB)');
+  // The engine's reason comes from the server in German, with German number marks.
+  const reason = page.locator('article.result[data-gpu="rtx-pro-6000"] p.reason').first();
+  const reasonText = await reason.textContent();
+  check(reasonText.startsWith('Spitze ') && reasonText.includes(' GB von 102,6 GB auf '),
+      `German reason: ${reasonText}`);
+  equal(await reason.getAttribute('lang'), null, 'the German reason is not marked English');
   check((await page.getAttribute('#report-link', 'href')).includes('lang=de'),
       'the report link is German');
   await page.selectOption('#lang', 'en');

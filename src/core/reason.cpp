@@ -1,0 +1,146 @@
+#include "core/reason.hpp"
+
+#include <utility>
+
+namespace ftplan {
+
+const std::vector<ReasonCodeInfo>& reason_codes() {
+  static const std::vector<ReasonCodeInfo> codes = {
+      {ReasonCode::kSourceWords, "source_words", {"text"}},
+      {ReasonCode::kWhereCard, "where_card", {"card"}},
+      {ReasonCode::kWhereCards, "where_cards", {"count", "card"}},
+      {ReasonCode::kWhereMigInstance, "where_mig_instance", {"profile", "card"}},
+      {ReasonCode::kFitFits, "fit_fits", {"peak", "headroom", "capacity", "where"}},
+      {ReasonCode::kFitTight, "fit_tight", {"peak", "headroom", "capacity", "where", "share"}},
+      {ReasonCode::kFitDoesNotFit, "fit_does_not_fit", {"peak", "capacity", "where", "excess"}},
+      {ReasonCode::kSolveSequence, "solve_sequence", {}},
+      {ReasonCode::kSolveMicroBatch, "solve_micro_batch", {}},
+      {ReasonCode::kSolveUnitTokens, "solve_unit_tokens", {"micro_batch"}},
+      {ReasonCode::kSolveUnitSequences, "solve_unit_sequences", {"seq"}},
+      {ReasonCode::kSolveLargest, "solve_largest", {"what", "value", "unit"}},
+      {ReasonCode::kSolveNotEven, "solve_not_even", {"what", "value", "unit", "reason", "binding"}},
+      {ReasonCode::kSolveFound,
+       "solve_found",
+       {"what", "value", "unit", "peak", "capacity", "next", "next_peak", "verdict", "binding"}},
+      {ReasonCode::kPackInstance, "pack_instance", {"reason"}},
+      {ReasonCode::kPackWholeCard, "pack_whole_card", {"reason"}},
+      {ReasonCode::kPackUnplaced, "pack_unplaced", {"card", "verdict", "reason"}},
+      {ReasonCode::kNoDenseRate, "no_dense_rate", {"vendor", "format", "card"}},
+      {ReasonCode::kNoDenseRateBecause,
+       "no_dense_rate_because",
+       {"vendor", "format", "card", "why"}},
+      {ReasonCode::kNoVectorRate, "no_vector_rate", {"vendor", "card"}},
+      {ReasonCode::kNoVectorRateBecause, "no_vector_rate_because", {"vendor", "card", "why"}},
+      {ReasonCode::kBandwidthUnknown, "bandwidth_unknown", {}},
+      {ReasonCode::kFormatUnsupported, "format_unsupported", {"why"}},
+      {ReasonCode::kCalibrationOtherPrecision, "calibration_other_precision", {"precision"}},
+      {ReasonCode::kGlobalBatch, "global_batch", {"global_batch", "micro_batch", "cards"}},
+      {ReasonCode::kPowerLimit, "power_limit", {"cards", "tdp", "limit"}},
+      {ReasonCode::kStepUnknown, "step_unknown", {}},
+      {ReasonCode::kDeadline, "deadline", {"hours", "deadline"}},
+      {ReasonCode::kTopologyRejected, "topology_rejected", {"why"}},
+      {ReasonCode::kFormatNotOnCard, "format_not_on_card", {"format", "card", "why"}},
+      {ReasonCode::kNoCountFits, "no_count_fits", {}},
+      {ReasonCode::kNoCountFitsClosest, "no_count_fits_closest", {"count", "card", "reason"}},
+      {ReasonCode::kRankCardHours, "rank_card_hours", {}},
+      {ReasonCode::kRankTime, "rank_time", {}},
+      {ReasonCode::kRankCost, "rank_cost", {}},
+      {ReasonCode::kRankEnergy, "rank_energy", {}},
+      {ReasonCode::kRecommendOneCard,
+       "recommend_one_card",
+       {"count", "card", "rank", "card_hours", "hours"}},
+      {ReasonCode::kRecommendManyCards,
+       "recommend_many_cards",
+       {"count", "card", "rank", "card_hours", "hours", "strategy", "topology", "efficiency"}},
+      {ReasonCode::kNoCandidate, "no_candidate", {}},
+      {ReasonCode::kNoCandidateBecause, "no_candidate_because", {"why"}},
+  };
+  return codes;
+}
+
+const ReasonCodeInfo& reason_code_info(ReasonCode code) {
+  return reason_codes()[static_cast<std::size_t>(code) - 1];
+}
+
+const ReasonArg* Reason::arg(std::string_view n) const {
+  for (const auto& a : args)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+namespace {
+ReasonArg make_arg(std::string_view name, ReasonArgKind kind) {
+  ReasonArg a;
+  a.name = std::string(name);
+  a.kind = kind;
+  return a;
+}
+}  // namespace
+
+Reason& Reason::bytes(std::string_view n, Bytes b, int decimals) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kBytes);
+  a.value = b.value;
+  a.decimals = decimals;
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::percent(std::string_view n, double fraction, int decimals) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kPercent);
+  a.value = fraction;
+  a.decimals = decimals;
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::number(std::string_view n, double v, int decimals) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kNumber);
+  a.value = v;
+  a.decimals = decimals;
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::count(std::string_view n, std::int64_t v) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kCount);
+  a.value = static_cast<double>(v);
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::digits(std::string_view n, std::int64_t v) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kGroupedCount);
+  a.value = static_cast<double>(v);
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::name(std::string_view n, std::string text) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kName);
+  a.text = std::move(text);
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::quote(std::string_view n, std::string text) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kQuote);
+  a.text = std::move(text);
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::nested(std::string_view n, Reason r) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kReason);
+  a.reasons.push_back(std::move(r));
+  args.push_back(std::move(a));
+  return *this;
+}
+
+Reason& Reason::list(std::string_view n, std::vector<Reason> items) {
+  ReasonArg a = make_arg(n, ReasonArgKind::kList);
+  a.reasons = std::move(items);
+  args.push_back(std::move(a));
+  return *this;
+}
+
+}  // namespace ftplan
