@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
+#include "perf/efficiency.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan::test {
@@ -22,6 +23,18 @@ inline const Catalog& catalog() {
 inline const RuntimeOverheads& overheads() {
   static const RuntimeOverheads t = load_runtime_overheads(catalog());
   return t;
+}
+
+// The default table as the roofline alone sees it: no host costs, no fitted architecture
+// multipliers (for properties of the GPU's own work: ratios between cards, sums per class).
+inline const EfficiencyTable& roofline_efficiency() {
+  static const EfficiencyTable e = [] {
+    EfficiencyTable t = default_efficiency(catalog());
+    t.host = {};
+    t.architectures.clear();
+    return t;
+  }();
+  return e;
 }
 
 inline const Stacks& stacks() {

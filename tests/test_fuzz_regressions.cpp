@@ -42,8 +42,8 @@ TEST(FuzzRegressions, EveryStoredInputIsHandled) {
       else if (name.starts_with("link_calibration"))
         parse_link_calibration({name, buf.str(), {}}, test::catalog().sources());
       else if (name.starts_with("measured_yaml"))
-        validate_runs(
-            parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads(), test::stacks()));
+        validate_runs(parse_measured_runs({name, buf.str(), {}}, test::catalog(), test::overheads(),
+                                          test::stacks()));
       else
         ADD_FAILURE() << "unknown prefix: " << name;
     } catch (const UserError&) {

@@ -14,8 +14,7 @@ namespace ftplan {
 namespace {
 
 const EfficiencyTable& defaults() {
-  static const EfficiencyTable e = default_efficiency(test::catalog());
-  return e;
+  return test::roofline_efficiency();
 }
 
 Device device(const std::string& id) {

@@ -153,6 +153,8 @@ struct GemmRoofline {
 GemmRoofline gemm_roofline(const GemmShape& shape, TensorPrecision dtype, const Device& d,
                            const EfficiencyTable& e);
 
+// Compares the cards' own work (roofline times at the achieved efficiencies): the host's launch
+// and framework time, the same on both cards, is left out.
 StepComparison compare_steps(const StepOps& ops, const Device& a, const EfficiencyTable& ea,
                              const Device& b, const EfficiencyTable& eb);
 

@@ -136,6 +136,7 @@ json step_json(const Workload& w, const Device& d, const StepOps& ops, const Ste
   j["step_seconds"] = s.step.value;
   j["step_seconds_range"] = {s.step_low.value, s.step_high.value};
   j["host_seconds_per_micro_batch"] = s.host.value;
+  j["host_seconds"] = s.host_seconds.value;
   j["micro_batch_seconds"] = s.micro_batch.value;
   j["forward_seconds"] = s.forward.value;
   j["backward_seconds"] = s.backward.value;
