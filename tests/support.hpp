@@ -11,6 +11,7 @@
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
 #include "perf/efficiency.hpp"
+#include "render/translations.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan::test {
@@ -35,6 +36,13 @@ inline const EfficiencyTable& roofline_efficiency() {
     return t;
   }();
   return e;
+}
+
+// The words of a language from the built-in data, read once.
+inline const Translations& translations(ReportLang lang) {
+  static const Translations en = load_translations(catalog(), ReportLang::kEn);
+  static const Translations de = load_translations(catalog(), ReportLang::kDe);
+  return lang == ReportLang::kDe ? de : en;
 }
 
 inline const Stacks& stacks() {

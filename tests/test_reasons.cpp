@@ -22,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-const Translations& words(ReportLang lang) {
-  static const Translations en = load_translations(test::catalog(), ReportLang::kEn);
-  static const Translations de = load_translations(test::catalog(), ReportLang::kDe);
-  return lang == ReportLang::kDe ? de : en;
-}
-
 std::string file_text(const std::string& relative) {
   const DataFile* f = test::catalog().file(relative);
   EXPECT_NE(f, nullptr) << relative;
@@ -66,8 +60,8 @@ TEST(Reasons, EveryCodeHasATemplateInEveryLanguage) {
     for (auto a : info.arguments)
       r.name(a, "ARG");
     for (ReportLang lang : {ReportLang::kEn, ReportLang::kDe}) {
-      const std::string text = word_reason(r, words(lang));
-      EXPECT_FALSE(words(lang).reason_template(code).empty()) << info.key;
+      const std::string text = word_reason(r, test::translations(lang));
+      EXPECT_FALSE(test::translations(lang).reason_template(code).empty()) << info.key;
       EXPECT_EQ(text.find('{'), std::string::npos) << info.key << ": " << text;
     }
   }
@@ -80,18 +74,18 @@ TEST(Reasons, AFitReasonInGermanWithGermanNumbers) {
   m.headroom = m.capacity - m.peak;
   m.verdict = Verdict::kTight;
   const Placement two = test::on("rtx-pro-6000", 2, Sharding::kFsdp);
-  EXPECT_EQ(word_reason(memory_reason(m, two), words(ReportLang::kDe)),
+  EXPECT_EQ(word_reason(memory_reason(m, two), test::translations(ReportLang::kDe)),
             "Spitze 95,2 GB lässt nur 7,4 GB von 102,6 GB auf jeder von 2 × NVIDIA RTX PRO 6000 "
             "Blackwell Workstation Edition frei (unter 10 % der Karte): zu wenig, um damit zu "
             "planen; mehr Karten, Sharding, QLoRA oder ein kleinerer Micro-Batch helfen");
-  EXPECT_EQ(word_reason(memory_reason(m, two), words(ReportLang::kEn)),
+  EXPECT_EQ(word_reason(memory_reason(m, two), test::translations(ReportLang::kEn)),
             "peak 95.2 GB leaves only 7.4 GB of 102.6 GB on each of 2 × NVIDIA RTX PRO 6000 "
             "Blackwell Workstation Edition (under 10 % of the card): too little to plan with; use "
             "more cards, sharding, QLoRA or a smaller micro-batch");
   m.peak = bytes_from_GB(1234.56);
   m.verdict = Verdict::kDoesNotFit;
   EXPECT_EQ(word_reason(memory_reason(m, test::on_mig("rtx-pro-6000", "1g.24gb")),
-                        words(ReportLang::kDe)),
+                        test::translations(ReportLang::kDe)),
             "Spitze 1234,6 GB überschreitet die 102,6 GB auf einer 1g.24gb-Instanz von NVIDIA RTX "
             "PRO 6000 Blackwell Workstation Edition um 1132,0 GB");
 }

@@ -112,3 +112,25 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
 
 }  // namespace
 }  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+TEST(Throughput, AnArchitectureNoCardHasIsAnErrorWithTheClosestName) {
+  EfficiencyTable t = data().default_efficiency;
+  ArchitectureScale typo;
+  typo.architecture = "hoper";
+  typo.compute.fill(0.9);
+  t.architectures.push_back(typo);
+  try {
+    check_architectures(t, test::catalog());
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("key 'architectures.hoper'"), std::string::npos) << what;
+    EXPECT_NE(what.find("did you mean hopper?"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace ftplan

@@ -19,12 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const Translations& words(ReportLang lang) {
-  static const Translations en = load_translations(test::catalog(), ReportLang::kEn);
-  static const Translations de = load_translations(test::catalog(), ReportLang::kDe);
-  return lang == ReportLang::kDe ? de : en;
-}
-
 std::set<std::string> page_keys(const Translations& t) {
   std::set<std::string> keys;
   for (const auto& [key, text] : t.page) {
@@ -35,8 +29,8 @@ std::set<std::string> page_keys(const Translations& t) {
 }
 
 TEST(Translations, EveryLanguageHasEveryText) {
-  const Translations& en = words(ReportLang::kEn);
-  const Translations& de = words(ReportLang::kDe);
+  const Translations& en = test::translations(ReportLang::kEn);
+  const Translations& de = test::translations(ReportLang::kDe);
   EXPECT_EQ(en.language, "en");
   EXPECT_EQ(de.language, "de");
   EXPECT_EQ(page_keys(en), page_keys(de));
@@ -74,7 +68,7 @@ TEST(Translations, ThePageKeepsTheEnglishWordsOfTheFile) {
   const std::string page = html.str();
   static const std::regex tagged(R"re(data-i18n="([^"]+)"[^>]*>([^<]*)<)re");
   std::map<std::string, std::string> en;
-  for (const auto& [key, text] : words(ReportLang::kEn).page)
+  for (const auto& [key, text] : test::translations(ReportLang::kEn).page)
     en[key] = text;
   int seen = 0;
   for (auto it = std::sregex_iterator(page.begin(), page.end(), tagged);
@@ -98,7 +92,7 @@ TEST(Translations, ThePageReceivesTheWordsFromTheServer) {
   EXPECT_EQ(j["locale"], "de-DE");
   EXPECT_EQ(j["number"]["decimal_mark"], ",");
   EXPECT_EQ(j["words"]["verdict_fits"], "passt");
-  EXPECT_EQ(j["words"].size(), words(ReportLang::kDe).page.size());
+  EXPECT_EQ(j["words"].size(), test::translations(ReportLang::kDe).page.size());
   r.query = {{"lang", "fr"}};
   const server::Response bad = server::handle(r, cli::server_commands());
   EXPECT_EQ(bad.status, 400);

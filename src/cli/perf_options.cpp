@@ -63,6 +63,7 @@ void load_file(Context& ctx, const std::string& path, bool need_card, Calibratio
                                 path, kDirVariable),
                     "calibration");
   check_card(ctx, t.card(), path);
+  check_architectures(t, ctx.catalog());
   inherit_host_and_fit(t, default_efficiency(ctx.catalog()));
   out.efficiency.push_back(std::move(t));
 }

@@ -1,5 +1,6 @@
-// Small numeric helpers shared by the importers of measurements (perf/calibration,
-// comm/link_calibration, plan/measured_step).
+// Small numeric helpers shared by the importers of measurements and the validations
+// (perf/calibration, comm/link_calibration, plan/measured_step, memory/measured_runs,
+// plan/throughput).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,17 @@ inline double median_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The q-quantile of `values` (q in [0, 1]), interpolated linearly between the two nearest
+// order statistics; 0 when empty.
+inline double quantile_of(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < values.size() ? values[i] * (1 - f) + values[i + 1] * f : values[i];
 }
 
 // (predicted − measured) / measured.

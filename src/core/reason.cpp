@@ -68,79 +68,56 @@ const ReasonArg* Reason::arg(std::string_view n) const {
   return nullptr;
 }
 
-namespace {
-ReasonArg make_arg(std::string_view name, ReasonArgKind kind) {
+// Every builder appends one argument: a figure (with its decimals), a text, or reasons.
+Reason& Reason::add(std::string_view n, ReasonArgKind kind, double value, int decimals,
+                    std::string text, std::vector<Reason> reasons) {
   ReasonArg a;
-  a.name = std::string(name);
+  a.name = std::string(n);
   a.kind = kind;
-  return a;
-}
-}  // namespace
-
-Reason& Reason::bytes(std::string_view n, Bytes b, int decimals) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kBytes);
-  a.value = b.value;
+  a.value = value;
   a.decimals = decimals;
+  a.text = std::move(text);
+  a.reasons = std::move(reasons);
   args.push_back(std::move(a));
   return *this;
+}
+
+Reason& Reason::bytes(std::string_view n, Bytes b, int decimals) {
+  return add(n, ReasonArgKind::kBytes, b.value, decimals);
 }
 
 Reason& Reason::percent(std::string_view n, double fraction, int decimals) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kPercent);
-  a.value = fraction;
-  a.decimals = decimals;
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kPercent, fraction, decimals);
 }
 
 Reason& Reason::number(std::string_view n, double v, int decimals) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kNumber);
-  a.value = v;
-  a.decimals = decimals;
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kNumber, v, decimals);
 }
 
 Reason& Reason::count(std::string_view n, std::int64_t v) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kCount);
-  a.value = static_cast<double>(v);
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kCount, static_cast<double>(v));
 }
 
 Reason& Reason::digits(std::string_view n, std::int64_t v) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kGroupedCount);
-  a.value = static_cast<double>(v);
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kGroupedCount, static_cast<double>(v));
 }
 
 Reason& Reason::name(std::string_view n, std::string text) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kName);
-  a.text = std::move(text);
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kName, 0, 0, std::move(text));
 }
 
 Reason& Reason::quote(std::string_view n, std::string text) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kQuote);
-  a.text = std::move(text);
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kQuote, 0, 0, std::move(text));
 }
 
 Reason& Reason::nested(std::string_view n, Reason r) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kReason);
-  a.reasons.push_back(std::move(r));
-  args.push_back(std::move(a));
-  return *this;
+  std::vector<Reason> one;
+  one.push_back(std::move(r));
+  return add(n, ReasonArgKind::kReason, 0, 0, {}, std::move(one));
 }
 
 Reason& Reason::list(std::string_view n, std::vector<Reason> items) {
-  ReasonArg a = make_arg(n, ReasonArgKind::kList);
-  a.reasons = std::move(items);
-  args.push_back(std::move(a));
-  return *this;
+  return add(n, ReasonArgKind::kList, 0, 0, {}, std::move(items));
 }
 
 }  // namespace ftplan

@@ -121,6 +121,10 @@ struct Reason {
   Reason& quote(std::string_view name, std::string text);
   Reason& nested(std::string_view name, Reason r);
   Reason& list(std::string_view name, std::vector<Reason> items);
+
+ private:
+  Reason& add(std::string_view name, ReasonArgKind kind, double value, int decimals = 0,
+              std::string text = {}, std::vector<Reason> reasons = {});
 };
 
 }  // namespace ftplan

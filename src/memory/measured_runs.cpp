@@ -9,6 +9,7 @@
 
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
+#include "core/numeric.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -64,13 +65,6 @@ std::string unknown_id_message(std::string_view what, const std::string& wanted,
                      near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")));
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::string source) {
   ErrorSummary s;
   s.source = std::move(source);
@@ -84,7 +78,7 @@ ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::strin
     }
   }
   s.rows = static_cast<int>(errors.size());
-  s.median_abs_error = median(errors);
+  s.median_abs_error = median_of(errors);
   return s;
 }
 

@@ -1,6 +1,9 @@
 #include "perf/efficiency.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cassert>
 
@@ -152,12 +155,33 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
   return t;
 }
 
+void check_architectures(const EfficiencyTable& table, const Catalog& catalog) {
+  std::vector<std::string> known;
+  for (const auto& g : catalog.gpus())
+    if (std::find(known.begin(), known.end(), g.architecture) == known.end())
+      known.push_back(g.architecture);
+  for (const auto& a : table.architectures) {
+    if (std::find(known.begin(), known.end(), a.architecture) != known.end()) continue;
+    const auto near = closest_names(a.architecture, known);
+    throw UserError(
+        ErrorCode::kUnknownName,
+        fmt::format("{}: key 'architectures.{}': no card of the catalog has architecture '{}'{}; "
+                    "the cards' architectures: {}",
+                    table.file, a.architecture, a.architecture,
+                    near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", ")),
+                    fmt::join(known, ", ")),
+        "architectures." + a.architecture);
+  }
+}
+
 EfficiencyTable default_efficiency(const Catalog& catalog) {
   const DataFile* f = catalog.file("efficiency/default.yaml");
   if (!f)
     throw UserError(ErrorCode::kBadFile,
                     "data/efficiency/default.yaml is missing from the data files", "data");
-  return parse_efficiency(*f, catalog.sources());
+  EfficiencyTable t = parse_efficiency(*f, catalog.sources());
+  check_architectures(t, catalog);
+  return t;
 }
 
 }  // namespace ftplan

@@ -117,7 +117,10 @@ void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& default
 // in (0, 1], ranges ascending, every `source` defined in data/sources*.yaml.
 EfficiencyTable parse_efficiency(const DataFile& file,
                                  const std::map<std::string, SourceInfo, std::less<>>& sources);
-// data/efficiency/default.yaml of the catalog.
+// Every architecture a table scales must be one a catalog card has (a misspelt name would scale
+// nothing): UserError naming the file, the key and the closest architecture otherwise.
+void check_architectures(const EfficiencyTable& table, const Catalog& catalog);
+// data/efficiency/default.yaml of the catalog (its architectures checked against its cards).
 EfficiencyTable default_efficiency(const Catalog& catalog);
 
 }  // namespace ftplan

@@ -134,12 +134,11 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
         s.optimizer += once;
         break;
     }
-    const auto c = static_cast<std::size_t>(it.op_class);
-    s.class_seconds[c] += per_step;
+    s.class_seconds[cls] += per_step;
     s.phase_seconds[static_cast<std::size_t>(it.phase)] += per_step;
     if (t.compute_bound()) {
       s.compute_bound_seconds += per_step;
-      s.class_compute_bound_seconds[c] += per_step;
+      s.class_compute_bound_seconds[cls] += per_step;
     } else {
       s.memory_bound_seconds += per_step;
     }

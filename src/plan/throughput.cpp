@@ -38,8 +38,9 @@ double predict(const Case& c, const PlanningData& data) {
 }
 
 // The source's figure as tokens per second per card; 0 when it cannot be converted.
-double measured_per_card(const MeasuredRun& r, const Workload& w, const PlanningData& data,
-                         const Case& c) {
+double measured_per_card(const Case& c, const PlanningData& data) {
+  const MeasuredRun& r = *c.run;
+  const Workload& w = c.workload;
   const MeasuredThroughput& t = *r.throughput;
   const int cards = r.placement.count;
   switch (t.unit) {
@@ -135,15 +136,6 @@ ThroughputParams fit(const std::vector<const Case*>& cases, PlanningData data,
   return p;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
-}
-
 }  // namespace
 
 void ThroughputParams::apply(EfficiencyTable& t) const {
@@ -201,7 +193,7 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
                                   data.comm);
       c.replica = model_states(c.workload);
       c.ops = build_step_ops(c.workload);
-      c.measured = measured_per_card(run, c.workload, data, c);
+      c.measured = measured_per_card(c, data);
       if (c.measured > 0) {
         row.compared = true;
         row.measured = c.measured;
@@ -260,8 +252,8 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
   report.loso_within_25 = static_cast<double>(std::count_if(loso_abs.begin(), loso_abs.end(),
                                                             [](double e) { return e <= 0.25; })) /
                           static_cast<double>(loso_abs.size());
-  report.loso_error_p10 = quantile(loso_signed, 0.1);
-  report.loso_error_p90 = quantile(loso_signed, 0.9);
+  report.loso_error_p10 = quantile_of(loso_signed, 0.1);
+  report.loso_error_p90 = quantile_of(loso_signed, 0.9);
   return report;
 }
 

@@ -29,6 +29,11 @@ void print_classes(std::ostream& out, const StepEstimate& s) {
     const Seconds cb = s.class_compute_bound_seconds[static_cast<std::size_t>(c)];
     t.row({std::string(op_class_name(c)), ms(time), percent(time / s.step), percent(cb / time)});
   }
+  // The framework's fixed time per micro-batch belongs to no op class.
+  Seconds fixed = s.step;
+  for (auto c : kAllOpClasses)
+    fixed -= s.of(c);
+  if (fixed.value > 0) t.row({"framework", ms(fixed), percent(fixed / s.step), "0.0"});
   t.separator();
   t.row({"step", ms(s.step), "100.0", percent(s.compute_bound_share())});
   t.print(out);

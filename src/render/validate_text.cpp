@@ -98,9 +98,8 @@ void print_throughput_validation(std::ostream& out, const ThroughputReport& r) {
     t.row({run.id, run.stack ? run.stack->name : "?", run.model,
            std::string(method_name(run.workload.method)),
            fmt::format("{}× {}", run.placement.count, run.gpu), fmt::format("{:.0f}", row.measured),
-           fmt::format("{:.0f}", row.predicted), fmt::format("{:+.1f} %", 100 * row.error),
-           fmt::format("{:.0f}", row.loso_predicted),
-           fmt::format("{:+.1f} %", 100 * row.loso_error)});
+           fmt::format("{:.0f}", row.predicted), percent(row.error),
+           fmt::format("{:.0f}", row.loso_predicted), percent(row.loso_error)});
   }
   t.print(out);
   int skipped = 0;
