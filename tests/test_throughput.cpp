@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "memory/measured_runs.hpp"
 #include "perf/ops.hpp"
 #include "perf/step.hpp"
 #include "plan/throughput.hpp"
+#include "render/calibration_yaml.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -110,12 +114,6 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
   EXPECT_LT(compiled.step, eager.step);
 }
 
-}  // namespace
-}  // namespace ftplan
-
-namespace ftplan {
-namespace {
-
 TEST(Throughput, AnArchitectureNoCardHasIsAnErrorWithTheClosestName) {
   EfficiencyTable t = data().default_efficiency;
   ArchitectureScale typo;
@@ -130,6 +128,54 @@ TEST(Throughput, AnArchitectureNoCardHasIsAnErrorWithTheClosestName) {
     EXPECT_NE(what.find("key 'architectures.hoper'"), std::string::npos) << what;
     EXPECT_NE(what.find("did you mean hopper?"), std::string::npos) << what;
   }
+}
+
+TEST(Throughput, TheTableWithItsHostArchitecturesAndFitReadsBackUnchanged) {
+  const EfficiencyTable& d = data().default_efficiency;
+  const EfficiencyTable back = parse_efficiency(
+      {"back.yaml", efficiency_yaml(d, {"round trip"}), {}}, test::catalog().sources());
+  EXPECT_NEAR(back.host.seconds_per_launch, d.host.seconds_per_launch, 1e-12);
+  EXPECT_NEAR(back.host.seconds_per_micro_batch, d.host.seconds_per_micro_batch, 1e-12);
+  for (std::size_t i = 0; i < kOpClassCount; ++i) {
+    EXPECT_EQ(back.host.launches_eager[i], d.host.launches_eager[i]);
+    EXPECT_EQ(back.host.launches_compiled[i], d.host.launches_compiled[i]);
+  }
+  ASSERT_EQ(back.architectures.size(), d.architectures.size());
+  for (const auto& a : d.architectures)
+    EXPECT_EQ(back.compute_scale(a.architecture, OpClass::kGemm),
+              d.compute_scale(a.architecture, OpClass::kGemm));
+  EXPECT_EQ(back.fit.runs, d.fit.runs);
+  EXPECT_EQ(back.fit.error_low, d.fit.error_low);
+  EXPECT_EQ(back.fit.error_high, d.fit.error_high);
+}
+
+TEST(Throughput, CalibrateFitWritesAFileTheOtherCommandsTake) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "ftplan-test-calibrate-fit";
+  fs::create_directories(dir);
+  const std::string out = (dir / "fitted.yaml").string();
+  const std::string src = FTPLAN_SOURCE_DIR;
+  auto r = test::run_cli({"calibrate", "fit", src + "/data/measured/published.yaml", "-o", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("leave-one-source-out"), std::string::npos) << r.out;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  const EfficiencyTable t = parse_efficiency({out, text.str(), {}}, test::catalog().sources());
+  // The residuals it reports are those validate computes on the same runs.
+  const ThroughputReport v = validate_throughput(published(), data(), true);
+  EXPECT_EQ(t.fit.runs, v.compared);
+  EXPECT_NEAR(t.fit.loso_median_abs_error, v.loso_median_abs_error, 1e-6);
+  EXPECT_NEAR(t.host.seconds_per_launch, v.fitted.launch_us * 1e-6, 1e-9);
+  // The other commands take it.
+  r = test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                     "a100-80gb-sxm", "--calibration", out, "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // A file without a comparable throughput has nothing to fit: a user error that says why.
+  r = test::run_cli({"calibrate", "fit", src + "/tests/cases/measured/my-runs.yaml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nothing to fit"), std::string::npos) << r.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace

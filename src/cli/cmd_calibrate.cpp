@@ -12,13 +12,16 @@
 #include "comm/link_calibration.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "memory/measured_runs.hpp"
 #include "perf/calibration.hpp"
 #include "plan/measured_step.hpp"
+#include "plan/throughput.hpp"
 #include "render/calibrate_text.hpp"
 #include "render/calibration_json.hpp"
 #include "render/calibration_yaml.hpp"
 #include "render/labels.hpp"
 #include "render/reason_words.hpp"
+#include "render/validate_text.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -39,6 +42,11 @@ struct ShowOptions {
   bool skip_failed = false;
   bool json = false;
   CalibrationOptions calibration;
+};
+
+struct FitOptions {
+  std::string runs;
+  std::string output;
 };
 
 struct StepCheckOptions {
@@ -314,6 +322,64 @@ CLI::App* setup_show(CLI::App& parent, ShowOptions& o) {
   return app;
 }
 
+// ---- fit: measured runs -> the step model's fitted constants ---------------------------------
+
+void run_fit(Context& ctx, const FitOptions& o) {
+  const std::string text = ctx.read_file(o.runs, "runs");
+  const std::vector<MeasuredRun> runs =
+      parse_measured_runs({o.runs, text, {}}, ctx.catalog(), ctx.overheads(), ctx.stacks());
+  const PlanningData data = PlanningData::load(ctx.catalog());
+  const ThroughputReport r = validate_throughput(runs, data, true);
+  if (r.compared == 0)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{}: no run has a throughput with every setting stated (stack, "
+                                "throughput, seq, micro_batch, ...): nothing to fit; see "
+                                "data/README.md, 'measured/*.yaml'",
+                                o.runs),
+                    "runs");
+  EfficiencyTable t = data.default_efficiency;
+  r.fitted.apply(t);
+  t.name = "fitted";
+  t.description = fmt::format(
+      "the default efficiencies with host costs and architecture multipliers fitted to {}", o.runs);
+  t.host.basis =
+      fmt::format("fitted to the {} runs of {} (ftplan calibrate fit)", r.compared, o.runs);
+  for (auto& a : t.architectures)
+    a.basis = fmt::format("fitted to {}", o.runs);
+  t.fit = {r.compared,
+           r.sources,
+           r.fitted_median_abs_error,
+           r.loso_median_abs_error,
+           r.loso_error_p10,
+           r.loso_error_p90,
+           fmt::format("ftplan calibrate fit {}: error of tokens/s, leave-one-source-out "
+                       "percentiles",
+                       o.runs)};
+  const std::string yaml = efficiency_yaml(
+      t, {fmt::format("Step-model constants fitted to the measured runs of {}.", o.runs),
+          "Use it with --calibration FILE: it replaces the defaults for every card."});
+  // The file must load with the parser of --calibration FILE.
+  check_architectures(parse_efficiency({o.output.empty() ? "calibration" : o.output, yaml, {}},
+                                       ctx.catalog().sources()),
+                      ctx.catalog());
+  if (o.output.empty()) print_throughput_validation(ctx.err, r);
+  emit(ctx, o.output, yaml, [&] { print_throughput_validation(ctx.out, r); });
+}
+
+CLI::App* setup_fit(CLI::App& parent, FitOptions& o) {
+  CLI::App* app = parent.add_subcommand(
+      "fit",
+      "Measured runs (data/measured schema, with throughput and stack) -> the step model's "
+      "host costs and architecture multipliers fitted to them, as a calibration file; the "
+      "residuals, in sample and leave-one-source-out");
+  app->add_option("runs", o.runs, "Measured-runs file (YAML, the data/measured schema)")
+      ->required();
+  app->add_option("-o,--output", o.output,
+                  "Write the calibration here (default: stdout; the residuals then go to "
+                  "standard error)");
+  return app;
+}
+
 CLI::App* setup_step(CLI::App& parent, StepCheckOptions& o) {
   CLI::App* app = parent.add_subcommand(
       "step",
@@ -335,13 +401,16 @@ const bool registered = register_command(
        auto imp = std::make_shared<ImportOptions>();
        auto show = std::make_shared<ShowOptions>();
        auto step = std::make_shared<StepCheckOptions>();
+       auto fit = std::make_shared<FitOptions>();
        CLI::App* a = setup_import(app, *imp);
        CLI::App* b = setup_show(app, *show);
        CLI::App* c = setup_step(app, *step);
-       return [&ctx, a, b, c, imp, show, step] {
+       CLI::App* d = setup_fit(app, *fit);
+       return [&ctx, a, b, c, d, imp, show, step, fit] {
          if (a->parsed()) run_import(ctx, *imp);
          if (b->parsed()) run_show(ctx, *show);
          if (c->parsed()) run_step_check(ctx, *step);
+         if (d->parsed()) run_fit(ctx, *fit);
        };
      },
      70});

@@ -37,7 +37,8 @@ struct ThroughputReport {
   std::vector<ThroughputRow> rows;  // every run with a throughput, in file order
   int compared = 0;
   int sources = 0;
-  double median_abs_error = 0;
+  double median_abs_error = 0;         // with the table's constants
+  double fitted_median_abs_error = 0;  // with `fitted` (in sample)
   double loso_median_abs_error = 0;
   double loso_within_25 = 0;  // share of runs within 25 %
   double loso_error_p10 = 0, loso_error_p90 = 0;

@@ -70,7 +70,48 @@ std::string efficiency_yaml(const EfficiencyTable& t, const std::vector<std::str
     emit_curve(e, "memory", t.of(c).memory, "below_MB");
     e << YAML::EndMap;
   }
-  e << YAML::EndMap << YAML::EndMap;
+  e << YAML::EndMap;
+  // The sections a table may carry besides its classes, as parse_efficiency reads them.
+  if (t.host.present()) {
+    e << YAML::Key << "host" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "launch_us" << YAML::Value << t.host.seconds_per_launch * 1e6;
+    e << YAML::Key << "micro_batch_ms" << YAML::Value << t.host.seconds_per_micro_batch * 1e3;
+    e << YAML::Key << "launches" << YAML::Value << YAML::BeginMap;
+    for (auto c : kAllOpClasses) {
+      const auto i = static_cast<std::size_t>(c);
+      e << YAML::Key << std::string(op_class_name(c)) << YAML::Value << YAML::Flow << YAML::BeginMap
+        << YAML::Key << "eager" << YAML::Value << t.host.launches_eager[i] << YAML::Key
+        << "compiled" << YAML::Value << t.host.launches_compiled[i] << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+    e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << t.host.basis;
+    e << YAML::EndMap;
+  }
+  if (!t.architectures.empty()) {
+    e << YAML::Key << "architectures" << YAML::Value << YAML::BeginMap;
+    for (const auto& a : t.architectures) {
+      e << YAML::Key << a.architecture << YAML::Value << YAML::BeginMap;
+      for (auto c : kAllOpClasses) {
+        const double v = a.compute[static_cast<std::size_t>(c)];
+        if (v != 1.0) e << YAML::Key << std::string(op_class_name(c)) << YAML::Value << v;
+      }
+      e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << a.basis;
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
+  if (t.fit.present()) {
+    e << YAML::Key << "fit" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "runs" << YAML::Value << t.fit.runs;
+    e << YAML::Key << "sources" << YAML::Value << t.fit.sources;
+    e << YAML::Key << "median_abs_error" << YAML::Value << t.fit.median_abs_error;
+    e << YAML::Key << "loso_median_abs_error" << YAML::Value << t.fit.loso_median_abs_error;
+    e << YAML::Key << "error_low" << YAML::Value << t.fit.error_low;
+    e << YAML::Key << "error_high" << YAML::Value << t.fit.error_high;
+    e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << t.fit.basis;
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
   return commented(comment) + e.c_str() + "\n";
 }
 
