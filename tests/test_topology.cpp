@@ -39,6 +39,19 @@ TEST(Topology, RackScaleDomainSpansItsComputeTrays) {
   EXPECT_EQ(c.slowest, LinkLevel::kNvlink);
 }
 
+TEST(Topology, RingsCrossTheNetworkOncePerNode) {
+  // 16 H100 SXM in 2 nodes of 8: each card's share of its node's network, but a ring collective
+  // carries what a card needs from the other node over all 8 NICs of the node together.
+  const Topology t = topology("h100-sxm", 16, "nvswitch");
+  ASSERT_EQ(t.nodes(), 2);
+  EXPECT_DOUBLE_EQ(t.collective_rate(t.inter_node).value, t.inter_node.per_direction.value * 8);
+  EXPECT_DOUBLE_EQ(t.collective_rate(t.intra_domain).value, t.intra_domain.per_direction.value);
+  const CollectiveCost c = collective_cost(Collective::kAllGather, Bytes(16e9), t, constants());
+  // Half the buffer lives in the other node: 8 GB cross into each node once, at the node's rate.
+  EXPECT_DOUBLE_EQ(c.over_network.value, 8e9);
+  EXPECT_NEAR(c.min_link_seconds.value, 8e9 / (t.inter_node.per_direction.value * 8), 1e-12);
+}
+
 TEST(Topology, TwoRacksMeetOverTheTraysNetwork) {
   const Topology two = topology("b200", 144, "gb200-nvl72");
   EXPECT_EQ(two.domains(), 2);

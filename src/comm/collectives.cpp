@@ -44,16 +44,17 @@ CollectiveCost collective_cost(Collective c, Bytes size, const Topology& t,
   out.over_nvlink = Bytes(per_card * peers.nvlink);
   out.over_pcie = Bytes(per_card * peers.pcie);
   out.over_network = Bytes(per_card * peers.network);
-  auto level_time = [](Bytes b, const Link& l) {
-    return b.value > 0 ? b / l.per_direction : Seconds(0);
+  auto level_time = [&](Bytes b, const Link& l) {
+    return b.value > 0 ? b / t.collective_rate(l) : Seconds(0);
   };
   out.min_link_seconds = std::max({level_time(out.over_nvlink, t.intra_domain),
                                    level_time(out.over_pcie, t.intra_node),
                                    level_time(out.over_network, t.inter_node)});
   const Link& slow = t.slowest();
   out.slowest = slow.level;
-  out.estimated_seconds = k.base_latency + slow.step_latency * ring_steps(c, n) +
-                          out.received_per_card / (slow.per_direction * slow.achieved_fraction);
+  out.estimated_seconds =
+      k.base_latency + slow.step_latency * ring_steps(c, n) +
+      out.received_per_card / (t.collective_rate(slow) * slow.achieved_fraction);
   return out;
 }
 

@@ -130,6 +130,11 @@ Topology::Peers Topology::peers() const {
   return p;
 }
 
+BytesPerSecond Topology::collective_rate(const Link& l) const {
+  if (l.level != LinkLevel::kNetwork || peers().network == 0) return l.per_direction;
+  return l.per_direction * (static_cast<double>(cards) / network_groups());
+}
+
 const Link& Topology::slowest() const {
   const Peers p = peers();
   if (p.network > 0) return inter_node;

@@ -96,6 +96,11 @@ struct Topology {
   int network_groups() const { return domain_spans_nodes() ? domains() : nodes(); }
   // The slowest link a ring over all cards crosses.
   const Link& slowest() const;
+  // The rate a ring collective gets on a link level, per card and direction. NCCL's rings (one
+  // per NIC) cross between network groups (nodes, or rack-scale NVLink domains) once per group:
+  // each byte a group needs enters it once and spreads inside it over the faster links, so the
+  // network carries it over all the group's NICs together, not over one card's share.
+  BytesPerSecond collective_rate(const Link& l) const;
   const Link& link(LinkLevel level) const {
     return level == LinkLevel::kNvlink ? intra_domain
            : level == LinkLevel::kPcie ? intra_node

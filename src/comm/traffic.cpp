@@ -149,10 +149,11 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
          "lower bound on link time per step",
          plan.min_link_seconds_per_step.value,
          "s",
-         "per collective: bytes crossing each link level / its nominal per-direction rate; the "
+         "per collective: bytes crossing each link level / its nominal per-direction rate (between "
+         "nodes: the node's whole network rate, as NCCL's rings cross once per node); the "
          "slowest level counts",
          {{"slowest link", t.slowest().name},
-          {"per direction", format_GBps(t.slowest().per_direction)}},
+          {"per direction", format_GBps(t.collective_rate(t.slowest()))}},
          "seed C5 (141 GB over PCIe Gen5 at 64 GB/s ≥ 2.2 s)",
          {"comm.received_per_card"}});
   }
@@ -210,7 +211,7 @@ ScaleEstimate estimate_scaling(const CommPlan& plan, const ComputeTimes& compute
                 "/ (slowest link's per-direction rate × achieved fraction), × micro-batches per "
                 "step for per-micro-batch collectives",
                 {{"slowest link", slowest.name},
-                 {"per direction (nominal)", format_GBps(slowest.per_direction)},
+                 {"per direction (nominal)", format_GBps(t.collective_rate(slowest))},
                  {"micro-batches per step", std::to_string(w.grad_accum)}},
                 "nccl-tests PERFORMANCE.md (bus bandwidth); comm constants data file",
                 {"comm.received_per_card"}});
