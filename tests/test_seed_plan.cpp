@@ -199,5 +199,73 @@ TEST(PlanProperties, RankingByTimePicksTheFastest) {
                UserError);  // no prices in the file
 }
 
+// Ranges: every time figure of an option scales with the step's range, and the planner calls two
+// cards of different architectures "too close to call" exactly when their ranges of the ranked
+// figure overlap; cards of one architecture never are.
+TEST(PlanRanges, TooCloseToCallExactlyWhenRangesOfAnotherArchitectureOverlap) {
+  std::ostringstream out, err;
+  cli::Context ctx(out, err);
+  RunsFile file = cli::load_runs(ctx, "");
+  // Two card types, four counts: the plan's 8 alternatives hold every (card, count).
+  file.gpus = {&test::catalog().gpu("l40s"), &test::catalog().gpu("a100-80gb-sxm")};
+  const PlanningData data = PlanningData::load(test::catalog());
+  const Plan p = make_plan(file, data);
+  int close = 0;
+  for (const auto& r : p.runs) {
+    ASSERT_TRUE(r.recommendation) << r.run->name;
+    const Option& best = *r.recommendation;
+    EXPECT_LT(best.range_low, 1.0) << r.run->name;
+    EXPECT_GT(best.range_high, 1.0) << r.run->name;
+    const Option* other = nullptr;  // the best-ranked option on the other architecture
+    for (const auto& a : r.alternatives)
+      if (!other && a.gpu->architecture != best.gpu->architecture) other = &a;
+    const bool overlap = other && ranges_overlap(best, *other, p.rank_by);
+    EXPECT_EQ(r.close_call.has_value(), overlap) << r.run->name;
+    if (r.close_call) {
+      ++close;
+      EXPECT_EQ(r.close_call->gpu, other->gpu) << r.run->name;
+      EXPECT_EQ(r.close_call->count, other->count) << r.run->name;
+      EXPECT_LE(rank_value(best, p.rank_by) * best.range_low,
+                rank_value(*other, p.rank_by) * other->range_high);
+      EXPECT_EQ(r.close_call_reason.code, ReasonCode::kTooCloseToCall);
+    } else {
+      EXPECT_TRUE(r.close_call_reason.empty()) << r.run->name;
+    }
+  }
+  // L40S (Ada) and A100 (Ampere) are within each other's ranges for some of the seed's runs.
+  EXPECT_GE(close, 1);
+  // Cards of one architecture share the model's error: nothing to call.
+  file.gpus = {&test::catalog().gpu("h100-sxm"), &test::catalog().gpu("h200-nvl")};
+  for (const auto& r : make_plan(file, data).runs)
+    EXPECT_FALSE(r.close_call) << r.run->name;
+}
+
+// The JSON carries the ranges and the close call; the text shows the range of the time to train.
+TEST(PlanRanges, JsonAndTextShowRangesAndCloseCalls) {
+  auto r = test::run_cli({"plan", "--gpu", "l40s", "--gpu", "a100-80gb-sxm", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int close = 0;
+  for (const auto& run : j["runs"]) {
+    const auto& rec = run["recommendation"];
+    const auto range = rec["time_to_train_hours_range"];
+    EXPECT_LT(range[0].get<double>(), rec["time_to_train_hours"].get<double>());
+    EXPECT_GT(range[1].get<double>(), rec["time_to_train_hours"].get<double>());
+    if (run["too_close_to_call"].get<bool>()) {
+      ++close;
+      EXPECT_NE(run["close_call"]["gpu"], rec["gpu"]);
+      EXPECT_NE(run["close_call"]["why"].get<std::string>().find("too close to call"),
+                std::string::npos);
+    } else {
+      EXPECT_FALSE(run.contains("close_call"));
+    }
+  }
+  EXPECT_GE(close, 1);
+  auto t = test::run_cli({"plan", "--gpu", "l40s", "--gpu", "a100-80gb-sxm"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("range h"), std::string::npos);
+  EXPECT_NE(t.out.find("too close to call against"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ftplan

@@ -431,6 +431,7 @@ const render = {
                 format.tokensPerSecond(step.tokens_per_second)),
             ' · ', `${t('mfu')} `, figure('mfu', step.mfu, format.percent(step.mfu))),
         h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
+        rangeNote(step),
         ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
     if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
     return box;
@@ -534,9 +535,34 @@ function planRow(run) {
       h('td', {}, cardsText(rec)),
       h('td', {'lang': 'en'}, rec.strategy),
       h('td', {}, figure('step_seconds', rec.step_seconds, format.seconds(rec.step_seconds))),
-      h('td', {}, figure('time_to_train_hours', rec.time_to_train_hours,
-          format.hours(rec.time_to_train_hours))),
+      h('td', {}, trainTime(run, rec)),
       h('td', {}, otherCards(run, rec)));
+}
+
+// Where measured runs fall around the step model: the step's and the tokens/s's ranges.
+function rangeNote(step) {
+  const [low, high] = step.step_seconds_range ?? [];
+  const [tLow, tHigh] = step.tokens_per_second_range ?? [];
+  if (low === undefined || tLow === undefined) return null;
+  return h('p', {'class': 'note range', 'data-figure': 'step_seconds_range',
+    'data-value': `${low},${high}`}, t('step_range', `${format.seconds(low)} – ${format.seconds(high)}`,
+      `${format.count(tLow)} – ${format.tokensPerSecond(tHigh)}`));
+}
+
+// Time to train with its range; a flag where the next-best option cannot be told apart.
+function trainTime(run, rec) {
+  const [low, high] = rec.time_to_train_hours_range ?? [];
+  const cell = [figure('time_to_train_hours', rec.time_to_train_hours,
+      format.hours(rec.time_to_train_hours))];
+  if (low !== undefined) {
+    cell.push(h('br'), h('span', {'class': 'small', 'data-figure': 'time_to_train_hours_range'},
+        `${format.hours(low)} – ${format.hours(high)}`));
+  }
+  if (run.too_close_to_call) {
+    cell.push(h('br'), h('span', {'class': 'small close-call', 'title': run.close_call?.why ?? ''},
+        t('too_close_to_call', cardsText(run.close_call))));
+  }
+  return cell;
 }
 
 function cardsText(option) {

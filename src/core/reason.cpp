@@ -54,6 +54,9 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
        {"count", "card", "rank", "card_hours", "hours", "strategy", "topology", "efficiency"}},
       {ReasonCode::kNoCandidate, "no_candidate", {}},
       {ReasonCode::kNoCandidateBecause, "no_candidate_because", {"why"}},
+      {ReasonCode::kTooCloseToCall,
+       "too_close_to_call",
+       {"count", "card", "rank", "low", "high", "other_low", "other_high"}},
   };
   return codes;
 }

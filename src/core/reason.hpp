@@ -66,6 +66,7 @@ enum class ReasonCode {
   kRecommendManyCards,
   kNoCandidate,
   kNoCandidateBecause,
+  kTooCloseToCall,
   kCount
 };
 inline constexpr std::size_t kReasonCodeCount = static_cast<std::size_t>(ReasonCode::kCount);

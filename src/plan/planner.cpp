@@ -89,26 +89,26 @@ double miss(const Option& o) {
   return o.capacity.value > 0 ? o.peak.value / o.capacity.value : 1e9;
 }
 
-Reason recommendation_reason(const RunPlan& rp, RankBy r) {
-  const Option& o = *rp.recommendation;
-  ReasonCode rank = ReasonCode::kRankCardHours;
+Reason rank_reason(RankBy r) {
   switch (r) {
     case RankBy::kCardHours:
       break;
     case RankBy::kTime:
-      rank = ReasonCode::kRankTime;
-      break;
+      return Reason(ReasonCode::kRankTime);
     case RankBy::kCost:
-      rank = ReasonCode::kRankCost;
-      break;
+      return Reason(ReasonCode::kRankCost);
     case RankBy::kEnergy:
-      rank = ReasonCode::kRankEnergy;
-      break;
+      return Reason(ReasonCode::kRankEnergy);
   }
+  return Reason(ReasonCode::kRankCardHours);
+}
+
+Reason recommendation_reason(const RunPlan& rp, RankBy r) {
+  const Option& o = *rp.recommendation;
   Reason text(o.count == 1 ? ReasonCode::kRecommendOneCard : ReasonCode::kRecommendManyCards);
   text.count("count", o.count)
       .name("card", o.gpu->name)
-      .nested("rank", Reason(rank))
+      .nested("rank", rank_reason(r))
       .number("card_hours", o.card_hours, 1)
       .number("hours", o.time_to_train_hours, 2);
   if (o.count > 1)
@@ -118,7 +118,30 @@ Reason recommendation_reason(const RunPlan& rp, RankBy r) {
   return text;
 }
 
+Reason close_call_reason(const Option& chosen, const Option& other, RankBy r) {
+  const double a = rank_value(chosen, r), b = rank_value(other, r);
+  const int decimals = std::max(a, b) >= 100 ? 0 : (std::max(a, b) >= 10 ? 1 : 2);
+  return Reason(ReasonCode::kTooCloseToCall)
+      .count("count", other.count)
+      .name("card", other.gpu->name)
+      .nested("rank", rank_reason(r))
+      .number("low", a * chosen.range_low, decimals)
+      .number("high", a * chosen.range_high, decimals)
+      .number("other_low", b * other.range_low, decimals)
+      .number("other_high", b * other.range_high, decimals);
+}
+
 }  // namespace
+
+double rank_value(const Option& o, RankBy r) {
+  return std::get<0>(rank_key(o, r));
+}
+
+bool ranges_overlap(const Option& a, const Option& b, RankBy r) {
+  const double va = rank_value(a, r), vb = rank_value(b, r);
+  if (!std::isfinite(va) || !std::isfinite(vb)) return false;
+  return va * a.range_low <= vb * b.range_high && vb * b.range_low <= va * a.range_high;
+}
 
 std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
   if (count <= 1) return {Sharding::kNone};
@@ -405,6 +428,17 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       for (const auto& a : rp.alternatives)
         seen |= a.gpu == o.gpu && a.count == o.count;
       if (!seen) rp.alternatives.push_back(o);
+    }
+    // Options on cards of one architecture share the step model's error (the fit's scatter is
+    // that of the stack and architecture), so their order stands; another architecture's range is
+    // independent: overlapping ranges mean the model cannot tell which card is better.
+    for (const Option& other : feasible) {
+      if (other.gpu->architecture == feasible.front().gpu->architecture) continue;
+      if (ranges_overlap(feasible.front(), other, options.rank_by)) {
+        rp.close_call = other;
+        rp.close_call_reason = close_call_reason(feasible.front(), other, options.rank_by);
+      }
+      break;
     }
     plan.evaluations += rp.evaluations;
     plan.runs.push_back(std::move(rp));

@@ -62,6 +62,11 @@ struct RunPlan {
   const PlannedRun* run = nullptr;
   std::optional<Option> recommendation;
   Reason recommendation_reason;
+  // The best option on a card of another architecture when its range of the ranked figure
+  // overlaps the recommendation's: the model cannot tell the two cards apart ("too close to
+  // call"). Cards of one architecture share the model's error, so their order stands.
+  std::optional<Option> close_call;
+  Reason close_call_reason;
   // Per candidate card type: the fewest cards that fit (fastest settings at that count) and the
   // fastest option of that type; absent where nothing fits.
   struct PerGpu {
@@ -102,6 +107,12 @@ struct PlanOptions {
   std::size_t alternatives = 8;
   bool fleet = true;
 };
+
+// The ranked figure of an option (card-hours, hours, USD or kWh) and its range: every one of them
+// is proportional to the time to train, so the range scales with the step's.
+double rank_value(const Option& o, RankBy r);
+// Whether `b`'s range of the ranked figure overlaps `a`'s.
+bool ranges_overlap(const Option& a, const Option& b, RankBy r);
 
 // Evaluates every candidate of every run. Never throws for infeasible configurations; a UserError
 // only for a request that makes no sense (rank by cost without prices).

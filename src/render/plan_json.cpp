@@ -60,6 +60,11 @@ json plan_json(const Plan& plan, const RunsFile& file) {
     if (run.deadline_hours) r["deadline_hours"] = *run.deadline_hours;
     r["recommendation"] = rp.recommendation ? option_json(*rp.recommendation) : json(nullptr);
     r["why"] = word_reason(rp.recommendation_reason);
+    r["too_close_to_call"] = rp.close_call.has_value();
+    if (rp.close_call) {
+      r["close_call"] = option_json(*rp.close_call);
+      r["close_call"]["why"] = word_reason(rp.close_call_reason);
+    }
     json per_gpu = json::array();
     for (const auto& pg : rp.per_gpu) {
       json g = {{"gpu", pg.gpu->id}, {"name", pg.gpu->name}};

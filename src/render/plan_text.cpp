@@ -58,22 +58,27 @@ void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
 
   out << "\nRecommendations\n";
   TextTable rec({"run", "choice", "micro-batch>", "recompute", "step s>", "tokens/s>", "hours>",
-                 "card-hours>"});
+                 "range h>", "card-hours>"});
   for (const auto& rp : plan.runs) {
     if (!rp.recommendation) {
-      rec.row({rp.run->name, "none fits", "", "", "", "", "", ""});
+      rec.row({rp.run->name, "none fits", "", "", "", "", "", "", ""});
       continue;
     }
     const Option& o = *rp.recommendation;
     rec.row({rp.run->name, short_option(o), std::to_string(o.micro_batch),
              std::string(recompute_name(o.recompute)), format_fixed(o.step_seconds.value, 3),
              format_fixed(o.tokens_per_second, 0), format_fixed(o.time_to_train_hours, 2),
+             fmt::format("{}–{}", format_fixed(o.time_to_train_hours * o.range_low, 2),
+                         format_fixed(o.time_to_train_hours * o.range_high, 2)),
              format_fixed(o.card_hours, 2)});
   }
   rec.print(out);
-  out << "\nWhy\n";
-  for (const auto& rp : plan.runs)
-    out << "- " << rp.run->name << ": " << word_reason(rp.recommendation_reason) << "\n";
+  out << "\nWhy (range h: where measured runs fall around the step model)\n";
+  for (const auto& rp : plan.runs) {
+    out << "- " << rp.run->name << ": " << word_reason(rp.recommendation_reason);
+    if (rp.close_call) out << "; " << word_reason(rp.close_call_reason);
+    out << "\n";
+  }
   out << "\nFleet: every run at once (one job per card where a run fits one card, MIG where small "
          "runs share)\n";
   for (const auto& f : plan.fleet) {

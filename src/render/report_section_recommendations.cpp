@@ -53,11 +53,14 @@ class RecommendationsSection : SectionWriter {
       return f(Txt::kRecNone, rp.run->name, join(why));
     }
     const Option& o = *rp.recommendation;
+    std::string close;
+    if (rp.close_call) close = "; " + reason_text(rp.close_call_reason);
     const std::string head = f(Txt::kRecHead, rp.run->name, choice(o), rank_reason(m_.plan.rank_by),
                                n(o.card_hours, 1), n(o.time_to_train_hours, 2));
-    if (o.count == 1) return head + t(Txt::kRecOneCard);
-    return head + f(Txt::kRecManyCards, strategy(o.strategy), code(o.topology),
-                    percent(o.scaling_efficiency));
+    if (o.count == 1) return head + close + t(Txt::kRecOneCard);
+    return head + close +
+           f(Txt::kRecManyCards, strategy(o.strategy), code(o.topology),
+             percent(o.scaling_efficiency));
   }
 
   DocSection recommendations() const {
@@ -101,10 +104,12 @@ class RecommendationsSection : SectionWriter {
         continue;
       }
       const Option& o = *rp.recommendation;
-      rec.rows.push_back({rp.run->name, choice(o), n(static_cast<double>(o.micro_batch), 0),
-                          recompute(o.recompute), seconds(o.step_seconds, 2),
-                          n(o.tokens_per_second, 0), n(o.time_to_train_hours, 2) + " h",
-                          n(o.card_hours, 2)});
+      rec.rows.push_back(
+          {rp.run->name, choice(o), n(static_cast<double>(o.micro_batch), 0),
+           recompute(o.recompute), seconds(o.step_seconds, 2), n(o.tokens_per_second, 0),
+           n(o.time_to_train_hours, 2) + " h (" + n(o.time_to_train_hours * o.range_low, 2) + "–" +
+               n(o.time_to_train_hours * o.range_high, 2) + ")",
+           n(o.card_hours, 2)});
     }
     s.blocks.push_back(table(std::move(rec)));
     s.blocks.push_back(list(reasons));

@@ -203,9 +203,12 @@ test('seed runs: the page shows the API\'s and the CLI\'s figures and verdicts',
   const step = await cliJson('step', stepBody);
   const shown = await page.locator('#step article[data-gpu="rtx-pro-6000"]').evaluate((box) =>
     Object.fromEntries([...box.querySelectorAll('[data-figure]')]
-        .map((el) => [el.dataset.figure, Number(el.dataset.value)])));
-  equal(shown.tokens_per_second, step.tokens_per_second, 'step: tokens/s');
-  equal(shown.step_seconds, step.step_seconds, 'step: step seconds');
+        .map((el) => [el.dataset.figure, el.dataset.value])));
+  equal(Number(shown.tokens_per_second), step.tokens_per_second, 'step: tokens/s');
+  equal(Number(shown.step_seconds), step.step_seconds, 'step: step seconds');
+  equal(shown.step_seconds_range, step.step_seconds_range.join(','), 'step: the step\'s range');
+  check(step.step_seconds_range[0] < step.step_seconds && step.step_seconds < step.step_seconds_range[1],
+      'step: the range holds the step');
   await page.close();
 });
 
@@ -361,6 +364,10 @@ test('plan table: the page shows the API\'s plan for the seed\'s runs (or its er
             `plan: card for "${run.run}"`);
         equal(Number(await row.getAttribute('data-count')), run.recommendation.count,
             `plan: count for "${run.run}"`);
+        const range = await row.locator('[data-figure=time_to_train_hours_range]').count();
+        check(range === 1, `plan: the time to train of "${run.run}" shows its range`);
+        equal(await row.locator('.close-call').count(), run.too_close_to_call ? 1 : 0,
+            `plan: "too close to call" for "${run.run}" as the API says`);
       }
     }
   } else {
