@@ -54,6 +54,10 @@ const bool registered = register_command(
                                        "card file (--gpu FILE, data/gpus schema)",
                                        word_reason(s.reason)),
                            "gpu");
+         if (w.options.offload_optimizer || w.options.offload_parameters ||
+             w.options.offload_activations)
+           ctx.err << "note: step times the card's own work; the copies to and from host memory "
+                      "and the optimizer step on the host are in ftplan scale and plan\n";
          if (o->json)
            ctx.out << step_json(w, d, ops, s, e).dump(2) << "\n";
          else

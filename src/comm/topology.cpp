@@ -85,6 +85,11 @@ CommConstants load_comm_constants(const Catalog& catalog) {
     k.ddp_bucket_MB = required_known(root, "ddp_bucket_MB", 0.001, 1e6, src);
     k.calibration_large_message =
         bytes_from_MiB(required_known(root, "calibration_large_message_MiB", 1, 1048576, src));
+    StrictMap host = root.required_map("host");
+    k.host_copy_fraction = required_known(host, "copy_fraction", 0.01, 1.0, src);
+    k.host_memory_GBps_per_node = required_known(host, "memory_GBps_per_node", 0.1, 1e6, src);
+    k.host_update_fraction = required_known(host, "update_fraction", 0.01, 1.0, src);
+    host.finish();
     root.finish();
   }
   {

@@ -45,6 +45,11 @@ struct CommConstants {
   int cards_per_node = 8;
   double network_GBps_per_node = 50;
   double ddp_bucket_MB = 25;
+  // CPU offload (comm/offload): host copies at this fraction of the card's PCIe rate; the host's
+  // optimizer step at update_fraction of the node's memory bandwidth, shared by its cards.
+  double host_copy_fraction = 1;
+  double host_memory_GBps_per_node = 0;
+  double host_update_fraction = 1;
   struct Preset {
     std::string name;
     std::string description;

@@ -1,6 +1,9 @@
 #include "plan/evaluate.hpp"
 
+#include <algorithm>
+
 #include "core/format.hpp"
+#include "memory/activations.hpp"
 
 namespace ftplan {
 
@@ -31,7 +34,8 @@ const EfficiencyTable& PlanningData::efficiency(const GpuSpec& gpu) const {
   return default_efficiency;
 }
 
-ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
+ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
+                           const OffloadTime& offload) {
   // The framework's fixed time per micro-batch runs beside the forward pass (collectives of the
   // backward pass cannot hide behind it).
   ComputeTimes c{step.forward + (step.micro_batch - step.forward - step.backward), step.backward,
@@ -39,6 +43,11 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
   const bool sharded_optimizer = p.sharding == Sharding::kZero1 || p.sharding == Sharding::kZero2 ||
                                  p.sharding == Sharding::kFsdp;
   if (sharded_optimizer && p.count > 1) c.optimizer = c.optimizer / static_cast<double>(p.count);
+  if (offload.any) {
+    c.forward = std::max(c.forward, offload.forward_copies);
+    c.backward = std::max(c.backward, offload.backward_copies);
+    if (offload.update_on_host) c.optimizer = offload.update + offload.step_copies;
+  }
   return c;
 }
 
@@ -61,7 +70,12 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   if (!r.step.feasible) return r;
   if (trace) trace_step(ops, device, efficiency, r.step, *trace);
   r.comm = plan_communication(w, replica, p, r.topology, data.comm, trace);
-  r.scale = estimate_scaling(r.comm, compute_times(r.step, p), w, r.topology, data.comm, trace);
+  const Bytes saved = w.options.offload_activations
+                          ? activation_profile(w).saved_all.at(w.seq, w.micro_batch)
+                          : Bytes();
+  r.offload = offload_time(w, replica, p, saved, data.comm);
+  r.scale = estimate_scaling(r.comm, compute_times(r.step, p, r.offload), w, r.topology, data.comm,
+                             trace);
   const double cards = p.mig ? 1.0 : static_cast<double>(p.count);
   r.tokens_per_second =
       r.scale.step_seconds.value > 0

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "comm/offload.hpp"
 #include "comm/traffic.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
@@ -45,6 +46,7 @@ struct Evaluation {
   MemoryEstimate memory;  // per card
   StepEstimate step;      // compute of one card
   CommPlan comm;
+  OffloadTime offload;  // CPU offload: host copies and the host's optimizer step
   ScaleEstimate scale;
   double tokens_per_second = 0;  // all cards together
   bool feasible() const { return step.feasible && memory.verdict != Verdict::kDoesNotFit; }
@@ -52,8 +54,11 @@ struct Evaluation {
 using ScaleResult = Evaluation;
 
 // The compute time one card spends per micro-batch and per step, for the overlap model. Under
-// ZeRO-1/2 and FSDP each card updates 1/N of the optimizer states.
-ComputeTimes compute_times(const StepEstimate& step, const Placement& p);
+// ZeRO-1/2 and FSDP each card updates 1/N of the optimizer states. With CPU offload, a pass takes
+// at least as long as the copies it prefetches, and the update is the host's step and the copies
+// around it.
+ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
+                           const OffloadTime& offload = {});
 
 // Evaluates `w` on `p` (topology `t`, built with build_topology for p's card and count).
 // `replica` = model_states(w). A step that cannot be timed (a rate the vendor does not publish,

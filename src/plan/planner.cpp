@@ -241,8 +241,11 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     return o;
   }
   const CommPlan comm = plan_communication(w, prepared.replica, p, *c.topology, data.comm);
+  const Bytes saved =
+      w.options.offload_activations ? v.activations.saved_all.at(w.seq, w.micro_batch) : Bytes();
+  const OffloadTime offload = offload_time(w, prepared.replica, p, saved, data.comm);
   const ScaleEstimate scale =
-      estimate_scaling(comm, compute_times(step, p), w, *c.topology, data.comm);
+      estimate_scaling(comm, compute_times(step, p, offload), w, *c.topology, data.comm);
   o.step_seconds = scale.step_seconds;
   o.exposed_seconds = scale.exposed_per_step;
   o.received_per_card_per_step = comm.received_per_card_per_step;

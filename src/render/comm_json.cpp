@@ -69,6 +69,19 @@ json scale_json(const ScaleResult& r) {
   j["step_seconds"] = round_to(r.scale.step_seconds.value, 4);
   j["scaling_efficiency"] = round_to(r.scale.scaling_efficiency, 4);
   j["tokens_per_second"] = round_to(r.tokens_per_second, 1);
+  if (r.offload.any) {
+    const OffloadTime& o = r.offload;
+    j["offload"] = {
+        {"to_card_GB_per_micro_batch", round_to(to_GB(o.forward_to_card + o.backward_to_card), 3)},
+        {"to_host_GB_per_micro_batch", round_to(to_GB(o.forward_to_host + o.backward_to_host), 3)},
+        {"to_card_GB_per_step", round_to(to_GB(o.step_to_card), 3)},
+        {"to_host_GB_per_step", round_to(to_GB(o.step_to_host), 3)},
+        {"copy_GBps_per_direction", round_to(o.copy_rate.value / 1e9, 2)},
+        {"copy_seconds_per_micro_batch", round_to((o.forward_copies + o.backward_copies).value, 4)},
+        {"update_on_host", o.update_on_host},
+        {"host_update_GB", round_to(to_GB(o.host_update), 3)},
+        {"host_update_seconds", round_to(o.update.value, 4)}};
+  }
   return j;
 }
 

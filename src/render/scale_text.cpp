@@ -48,6 +48,20 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
       format_seconds(r.scale.compute_per_step), format_seconds(r.scale.comm_per_step),
       format_seconds(r.scale.exposed_per_step), format_seconds(r.scale.step_seconds),
       100 * r.scale.scaling_efficiency, r.tokens_per_second);
+  if (r.offload.any) {
+    const OffloadTime& o = r.offload;
+    out << fmt::format(
+        "CPU offload per card: {} to the card and {} to the host per micro-batch (prefetched "
+        "beside the passes), {} per micro-batch at {} per direction",
+        format_GB(o.forward_to_card + o.backward_to_card, 2),
+        format_GB(o.forward_to_host + o.backward_to_host, 2),
+        format_seconds(o.forward_copies + o.backward_copies), format_GBps(o.copy_rate));
+    if (o.update_on_host)
+      out << fmt::format(
+          "; optimizer step on the host: {} of host memory traffic in {}, copies around it {}",
+          format_GB(o.host_update, 1), format_seconds(o.update), format_seconds(o.step_copies));
+    out << "\n";
+  }
   for (const auto& n : r.topology.notes)
     out << "note: " << n << "\n";
 }
