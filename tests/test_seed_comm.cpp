@@ -36,6 +36,24 @@ TEST(SeedComm, C1_DataParallelMoves2PsiPerStep) {
   }
 }
 
+// Under gradient accumulation ZeRO-2 reduces every micro-batch's gradients into their owners'
+// partitions; ZeRO-1 and DDP reduce once per step.
+TEST(CommModel, Zero2ReducesEveryMicroBatchZero1OncePerStep) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  const double grad_bytes = model_states(w).gradients.value;
+  const int n = 4;
+  for (std::int64_t accum : {1, 4}) {
+    w.grad_accum = accum;
+    const CommPlan z2 = plan(w, on("h200-sxm", n, Sharding::kZero2));
+    const CommPlan z1 = plan(w, on("h200-sxm", n, Sharding::kZero1));
+    // Reduce-scatter (N−1)/N of the gradients per micro-batch; the all-gather of the updated
+    // weights (the same size in BF16) once per step.
+    const double rs = grad_bytes * (n - 1) / n;
+    EXPECT_NEAR(z2.received_per_card_per_step.value, rs * accum + rs, 1e-6 * rs) << accum;
+    EXPECT_NEAR(z1.received_per_card_per_step.value, 2 * rs, 1e-6 * rs) << accum;
+  }
+}
+
 TEST(SeedComm, C2_8B_FullFineTune_AllReduces_16_GB_Of_Bf16_Gradients) {
   const Workload w = workload("llama-3.1-8b", Method::kFull);
   const CommPlan p = plan(w, on("h200-nvl", 2, Sharding::kDdp));

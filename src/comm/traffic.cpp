@@ -85,8 +85,12 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
     case CommStrategy::kZero1:
     case CommStrategy::kZero2:
       // ZeRO-1/2 (§7.2.1): reduce-scatter of the gradients, all-gather of the updated weights: 2Ψ.
+      // ZeRO-2 partitions the gradients, so it reduces each backward pass's gradients into their
+      // owners' partitions as the pass runs: every micro-batch under gradient accumulation
+      // (DeepSpeed stage_1_and_2.py, partition_gradients); ZeRO-1 keeps whole gradients and
+      // reduces once per step.
       add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
-          gradients, false, OverlapWith::kBackward);
+          gradients, plan.strategy == CommStrategy::kZero2, OverlapWith::kBackward);
       add("all-gather updated weights", CommPayload::kTrainedWeights, Collective::kAllGather,
           trained, false, OverlapWith::kNothing);
       break;
