@@ -2,6 +2,9 @@
 // peers a card reaches over each link level, and the collectives' traffic per level.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "comm/collectives.hpp"
 #include "comm/topology.hpp"
 #include "core/error.hpp"
@@ -115,6 +118,75 @@ TEST(Topology, ARackOfOtherCardsIsRefused) {
     EXPECT_NE(std::string(e.what()).find("b200"), std::string::npos) << e.what();
     EXPECT_EQ(e.field(), "topology");
   }
+}
+
+// PCIe peer-to-peer: on where the card's data allows it, off on a GeForce card whose driver has
+// none; off stages every transfer through host memory: NCCL's SHM latency per ring step, and a rate
+// the host's memory bounds, as it carries each byte twice.
+TEST(Topology, WithoutPeerToPeerTrafficIsStagedThroughHostMemory) {
+  const CommConstants& k = constants();
+  const GpuSpec& geforce = test::catalog().gpu("rtx-4090");
+  EXPECT_FALSE(geforce.pcie.p2p);
+  EXPECT_TRUE(test::catalog().gpu("rtx-pro-6000").pcie.p2p);
+  const Topology off = build_topology(geforce, 8, "", k);
+  EXPECT_FALSE(off.p2p);
+  // 8 cards on the node: 409.6 GB/s of host memory / (2 × 8) = 25.6 GB/s per card and direction,
+  // below the Gen4 x16 link's 32.
+  EXPECT_NEAR(off.intra_node.per_direction.value, k.host_memory_GBps_per_node * 1e9 / 16, 1);
+  EXPECT_LT(off.intra_node.per_direction.value, geforce.pcie.per_direction().value);
+  EXPECT_DOUBLE_EQ(off.intra_node.step_latency.value, k.no_p2p_step_latency.value);
+  bool noted = false;
+  for (const auto& n : off.notes)
+    noted |= n.find("no PCIe peer-to-peer") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Two cards: the link, not host memory, bounds the rate; the latency still grows.
+  const Topology two = build_topology(geforce, 2, "", k);
+  EXPECT_DOUBLE_EQ(two.intra_node.per_direction.value, geforce.pcie.per_direction().value);
+  // Forced on, the same card runs as peer-to-peer PCIe; the all-reduce takes longer without.
+  const Topology on = build_topology(geforce, 8, "", k, 0, 0, P2p::kOn);
+  EXPECT_TRUE(on.p2p);
+  EXPECT_DOUBLE_EQ(on.intra_node.per_direction.value, geforce.pcie.per_direction().value);
+  const Bytes size(1e9);
+  EXPECT_GT(collective_cost(Collective::kAllReduce, size, off, k).estimated_seconds.value,
+            collective_cost(Collective::kAllReduce, size, on, k).estimated_seconds.value);
+  EXPECT_EQ(parse_p2p("off"), P2p::kOff);
+  try {
+    parse_p2p("of");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("off"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Topology, PeerToPeerIsAnOptionOfScaleAndRunsFiles) {
+  auto run = [](const char* p2p) {
+    auto r =
+        test::run_cli({"scale", "--model", "llama-3.1-8b", "--method", "full", "--gpu",
+                       "rtx-pro-6000", "--gpus", "8", "--shard", "fsdp", "--p2p", p2p, "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto on = run("auto"), off = run("off");
+  EXPECT_GT(off["comm_seconds_per_step"].get<double>(), on["comm_seconds_per_step"].get<double>());
+  auto bad = test::run_cli({"scale", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                            "rtx-pro-6000", "--gpus", "2", "--p2p", "maybe"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("auto"), std::string::npos) << bad.err;
+  const std::string runs =
+      "runs:\n  - {name: r, model: llama-3.1-8b, method: lora, tokens: 1e6, seq: 2048, "
+      "global_batch: 8}\n";
+  const std::string path = ::testing::TempDir() + "/p2p-runs.yaml";
+  auto plan = [&](const std::string& candidates) {
+    std::ofstream(path) << candidates << runs;
+    return test::run_cli({"plan", path, "--gpu", "rtx-4090", "--json"});
+  };
+  const auto forced = plan("candidates: {p2p: off, counts: [1, 2]}\n");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(nlohmann::json::parse(forced.out)["candidates"]["p2p"], "off");
+  const auto typo = plan("candidates: {p2p: of}\n");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("p2p"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("did you mean on, off"), std::string::npos) << typo.err;
 }
 
 }  // namespace

@@ -286,6 +286,8 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     g.pcie.lanes = static_cast<int>(pcie.required_integer("lanes", 1, 32));
     g.pcie.GBps_both_directions = pcie.required_number("GBps_both_directions", 0.1, 1e4);
     g.pcie.sources = read_source_ids(pcie, sources);
+    g.pcie.p2p = pcie.optional_bool("p2p").value_or(true);
+    g.pcie.p2p_note = pcie.optional_string("p2p_note").value_or("");
     pcie.finish();
   }
   {

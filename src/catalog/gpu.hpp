@@ -32,6 +32,10 @@ struct PcieSpec {
   int lanes = 0;
   double GBps_both_directions = 0;  // NVIDIA's figure: both directions added
   std::vector<std::string> sources;
+  // Whether the driver lets two such cards copy to each other over PCIe directly (peer-to-peer);
+  // where it does not, NCCL stages every transfer through host memory. `p2p_note` says why.
+  bool p2p = true;
+  std::string p2p_note;
   BytesPerSecond per_direction() const {
     return bytes_per_second_from_GBps(GBps_both_directions / 2);
   }

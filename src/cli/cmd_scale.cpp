@@ -22,6 +22,7 @@ struct ScaleOptions {
   std::string topology;
   double network_GBps = 0;
   int cards_per_node = 0;
+  std::string p2p = "auto";
   bool sweep = false;
   bool json = false;
   CalibrationOptions calibration;
@@ -46,8 +47,8 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   p.sharding = choose_sharding(o.shard, w, replica, gpu, count);
   p.topology = o.topology;
   validate(p);
-  const Topology t =
-      build_topology(gpu, count, o.topology, data.comm, o.network_GBps, o.cards_per_node);
+  const Topology t = build_topology(gpu, count, o.topology, data.comm, o.network_GBps,
+                                    o.cards_per_node, parse_p2p(o.p2p, "p2p"));
   p.topology = t.preset;
   return evaluate_placement(w, replica, ops, p, t, data);
 }
@@ -72,6 +73,9 @@ const bool registered = register_command(
            "--network-GBps", o->network_GBps,
            "Network bandwidth per node and direction for runs beyond one node (default from data)");
        app.add_option("--cards-per-node", o->cards_per_node, "Cards per node (default 8)");
+       app.add_option("--p2p", o->p2p,
+                      "auto | on | off: PCIe peer-to-peer between the cards (default auto: as the "
+                      "card's data says; off stages traffic through host memory)");
        app.add_flag("--sweep", o->sweep, "Sweep N = 1, 2, 4, 8 (for each --gpu)");
        app.add_flag("--json", o->json, "Print JSON");
        o->calibration.add_to(app);

@@ -8,6 +8,7 @@
 #include "catalog/figure_reader.hpp"
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ftplan {
 
@@ -86,6 +87,8 @@ CommConstants load_comm_constants(const Catalog& catalog) {
     k.calibration_large_message =
         bytes_from_MiB(required_known(root, "calibration_large_message_MiB", 1, 1048576, src));
     StrictMap host = root.required_map("host");
+    k.no_p2p_step_latency =
+        Seconds(required_known(host, "no_p2p_step_latency_us", 0, 1e6, src) * 1e-6);
     k.host_copy_fraction = required_known(host, "copy_fraction", 0.01, 1.0, src);
     k.host_memory_GBps_per_node = required_known(host, "memory_GBps_per_node", 0.1, 1e6, src);
     k.host_update_fraction = required_known(host, "update_fraction", 0.01, 1.0, src);
@@ -160,8 +163,27 @@ std::string default_topology(const GpuSpec& gpu, int cards) {
   return "pcie";
 }
 
+P2p parse_p2p(std::string_view text, std::string_view field) {
+  for (P2p p : {P2p::kAuto, P2p::kOn, P2p::kOff})
+    if (p2p_name(p) == text) return p;
+  throw_unknown_name("peer-to-peer setting", field, text, {"auto", "on", "off"});
+}
+
+std::string_view p2p_name(P2p p) {
+  switch (p) {
+    case P2p::kAuto:
+      break;
+    case P2p::kOn:
+      return "on";
+    case P2p::kOff:
+      return "off";
+  }
+  return "auto";
+}
+
 Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_name,
-                        const CommConstants& k, double network_GBps_per_node, int cards_per_node) {
+                        const CommConstants& k, double network_GBps_per_node, int cards_per_node,
+                        P2p p2p) {
   const std::string name =
       preset_name.empty() ? default_topology(gpu, cards) : std::string(preset_name);
   const CommConstants::Preset* preset = nullptr;
@@ -196,6 +218,17 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
       LinkLevel::kNetwork, fmt::format("network ({} GB/s per node and direction)", network),
       bytes_per_second_from_GBps(network / std::min(t.cards_per_node, std::max(cards, 1))),
       k.network_step_latency, k.achieved_fraction(LinkLevel::kNetwork, gpu)};
+  t.p2p = p2p == P2p::kAuto ? gpu.pcie.p2p : p2p == P2p::kOn;
+  if (!t.p2p) {
+    // Staged through host memory: each byte a card sends is written to host memory and read by
+    // the next card, so the node's host memory carries 2 × (cards on the node) × the rate.
+    const int node = std::min(t.cards_per_node, std::max(cards, 1));
+    const BytesPerSecond host =
+        bytes_per_second_from_GBps(k.host_memory_GBps_per_node / (2.0 * node));
+    t.intra_node.name += " (no peer-to-peer: staged through host memory)";
+    t.intra_node.per_direction = std::min(t.intra_node.per_direction, host);
+    t.intra_node.step_latency = std::max(t.intra_node.step_latency, k.no_p2p_step_latency);
+  }
   t.intra_domain = t.intra_node;
 
   if (preset->link != "pcie") {
@@ -244,11 +277,18 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
   if (gpu.nvlink.kind == LinkKind::kNone && cards > 1) {
     // The card's data says how its cards talk without NVLink (peer-to-peer caveats, vendor paths).
     t.notes.push_back(gpu.nvlink.note);
-    t.notes.push_back(
-        "PCIe peer-to-peer on bare-metal Linux needs the IOMMU disabled and ACS disabled on PCIe "
-        "switches "
-        "(NCCL user guide, troubleshooting); otherwise traffic is staged through host memory");
+    if (t.p2p)
+      t.notes.push_back(
+          "PCIe peer-to-peer on bare-metal Linux needs the IOMMU disabled and ACS disabled on "
+          "PCIe switches (NCCL user guide, troubleshooting); otherwise traffic is staged through "
+          "host memory (--p2p off times that)");
   }
+  if (!t.p2p && cards > 1)
+    t.notes.push_back(fmt::format(
+        "no PCIe peer-to-peer{}: NCCL stages every transfer through host memory, {} per ring "
+        "step, at most {} per card and direction (the host's memory carries each byte twice)",
+        gpu.pcie.p2p_note.empty() || p2p == P2p::kOff ? "" : " (" + gpu.pcie.p2p_note + ")",
+        format_seconds(t.intra_node.step_latency), format_GBps(t.intra_node.per_direction)));
   // A measured fraction is named where the run crosses that link.
   auto crossed = [&](LinkLevel l) {
     if (cards <= 1) return false;

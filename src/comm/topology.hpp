@@ -48,6 +48,7 @@ struct CommConstants {
   // CPU offload (comm/offload): host copies at this fraction of the card's PCIe rate; the host's
   // optimizer step at update_fraction of the node's memory bandwidth, shared by its cards.
   double host_copy_fraction = 1;
+  Seconds no_p2p_step_latency;  // per ring step where NCCL stages through host memory
   double host_memory_GBps_per_node = 0;
   double host_update_fraction = 1;
   struct Preset {
@@ -81,6 +82,7 @@ struct Topology {
   Link intra_node;    // between domains of one node: PCIe
   Link inter_node;    // between nodes: the network (share of the node's bandwidth per card)
   std::vector<std::string> notes;  // caveats a user must know (peer-to-peer, bridge limits, ...)
+  bool p2p = true;                 // PCIe peer-to-peer between the cards
 
   int domains() const { return (cards + domain_cards - 1) / domain_cards; }
   int nodes() const { return (cards + cards_per_node - 1) / cards_per_node; }
@@ -117,11 +119,18 @@ struct Topology {
 // bridges of the largest size the card allows, else PCIe.
 std::string default_topology(const GpuSpec& gpu, int cards);
 
+// PCIe peer-to-peer between the cards: as the card's data says (kAuto), or forced.
+enum class P2p { kAuto, kOn, kOff };
+P2p parse_p2p(std::string_view text, std::string_view field = "p2p");
+std::string_view p2p_name(P2p p);
+
 // Builds the topology; a preset the card cannot have (NVLink on an RTX PRO 6000, a 4-way bridge
 // on a card whose bridge joins 2) is a UserError naming the reason. `network_GBps_per_node` <= 0
-// takes the default.
+// takes the default. Without peer-to-peer (`p2p`, by default the card's own data) the PCIe tier
+// is staged through host memory: NCCL's SHM latency per step, and a rate the node's host memory
+// bounds, as it carries every byte twice.
 Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
                         const CommConstants& constants, double network_GBps_per_node = 0,
-                        int cards_per_node = 0);
+                        int cards_per_node = 0, P2p p2p = P2p::kAuto);
 
 }  // namespace ftplan

@@ -340,7 +340,8 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       for (int count : file.counts) {
         std::optional<Topology> topology;
         try {
-          topology = build_topology(*gpu, count, count > 1 ? file.topology : "", data.comm);
+          topology = build_topology(*gpu, count, count > 1 ? file.topology : "", data.comm, 0, 0,
+                                    file.p2p);
         } catch (const UserError& e) {
           Option o;
           o.gpu = gpu;

@@ -182,6 +182,13 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
         }
       }
     }
+    if (auto p2p = c->optional_string("p2p")) {
+      try {
+        out.p2p = parse_p2p(*p2p, "p2p");
+      } catch (const UserError& e) {
+        c->fail("p2p", e.what());
+      }
+    }
     out.allow_mig = c->optional_bool("mig").value_or(true);
     c->finish();
   }

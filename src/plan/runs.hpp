@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "comm/topology.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -39,6 +40,7 @@ struct RunsFile {
   std::vector<const GpuSpec*> gpus;  // candidate card types
   std::vector<int> counts = {1, 2, 4, 8};
   std::string topology;  // empty: the best each card supports
+  P2p p2p = P2p::kAuto;  // PCIe peer-to-peer: as each card's data says, or forced
   bool allow_mig = true;
   Prices prices;
   std::optional<double>

@@ -99,7 +99,11 @@ json plan_json(const Plan& plan, const RunsFile& file) {
     gpus.push_back(g->id);
   return {{"file", file.file},
           {"rank_by", rank_by_name(plan.rank_by)},
-          {"candidates", {{"gpus", gpus}, {"counts", file.counts}, {"mig", file.allow_mig}}},
+          {"candidates",
+           {{"gpus", gpus},
+            {"counts", file.counts},
+            {"mig", file.allow_mig},
+            {"p2p", p2p_name(file.p2p)}}},
           {"runs", runs},
           {"fleet", fleet},
           {"evaluations", plan.evaluations}};
