@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/format.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -79,6 +80,25 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   return block;
 }
 
+LoadMemory load_memory(const Workload& w, const ActivationProfile& profile,
+                       const ModelStates& per_card, const Placement& p,
+                       const OverheadBreakdown& overheads) {
+  LoadMemory l;
+  // The weights as stored on the card; master weights, gradients and optimizer states are made
+  // by the first step. FSDP CPU offload keeps the parameters on the host.
+  const int cards = p.mig ? 1 : p.count;
+  const bool full = w.stack && w.stack->load_full_on_each_card && p.sharding == Sharding::kFsdp;
+  const double n = full ? static_cast<double>(cards) : 1.0;
+  const double cast = w.stack ? w.stack->load_bytes_per_param / 2.0 : 1.0;
+  if (!w.options.offload_parameters || full)
+    l.weights = (per_card.frozen_weights + per_card.trained_weights) * (n * cast) +
+                per_card.quantization_constants * n;
+  // A quantized base is quantized at load one weight at a time: its 16-bit copy is in transit.
+  if (method_traits(w.method).quantized_base) l.transient = profile.dequant_buffer;
+  l.outside = overheads.outside_allocator();
+  return l;
+}
+
 RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
                              Trace* trace) {
   return runtime_memory(w, activation_profile(w), per_card, p, trace);
@@ -94,6 +114,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
     r.overheads = overheads_for(*w.overheads, p, r.step.transient());
     r.overhead = r.overheads.total(w.peak);
   }
+  r.load = load_memory(w, profile, per_card, p, r.overheads);
   if (trace) {
     const StepMemory& m = r.step;
     trace->add({"memory.activations",

@@ -34,6 +34,14 @@ struct StackProfile {
   std::string optimizer_basis;
   // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
   double optimizer_launches_per_tensor = 0;
+  // Memory (data/stacks `memory:`): the loss unless --loss says otherwise, and how the weights
+  // reach the card when the run starts (memory/step_memory.cpp, the load phase).
+  bool memory_stated = false;  // false: no `memory:` section; the default stack's values apply
+  LossKind loss = LossKind::kFp32Upcast;
+  std::string loss_basis;
+  bool load_full_on_each_card = false;  // each card holds the whole replica before sharding
+  double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
+  std::string load_basis;
   std::string note;
   std::vector<std::string> sources;
 };
