@@ -151,6 +151,56 @@ TEST(PeakKinds, FourKindsParseAndOrder) {
   EXPECT_NE(r.err.find("nvidia-smi"), std::string::npos) << r.err;
 }
 
+// FSDP2's root module stays gathered; DDP's buckets copy the gradients (hf). Llama 3.1 70B: hidden 8192, vocabulary 128256, untied output layer.
+TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
+  // A stack whose root FSDP2 unit holds the embeddings and the output layer (torchtune's
+  // configs shard those separately, so its own profile leaves the term off).
+  StackProfile without = test::stacks().find("torchtune");
+  ASSERT_FALSE(without.fsdp_root_unsharded);
+  StackProfile with = without;
+  with.fsdp_root_unsharded = true;
+  Workload w = test::workload("llama-3.1-70b", Method::kLora);
+  w.stack = &with;
+  const Placement eight = test::on("a100-80gb-sxm", 8, Sharding::kFsdp);
+  const double a = estimate_memory(w, eight).states_on_card.value;
+  w.stack = &without;
+  const double b = estimate_memory(w, eight).states_on_card.value;
+  const double root = 2.0 * (2.0 * 128256 * 8192 + 8192);  // embeddings, output, final norm
+  EXPECT_NEAR(a - b, root * 7 / 8, 1.0);
+
+  StackProfile hf = test::stacks().find("hf");
+  ASSERT_TRUE(hf.ddp_gradient_copy);
+  Workload full = test::workload("llama-3.1-8b", Method::kFull);
+  full.stack = &hf;
+  const Placement two = test::on("h200-nvl", 2, Sharding::kDdp);
+  const MemoryEstimate c = estimate_memory(full, two);
+  hf.ddp_gradient_copy = false;
+  const MemoryEstimate d = estimate_memory(full, two);
+  EXPECT_NEAR((c.states_on_card - d.states_on_card).value, 2.0 * 8030261248.0, 1.0);
+  EXPECT_NEAR(c.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
+}
+
+// DeepSpeed's estimator for a mixed-precision Adam full fine-tune, Llama 3.1 8B (8,030,261,248
+// parameters; largest layer: the embedding, 128256 × 4096) on 8 cards.
+TEST(StackBuffers, DeepSpeedZeroEstimateByHand) {
+  const StackProfile& ds = test::stacks().find("deepspeed");
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.stack = &ds;
+  const double n = 8, params = 8030261248.0, largest = 128256.0 * 4096;
+  const MemoryEstimate z3 = estimate_memory(w, test::on("a100-80gb-sxm", 8, Sharding::kFsdp));
+  // Ours: 16 B / 8 per parameter; DeepSpeed: 18 B / 8 + 4 B × the largest layer.
+  EXPECT_NEAR(z3.runtime.states.stack_buffers.value, params * 2 / n + 4 * largest, 1.0);
+  const MemoryEstimate z2 = estimate_memory(w, test::on("a100-80gb-sxm", 8, Sharding::kZero2));
+  // Ours: 2 B whole + 14 B / 8; DeepSpeed: 4 B whole + 16 B / 8.
+  EXPECT_NEAR(z2.runtime.states.stack_buffers.value, params * (2 + 2 / n), 1.0);
+  // LoRA: not a full fine-tune, the estimator does not apply.
+  Workload lora = test::workload("llama-3.1-8b", Method::kLora);
+  lora.stack = &ds;
+  EXPECT_EQ(estimate_memory(lora, test::on("a100-80gb-sxm", 8, Sharding::kFsdp))
+                .runtime.states.stack_buffers.value,
+            0);
+}
+
 // The new options reach the planner through a runs file and fit through the API (JSON keys are
 // the options' names with '_').
 TEST(MemoryOptions, RunsFileAndApi) {

@@ -338,6 +338,19 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
     all.insert(all.end(), of_source.begin(), of_source.end());
   }
   report.overall = summarize(all, "");
+  std::vector<std::string> stacks;
+  auto stack_of = [](const ValidationRow& row) {
+    return row.run->stack ? row.run->stack->name : std::string("not stated");
+  };
+  for (const auto& row : report.rows)
+    if (!row.skipped && std::find(stacks.begin(), stacks.end(), stack_of(row)) == stacks.end())
+      stacks.push_back(stack_of(row));
+  for (const auto& stack : stacks) {
+    std::vector<const ValidationRow*> of_stack;
+    for (const auto& row : report.rows)
+      if (!row.skipped && stack_of(row) == stack) of_stack.push_back(&row);
+    report.per_stack.push_back(summarize(of_stack, stack));
+  }
   return report;
 }
 

@@ -48,7 +48,11 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   loss.saved_activations = saved;
   loss.logits_and_loss =
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
-  if (gathered) loss.gathered_params = prof.output_params;
+  // FSDP2 keeps the root module (the output layer among it) gathered for the whole step: it is
+  // in the states on the card (OnCardStates::stack_buffers), not gathered again here.
+  const bool root_resident = w.stack && w.stack->fsdp_root_unsharded &&
+                             p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
+  if (gathered && !root_resident) loss.gathered_params = prof.output_params;
 
   // Block phase: one block's backward (recomputed activations and the gradients of its
   // activations), the dequantized weight, the FSDP working set (this block and the prefetched

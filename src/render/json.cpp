@@ -245,7 +245,8 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                {"other_phase", gb(st.other_phase)}};
   j["states_moved"] = {{"host", gb(on.host)},
                        {"paged", gb(on.paged)},
-                       {"gradients_persistent", on.gradients_persistent}};
+                       {"gradients_persistent", on.gradients_persistent},
+                       {"stack_buffers", gb(on.stack_buffers)}};
   j["overheads"] = {{"cuda_context", gb(o.cuda_context)},
                     {"cublas_workspace", gb(o.cublas_workspace)},
                     {"cublaslt_workspace", gb(o.cublaslt_workspace)},
@@ -306,8 +307,16 @@ json validation_json(const ValidationReport& r) {
   json per_source = json::array();
   for (const auto& s : r.per_source)
     per_source.push_back(summary(s));
+  json per_stack = json::array();
+  for (const auto& s : r.per_stack) {
+    json j = summary(s);
+    j.erase("source");
+    j["stack"] = s.source;
+    per_stack.push_back(j);
+  }
   return {{"runs", rows},
           {"per_source", per_source},
+          {"per_stack", per_stack},
           {"overall", summary(r.overall)},
           {"skipped", r.skipped},
           {"error", "(predicted - measured) / measured, in the source's kind of peak and unit"}};

@@ -55,6 +55,20 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
     s.load_bytes_per_param = load.required_number("bytes_per_param", 1, 4);
     s.load_basis = load.required_string("basis");
     load.finish();
+    if (auto buffers = mem->optional_map("buffers")) {
+      s.fsdp_root_unsharded = buffers->optional_bool("fsdp_root_unsharded").value_or(false);
+      s.ddp_gradient_copy = buffers->optional_bool("ddp_gradient_bucket_copy").value_or(false);
+      if (auto z = buffers->optional_map("zero_estimate")) {
+        s.zero2_replicated_bytes = z->required_number("zero2_replicated_bytes_per_param", 0, 64);
+        s.zero2_sharded_bytes = z->required_number("zero2_sharded_bytes_per_param", 0, 64);
+        s.zero3_sharded_bytes = z->required_number("zero3_sharded_bytes_per_param", 0, 64);
+        s.zero3_largest_layer_bytes =
+            z->required_number("zero3_largest_layer_bytes_per_param", 0, 64);
+        z->finish();
+      }
+      s.buffers_basis = buffers->required_string("basis");
+      buffers->finish();
+    }
     read_source_ids(*mem, sources);
     mem->finish();
   }
@@ -119,6 +133,9 @@ Stacks load_stacks(const Catalog& catalog) {
       p.load_bytes_per_param = base.load_bytes_per_param;
       p.load_basis =
           fmt::format("as {} (not stated for this stack): {}", base.name, base.load_basis);
+      p.fsdp_root_unsharded = base.fsdp_root_unsharded;
+      p.ddp_gradient_copy = base.ddp_gradient_copy;
+      p.buffers_basis = base.buffers_basis;
     }
   return s;
 }
