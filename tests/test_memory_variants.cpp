@@ -151,7 +151,8 @@ TEST(PeakKinds, FourKindsParseAndOrder) {
   EXPECT_NE(r.err.find("nvidia-smi"), std::string::npos) << r.err;
 }
 
-// FSDP2's root module stays gathered; DDP's buckets copy the gradients (hf). Llama 3.1 70B: hidden 8192, vocabulary 128256, untied output layer.
+// FSDP2's root module stays gathered; DDP's buckets copy the gradients (hf). Llama 3.1 70B: hidden
+// 8192, vocabulary 128256, untied output layer.
 TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
   // A stack whose root FSDP2 unit holds the embeddings and the output layer (torchtune's
   // configs shard those separately, so its own profile leaves the term off).
