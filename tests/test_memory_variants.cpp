@@ -211,7 +211,8 @@ TEST(MemoryOptions, RunsFileAndApi) {
     f << "candidates:\n  gpus: [h200-nvl]\n  counts: [1]\nruns:\n"
          "  - name: gptq\n    model: llama-3.1-8b\n    method: qlora\n"
          "    base_quant: gptq-int4\n    quant_group: 64\n    loss: fused\n"
-         "    lora_dropout: 0.1\n    train_modules: lm_head\n    tokens: 10e6\n";
+         "    lora_dropout: 0.1\n    train_modules: lm_head\n    peak: nvidia-smi\n"
+         "    tokens: 10e6\n";
   }
   auto plan = test::run_cli({"plan", runs, "--json"});
   ASSERT_EQ(plan.code, 0) << plan.err;

@@ -55,7 +55,8 @@ const std::vector<std::string>& run_keys() {
                                                 "chunked_loss",
                                                 "loss",
                                                 "lora_dropout",
-                                                "train_modules"};
+                                                "train_modules",
+                                                "peak"};
   return keys;
 }
 
@@ -166,6 +167,8 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
   w.options.offload_parameters = r.optional_bool("offload_params").value_or(false);
   w.options.offload_activations = r.optional_bool("offload_activations").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
+  if (auto v = r.optional_string("peak"))
+    w.peak = guarded("peak", [&] { return parse_peak_kind(*v); });
   const std::string loss = r.optional_string("loss").value_or("");
   w.options.loss =
       guarded("loss", [&] { return resolve_loss(loss, w.options.chunked_loss, *w.stack); });
