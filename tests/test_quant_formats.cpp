@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
+#include "core/error.hpp"
 #include "memory/model_states.hpp"
 #include "support.hpp"
 #include "workload/quant_format.hpp"
+#include "workload/stack.hpp"
 
 namespace ftplan {
 namespace {
@@ -157,6 +160,46 @@ TEST(QuantFormats, OptionReachesFitJsonAndChangesTheStates) {
     const auto x = test::run_cli(args);
     EXPECT_EQ(x.code, 0) << cmd << ": " << x.err;
   }
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The formats table and the stacks' memory section are read strictly: a bad value names the
+// file, the key and the closest valid name.
+TEST(QuantFormats, DataFilesAreReadStrictly) {
+  const auto& sources = test::catalog().sources();
+  const std::string bad_grouping =
+      "formats:\n  - {id: nf4, name: x, bits: 4, grouping: rows, group: 64, group_min: 1,\n"
+      "     pack: flat, container_bits: 8, scale_bytes: 4, zero_bits: 0,\n"
+      "     index_bytes_per_input: 0, dequant_flops_per_weight: 1, dequant_output_bytes: 2,\n"
+      "     basis: x, source: mem-qlora-2023}\n";
+  std::string e = error_of([&] {
+    parse_quant_formats({"data/quant_formats.yaml", bad_grouping, ""}, sources);
+  });
+  EXPECT_NE(e.find("data/quant_formats.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("row"), std::string::npos) << e;
+  const std::string bad_loss =
+      "name: hf\ntitle: x\nattention: sdpa\ncompile: false\n"
+      "optimizer: {implementation: fused, memory_passes: 1, basis: x}\n"
+      "memory:\n  loss: {kind: fp32, basis: x}\n"
+      "  load: {full_on_each_card: false, bytes_per_param: 2, basis: x}\n"
+      "  source: mem-hf-loss-upcast\nsource: stack-hf-training-args\n";
+  e = error_of([&] { parse_stack({"data/stacks/hf.yaml", bad_loss, ""}, sources); });
+  EXPECT_NE(e.find("data/stacks/hf.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("fp32-upcast"), std::string::npos) << e;
 }
 
 }  // namespace
