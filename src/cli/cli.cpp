@@ -166,6 +166,16 @@ const Stacks& Context::stacks() {
   return *stacks_;
 }
 
+const QuantFormats& Context::quant_formats() {
+  if (&catalog() == &builtin_catalog()) {
+    static const QuantFormats builtin = load_quant_formats(builtin_catalog());
+    return builtin;
+  }
+  if (!quant_formats_)
+    quant_formats_ = std::make_unique<QuantFormats>(load_quant_formats(catalog()));
+  return *quant_formats_;
+}
+
 ModelPtr Context::resolve_model(const std::string& arg) {
   const Catalog& c = catalog();
   if (auto m = c.find_model(arg)) return m;

@@ -13,6 +13,7 @@
 #include "catalog/catalog.hpp"
 #include "memory/overheads.hpp"
 #include "server/commands.hpp"
+#include "workload/quant_format.hpp"
 
 namespace ftplan {
 struct RunsFile;
@@ -37,6 +38,8 @@ class Context {
   const RuntimeOverheads& overheads();
   // The software stacks of the catalog (data/stacks/), parsed once.
   const Stacks& stacks();
+  // The quantized base formats of the catalog (data/quant_formats.yaml), parsed once.
+  const QuantFormats& quant_formats();
   // A catalog id, or a path to a Hugging Face config.json.
   ModelPtr resolve_model(const std::string& id_or_path);
   // A catalog id, or a path to a card file in the data/gpus schema.
@@ -69,6 +72,7 @@ class Context {
   std::unique_ptr<Catalog> own_;      // built when --data or a card file extends the catalog
   std::unique_ptr<RuntimeOverheads> overheads_;
   std::unique_ptr<Stacks> stacks_;
+  std::unique_ptr<QuantFormats> quant_formats_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
 

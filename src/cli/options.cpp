@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "workload/loss.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan::cli {
 
@@ -22,12 +24,27 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "Adapter rank for LoRA, QLoRA, DoRA, QDoRA (default 16, as in the seed)");
   app.add_option("--targets", targets,
                  "LoRA target modules, comma-separated: q,k,v,o,gate,up,down (default: all seven), "
-                 "also q_proj..., attention, mlp, all");
+                 "also q_proj..., attention, mlp, all, and outside the blocks lm_head and "
+                 "embed_tokens");
+  app.add_option("--lora-dropout", lora_dropout,
+                 "LoRA dropout probability (default 0): above 0 each adapted module keeps a "
+                 "dropout mask and its own dropped copy of the input");
+  app.add_option("--train-modules", train_modules,
+                 "Modules trained in full beside the adapters (PEFT modules_to_save): embed, "
+                 "lm_head, comma-separated (default none)");
   app.add_option("--optimizer", optimizer,
                  fmt::format("Optimizer: {} (default adamw: 16 B per trained parameter)",
                              fmt::join(optimizer_names(), " | ")));
+  app.add_option("--base-quant", base_quant,
+                 "QLoRA/QDoRA: format of the frozen quantized base: nf4 | gptq-int4 | awq-int4 | "
+                 "int8 | hqq-4 | fp8 (data/quant_formats.yaml; default nf4)");
+  app.add_option("--quant-group", quant_group,
+                 "QLoRA/QDoRA: weights per quantization group of --base-quant (default the "
+                 "format's: nf4 64, gptq-int4 and awq-int4 128, hqq-4 64, fp8 128 x 128 blocks; 0: "
+                 "one group per row (GPTQ/AWQ group_size -1) or per tensor (fp8))");
   app.add_option("--quant-block", quant_block,
-                 "QLoRA/QDoRA: weights per quantization block (default 64)");
+                 "QLoRA/QDoRA: weights per quantization block, as --quant-group (default 64 for "
+                 "nf4)");
   app.add_option(
       "--quant-second-block", quant_second_block,
       "QLoRA/QDoRA: absmax values per second-level block of double quantization (default 256)");
@@ -57,10 +74,13 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "K/V repeated to every head) | eager (keeps the s x s probabilities) (default: "
                  "the stack's; hf: sdpa)");
   app.add_option("--peak", peak,
-                 "Peak to report and fit: allocated (memory held by tensors) | reserved (also the "
-                 "caching allocator's reserve) (default reserved: an out-of-memory error happens "
-                 "when the allocator cannot reserve more, so the reserve must fit too). Either "
-                 "way the CUDA context and NCCL buffers, outside the allocator, are counted");
+                 "Peak to report and fit: active | allocated (memory held by tensors) | reserved "
+                 "(also the caching allocator's reserve) | nvidia-smi (what the driver reports "
+                 "for the process) (default reserved: an out-of-memory error happens when the "
+                 "allocator cannot reserve more, so the reserve must fit too). Every kind counts "
+                 "the CUDA context and NCCL buffers, outside the allocator but on the card, so "
+                 "nvidia-smi gives the reserved figure; the JSON's peaks object gives each kind "
+                 "as its tool reports it");
   app.add_flag("--compile", training.compile,
                "torch.compile or fused kernels: norms and activation functions keep only their "
                "16-bit inputs (default off: eager PyTorch, as Hugging Face Trainer runs)");
@@ -84,6 +104,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "CEWithChunkedOutputLoss); default off: 16-bit logits + FP32 log-probabilities");
   app.add_option("--loss-chunks", loss_chunks,
                  "Chunks of --chunked-loss (default 8, torchtune's num_output_chunks)");
+  app.add_option("--loss", loss,
+                 "How the loss holds the logits: fp32-upcast (16-bit logits and an FP32 copy, "
+                 "Hugging Face) | bf16 (cross-entropy on the 16-bit logits) | chunked (as "
+                 "--chunked-loss) | fused (output layer and loss fused: Liger, Cut Cross-Entropy) "
+                 "(default: the stack's; hf: fp32-upcast)");
 }
 
 Workload WorkloadOptions::build(Context& ctx) const {
@@ -91,7 +116,9 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.model = ctx.resolve_model(model);
   w.method = parse_method(method);
   w.lora.rank = rank;
-  w.lora.targets = parse_targets(targets);
+  parse_lora_targets(targets, w.lora);
+  parse_train_modules(train_modules, w.lora);
+  w.lora.dropout = lora_dropout;
   w.optimizer = parse_optimizer(optimizer);
   w.precision = parse_compute_format(precision);
   w.seq = seq;
@@ -101,12 +128,14 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.stack = &ctx.stacks().find(stack);
   w.attention = attention.empty() ? w.stack->attention : parse_attention(attention);
   w.peak = parse_peak_kind(peak);
-  w.quant.block = quant_block;
-  w.quant.second_block = quant_second_block;
-  w.quant.double_quant = !no_double_quant;
+  w.quant = base_quant_config(
+      ctx.quant_formats(),
+      {base_quant, quant_group, quant_block, quant_second_block, !no_double_quant},
+      method_traits(w.method).quantized_base, method);
   w.options = training;
   w.options.compile = training.compile || w.stack->compile;
   w.options.loss_chunks = loss_chunks;
+  w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
   w.overheads = &ctx.overheads();
   validate(w);
   return w;

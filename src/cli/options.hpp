@@ -26,8 +26,13 @@ struct WorkloadOptions {
   std::string stack = std::string(Stacks::kDefaultStack);
   std::string peak = "reserved";
   int loss_chunks = 8;
-  int quant_block = 64;
-  int quant_second_block = 256;
+  std::string loss;  // empty: the stack's
+  double lora_dropout = 0;
+  std::string train_modules;
+  std::string base_quant;  // empty: nf4
+  int quant_group = -1;    // -1: the format's default
+  int quant_block = -1;    // the older name of --quant-group
+  int quant_second_block = -1;
   bool no_double_quant = false;
   TrainingOptions training;
 

@@ -26,8 +26,14 @@ constexpr NameTable<Recompute, 3> kRecomputes{{{{Recompute::kNone, "none"},
                                                 {Recompute::kFull, "full"}}}};
 constexpr NameTable<Attention, 3> kAttentions{
     {{{Attention::kFlash, "flash"}, {Attention::kSdpa, "sdpa"}, {Attention::kEager, "eager"}}}};
-constexpr NameTable<PeakKind, 2> kPeakKinds{
-    {{{PeakKind::kAllocated, "allocated"}, {PeakKind::kReserved, "reserved"}}}};
+constexpr NameTable<PeakKind, 4> kPeakKinds{{{{PeakKind::kActive, "active"},
+                                              {PeakKind::kAllocated, "allocated"},
+                                              {PeakKind::kReserved, "reserved"},
+                                              {PeakKind::kNvidiaSmi, "nvidia-smi"}}}};
+constexpr NameTable<LossKind, 4> kLossKinds{{{{LossKind::kFp32Upcast, "fp32-upcast"},
+                                              {LossKind::kBf16, "bf16"},
+                                              {LossKind::kChunked, "chunked"},
+                                              {LossKind::kFused, "fused"}}}};
 
 }  // namespace
 
@@ -49,6 +55,9 @@ std::string_view attention_name(Attention a) {
 std::string_view peak_kind_name(PeakKind k) {
   return kPeakKinds.name(k);
 }
+std::string_view loss_kind_name(LossKind k) {
+  return kLossKinds.name(k);
+}
 
 Method parse_method(std::string_view s, std::string_view field) {
   return kMethods.parse(s, "method", field);
@@ -67,6 +76,17 @@ Attention parse_attention(std::string_view s, std::string_view field) {
 }
 PeakKind parse_peak_kind(std::string_view s, std::string_view field) {
   return kPeakKinds.parse(s, "peak kind", field);
+}
+LossKind parse_loss_kind(std::string_view s, std::string_view field) {
+  return kLossKinds.parse(s, "loss", field);
+}
+const std::vector<std::string>& peak_kind_names() {
+  static const auto v = kPeakKinds.names();
+  return v;
+}
+const std::vector<std::string>& loss_kind_names() {
+  static const auto v = kLossKinds.names();
+  return v;
 }
 
 const std::vector<std::string>& attention_names() {

@@ -22,9 +22,17 @@ enum class Method {
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
 enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
 enum class Recompute { kNone, kSelective, kFull };
-// Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated), or
-// what it holds from the driver (reserved = allocated + the allocator's cached, unused blocks).
-enum class PeakKind { kAllocated, kReserved };
+// Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated; its
+// "active" bytes add blocks freed but still in use by another stream, none in a training step),
+// what it holds from the driver (reserved = allocated + the allocator's cached, unused blocks), or
+// what the driver reports for the process (nvidia-smi = reserved + the CUDA context, NCCL and
+// library memory outside the allocator).
+enum class PeakKind { kAllocated, kReserved, kActive, kNvidiaSmi };
+// How the cross-entropy loss holds the logits (memory/activations.cpp): the 16-bit logits upcast
+// to FP32 (Hugging Face logits.float()), cross-entropy on the 16-bit logits, chunks of the output
+// with the upcast fused (torchtune CEWithChunkedOutputLoss), or the output projection and the
+// loss fused so that no full logits exist (Liger FusedLinearCrossEntropy, Cut Cross-Entropy).
+enum class LossKind { kFp32Upcast, kBf16, kChunked, kFused };
 // Attention kernels, by what they keep for the backward pass (memory/activations.cpp):
 // kFlash: FlashAttention-2/3 with native grouped-query attention (K and V kept kv_dim wide);
 // kSdpa: PyTorch scaled_dot_product_attention after K and V are repeated to every query head
@@ -38,6 +46,7 @@ std::string_view sharding_name(Sharding s);
 std::string_view recompute_name(Recompute r);
 std::string_view attention_name(Attention a);
 std::string_view peak_kind_name(PeakKind k);
+std::string_view loss_kind_name(LossKind k);
 
 // Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
 Method parse_method(std::string_view name, std::string_view field = "method");
@@ -46,6 +55,9 @@ Sharding parse_sharding(std::string_view name, std::string_view field = "shard")
 Recompute parse_recompute(std::string_view name, std::string_view field = "recompute");
 Attention parse_attention(std::string_view name, std::string_view field = "attention");
 PeakKind parse_peak_kind(std::string_view name, std::string_view field = "peak");
+LossKind parse_loss_kind(std::string_view name, std::string_view field = "loss");
+const std::vector<std::string>& peak_kind_names();
+const std::vector<std::string>& loss_kind_names();
 const std::vector<std::string>& attention_names();
 const std::vector<std::string>& recompute_names();
 const std::vector<std::string>& method_names();

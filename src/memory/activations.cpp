@@ -44,11 +44,19 @@ int adapted_modules(ProjectionSet adapted, ProjectionSet group, bool fused) {
 // input): a full fine-tune keeps it once; LoRA keeps it when an adapter reads it (lora_A's
 // weight gradient), once in 16-bit, or one FP32 copy per adapted module when the adapters run in
 // FP32 (PEFT casts the input to the adapter's dtype).
+// With LoRA dropout (PEFT lora_dropout > 0) each adapted module drops its own copy of the input:
+// nn.Dropout keeps its mask (one byte per element) and lora_A keeps the dropped copy, in the
+// adapter's dtype, instead of the shared or cast input.
+double dropout_input_bytes(const ActivationSettings& s, int modules, std::int64_t width) {
+  return ((s.fp32_adapters ? kFp32Bytes : kActivationBytes) + kMaskBytes) * d(width) * modules;
+}
+
 double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool fused,
                          std::int64_t width) {
   if (s.full_finetune) return kActivationBytes * d(width);
   const int modules = adapted_modules(s.adapted, group, fused);
   if (modules == 0) return 0;
+  if (s.lora_dropout > 0) return dropout_input_bytes(s, modules, width);
   return s.fp32_adapters ? kFp32Bytes * d(width) * modules : kActivationBytes * d(width);
 }
 
@@ -56,6 +64,7 @@ double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool 
 double single_input_bytes(const ActivationSettings& s, ProjectionSet proj, std::int64_t width) {
   if (s.full_finetune) return kActivationBytes * d(width);
   if ((s.adapted & proj) == 0) return 0;
+  if (s.lora_dropout > 0) return dropout_input_bytes(s, 1, width);
   return (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * d(width);
 }
 
@@ -119,6 +128,8 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     t += e * d(q) + kFp32Bytes * d(a);
     if (s.attention == Attention::kSdpa)
       t += single_input_bytes(s, kProjO, q);
+    else if (!s.full_finetune && s.lora_dropout > 0 && (s.adapted & kProjO))
+      t += dropout_input_bytes(s, 1, q);  // the dropped copy an adapted o_proj keeps
     else if (!s.full_finetune && s.fp32_adapters && (s.adapted & kProjO))
       t += kFp32Bytes * d(q);  // the FP32 copy an adapted o_proj casts its input to
   }
@@ -223,6 +234,7 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
     // in mixed precision; pure-BF16 training (torchtune, an optimizer without FP32 master
     // weights) keeps them in BF16.
     s.fp32_adapters = optimizer_row(w.optimizer).master_bytes > 0 && !w.options.pure_bf16;
+    s.lora_dropout = w.lora.dropout;
   }
   s.compiled = w.options.compile;
   s.attention = w.attention;
@@ -258,11 +270,16 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
 
 namespace {
 
-// Bytes of one layer's share of a block tensor as stored (QLoRA: NF4 codes and constants).
+// Bytes of one layer's share of a block tensor as stored (QLoRA: codes and constants of its
+// format).
 double stored_bytes_per_layer(const TensorRole& r) {
   const TensorSpec& t = *r.tensor;
   const double per_layer = static_cast<double>(t.total()) / static_cast<double>(t.layers);
-  if (r.quantized()) return per_layer * quantized_bits_per_param(r.quant) / 8.0;
+  if (r.quantized()) {
+    const QuantizedBytes q = quantized_tensor_bytes(t, r.quant);
+    return (q.codes + q.constants).value * static_cast<double>(t.copies()) /
+           static_cast<double>(t.layers);
+  }
   return per_layer * 2.0;  // BF16
 }
 
@@ -319,16 +336,44 @@ ActivationProfile activation_profile(const Workload& w) {
   const double e = kActivationBytes, h = d(arch.hidden), V = d(arch.vocab);
   const BlockShape dense = dense_block_shape(arch);
   p.output_saved.per_token = norm_bytes(dense, s, arch.hidden) + (s.full_finetune ? e * h : 0);
-  if (w.options.chunked_loss) {
-    // Chunked cross-entropy (torchtune CEWithChunkedOutputLoss with its compiled per-chunk
-    // loss): the 16-bit logits of all chunks stay saved for the loss's backward; the FP32 upcast
-    // is fused into the loss kernel, so the transient is one chunk's 16-bit gradient.
-    p.logits.per_token = e * V + e * V / w.options.loss_chunks;
-  } else {
-    // Unchunked: the 16-bit logits (held by the model's output), the FP32 log-probabilities that
-    // cross-entropy keeps, and in its backward their gradient and the gradient of its input, all
-    // FP32 and vocabulary-wide: 2V + 3 x 4V bytes per token.
-    p.logits.per_token = e * V + 3 * kFp32Bytes * V;
+  // modules_to_save on the output layer: its trained copy keeps its input; a LoRA adapter on it
+  // keeps its input in the adapter's dtype (or the dropped copy and mask) and x·A.
+  const TensorRole& out_role = set.output_role();
+  if (!s.full_finetune && out_role.trained_copy) p.output_saved.per_token += e * h;
+  if (out_role.adapted() && !out_role.tensor->in_blocks &&
+      (out_role.tensor->kind == TensorKind::kOutput || w.lora.target_output)) {
+    const double a = s.fp32_adapters ? kFp32Bytes : e;
+    p.output_saved.per_token +=
+        (s.lora_dropout > 0 ? dropout_input_bytes(s, 1, arch.hidden) : a * h) + a * out_role.rank;
+  }
+  // An adapter on the embedding keeps the looked-up rows of lora_embedding_A (r values).
+  if (const TensorRole* emb = set.embedding_role();
+      emb && emb->adapted() && w.lora.target_embedding)
+    p.output_saved.per_token += (s.fp32_adapters ? kFp32Bytes : e) * emb->rank;
+  switch (w.options.effective_loss()) {
+    case LossKind::kChunked:
+      // Chunked cross-entropy (torchtune CEWithChunkedOutputLoss with its compiled per-chunk
+      // loss): the 16-bit logits of all chunks stay saved for the loss's backward; the FP32
+      // upcast is fused into the loss kernel, so the transient is one chunk's 16-bit gradient.
+      p.logits.per_token = e * V + e * V / w.options.loss_chunks;
+      break;
+    case LossKind::kFp32Upcast:
+      // The 16-bit logits (held by the model's output), the FP32 log-probabilities that
+      // cross-entropy keeps on the upcast copy, and in its backward their gradient and the
+      // gradient of its input, all FP32 and vocabulary-wide: 2V + 3 x 4V bytes per token.
+      p.logits.per_token = e * V + 3 * kFp32Bytes * V;
+      break;
+    case LossKind::kBf16:
+      // Cross-entropy on the 16-bit logits: the logits, the 16-bit log-probabilities, and in the
+      // backward their gradient and the logits' gradient, each 2V bytes per token.
+      p.logits.per_token = 4 * e * V;
+      break;
+    case LossKind::kFused:
+      // Output projection and loss fused (Liger FusedLinearCrossEntropy, Cut Cross-Entropy): no
+      // full logits; Liger's token chunks hold about tokens x hidden FP32 logits and their
+      // gradient at a time.
+      p.logits.per_token = 2 * kFp32Bytes * h;
+      break;
   }
   p.hidden_gradient.per_token = e * h;
 
@@ -343,7 +388,7 @@ ActivationProfile activation_profile(const Workload& w) {
     if (!t.in_blocks) continue;
     // A quantized weight is dequantized to BF16 for each product; DoRA's norm also builds B·A
     // and W + s·B·A in the adapter's dtype (PEFT get_weight_norm), one module at a time.
-    double materialised = r.quantized() ? 2.0 * per_copy : 0.0;
+    double materialised = r.quantized() ? r.quant.dequant_output_bytes * per_copy : 0.0;
     if (r.adapter == AdapterKind::kDora)
       materialised += 2.0 * (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * per_copy;
     largest_materialised = std::max(largest_materialised, materialised);

@@ -73,6 +73,7 @@ struct ActivationSettings {
   bool dora = false;      // DoRA: each adapted module also keeps its base and adapter outputs (out
                           // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
   bool compiled = false;  // torch.compile / fused kernels
+  double lora_dropout = 0;  // > 0: each adapted input keeps a dropout mask and its dropped copy
   Attention attention = Attention::kFlash;
 };
 ActivationSettings activation_settings(const Workload& w);

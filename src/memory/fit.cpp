@@ -46,7 +46,10 @@ MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
   m.overhead = m.runtime.overhead;
   m.capacity = p.mig ? p.mig->memory() : p.gpu->capacity();
   m.free = m.capacity - m.states.total();
-  m.peak = m.states_on_card + m.activations + m.overhead;
+  m.step_peak = m.states_on_card + m.activations + m.overhead;
+  m.load_peak = m.runtime.load.total();
+  m.load_is_peak = m.load_peak > m.step_peak;
+  m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
   return m;
@@ -134,10 +137,15 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
                 "estimated peak per card",
                 to_GB(m.peak),
                 "GB",
-                "model states on the card + activations + overhead",
+                "the peak phase's total: the larger of step = model states on the card + "
+                "activations + overhead, and load = weights as loaded + the tensor in transit + "
+                "CUDA context and NCCL",
                 {{"model states on the card", format_GB(m.states_on_card, 3)},
                  {"activations", format_GB(m.activations, 3)},
-                 {"overhead", format_GB(m.overhead, 3)}},
+                 {"overhead", format_GB(m.overhead, 3)},
+                 {"step", format_GB(m.step_peak, 3)},
+                 {"load", format_GB(m.load_peak, 3)},
+                 {"peak phase", m.load_is_peak ? "load" : "step"}},
                 "memory/activations (Korthikanti et al. 2022) and runtime overheads",
                 {"memory.states_on_card", "memory.activations", "memory.overhead"}});
   }

@@ -35,8 +35,11 @@ struct MemoryEstimate {
   RuntimeMemory runtime;  // the breakdown of the three above
   Bytes capacity;         // per card, or per MIG instance
   Bytes free;             // capacity - model states: the seed's "free for activations"
-  Bytes peak;             // states on the card + activations + overhead
-  Bytes headroom;         // capacity - peak
+  Bytes step_peak;        // states on the card + activations + overhead
+  Bytes load_peak;        // the load phase (runtime.load): weights before the first step
+  Bytes peak;             // the larger of step_peak and load_peak
+  bool load_is_peak = false;
+  Bytes headroom;  // capacity - peak
   Verdict verdict = Verdict::kFits;
   Reason reason;  // one sentence a user can act on
 };

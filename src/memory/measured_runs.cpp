@@ -10,6 +10,8 @@
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "core/numeric.hpp"
+#include "workload/loss.hpp"
+#include "workload/quant_format.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -107,6 +109,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
                                              const RuntimeOverheads& overheads,
                                              const Stacks& stacks) {
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  const QuantFormats quant_formats = load_quant_formats(catalog);
   std::vector<MeasuredRun> runs;
   std::set<std::string> ids;
   for (auto& r : root.map_list("runs", true)) {
@@ -135,6 +138,12 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     o.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
     o.loss_chunks = static_cast<int>(r.optional_integer("loss_chunks", 1, 4096).value_or(8));
     o.compile = r.optional_bool("compile").value_or(false);
+    const auto loss = r.optional_string("loss");
+    const auto lora_dropout = r.optional_number("lora_dropout", 0, 0.999);
+    const auto train_modules = r.optional_string("train_modules");
+    BaseQuantOptions quant;
+    quant.format = r.optional_string("base_quant").value_or("");
+    quant.group = static_cast<int>(r.optional_integer("quant_group", 0, 65536).value_or(-1));
     const auto recompute = r.optional_string("recompute");
     const auto attention = r.optional_string("attention");
     const auto seq = r.optional_integer("seq", 1, 1 << 24);
@@ -196,7 +205,21 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
     if (optimizer)
       w.optimizer = at_key(r, "optimizer", [&] { return parse_optimizer(*optimizer); });
-    if (targets) w.lora.targets = at_key(r, "targets", [&] { return parse_targets(*targets); });
+    if (targets)
+      at_key(r, "targets", [&] {
+        parse_lora_targets(*targets, w.lora);
+        return 0;
+      });
+    if (train_modules)
+      at_key(r, "train_modules", [&] {
+        parse_train_modules(*train_modules, w.lora);
+        return 0;
+      });
+    w.lora.dropout = lora_dropout.value_or(0);
+    w.quant = at_key(r, quant.group >= 0 ? "quant_group" : "base_quant", [&] {
+      return base_quant_config(quant_formats, quant, method_traits(w.method).quantized_base,
+                               method);
+    });
     if (rank) w.lora.rank = static_cast<int>(*rank);
     if (recompute)
       w.recompute = at_key(r, "recompute", [&] { return parse_recompute(*recompute); });
@@ -241,11 +264,26 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     w.micro_batch = *micro_batch;
     w.grad_accum = grad_accum.value_or(1);
     w.options = o;
+    w.options.loss = at_key(r, "loss", [&] {
+      return resolve_loss(loss.value_or(""), o.chunked_loss,
+                          run.stack ? *run.stack : stacks.fallback());
+    });
     w.overheads = &overheads;
     w.stack = run.stack;
-    w.peak = run.peak == MeasuredPeak::kActive || run.peak == MeasuredPeak::kAllocated
-                 ? PeakKind::kAllocated
-                 : PeakKind::kReserved;
+    switch (run.peak) {
+      case MeasuredPeak::kActive:
+        w.peak = PeakKind::kActive;
+        break;
+      case MeasuredPeak::kAllocated:
+        w.peak = PeakKind::kAllocated;
+        break;
+      case MeasuredPeak::kReserved:
+        w.peak = PeakKind::kReserved;
+        break;
+      case MeasuredPeak::kNvidiaSmi:
+        w.peak = PeakKind::kNvidiaSmi;
+        break;
+    }
     at_key(r, "id", [&] {
       validate(w);
       validate(p);
@@ -300,6 +338,19 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
     all.insert(all.end(), of_source.begin(), of_source.end());
   }
   report.overall = summarize(all, "");
+  std::vector<std::string> stacks;
+  auto stack_of = [](const ValidationRow& row) {
+    return row.run->stack ? row.run->stack->name : std::string("not stated");
+  };
+  for (const auto& row : report.rows)
+    if (!row.skipped && std::find(stacks.begin(), stacks.end(), stack_of(row)) == stacks.end())
+      stacks.push_back(stack_of(row));
+  for (const auto& stack : stacks) {
+    std::vector<const ValidationRow*> of_stack;
+    for (const auto& row : report.rows)
+      if (!row.skipped && stack_of(row) == stack) of_stack.push_back(&row);
+    report.per_stack.push_back(summarize(of_stack, stack));
+  }
   return report;
 }
 

@@ -111,6 +111,8 @@ struct ValidationReport {
   // In file order, skipped ones included; runs with only a throughput are not listed.
   std::vector<ValidationRow> rows;
   std::vector<ErrorSummary> per_source;  // in order of first appearance
+  // The same per software stack (`source` holds the stack's name, "not stated" without one).
+  std::vector<ErrorSummary> per_stack;
   ErrorSummary overall;
   int skipped = 0;
 };

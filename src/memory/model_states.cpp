@@ -9,10 +9,6 @@ namespace ftplan {
 
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
 std::string fmt_count(ParamCount n) {
   return group_digits(n);
 }
@@ -24,22 +20,37 @@ std::string fmt_GB(Bytes b) {
 
 double quantized_bits_per_param(const QuantConfig& q) {
   // QLoRA §3: 4-bit codes + 8-bit absmax per block of 64 + 32-bit constant per 256 absmax values.
-  if (q.double_quant)
-    return q.bits + 8.0 / q.block + 32.0 / (static_cast<double>(q.block) * q.second_block);
-  return q.bits + 32.0 / q.block;
+  const double scale_bits =
+      q.double_quant ? 8.0 * q.double_quant_scale_bytes +
+                           8.0 * q.double_quant_constant_bytes / static_cast<double>(q.second_block)
+                     : 8.0 * q.scale_bytes;
+  const double per_group = scale_bits + q.zero_bits;
+  switch (q.grouping) {
+    case QuantGrouping::kFlat:
+    case QuantGrouping::kRowGroups:
+      return q.block == 0 ? q.bits : q.bits + per_group / q.block;
+    case QuantGrouping::kBlocks2d:
+      return q.block == 0 ? q.bits : q.bits + per_group / (static_cast<double>(q.block) * q.block);
+    case QuantGrouping::kRow:
+      break;
+  }
+  return q.bits;
 }
 
 QuantizedBytes quantized_weight_bytes(std::int64_t numel, const QuantConfig& q) {
-  const std::int64_t blocks = ceil_div(numel, q.block);
-  QuantizedBytes out;
-  out.codes = Bytes(static_cast<double>(ceil_div(numel * q.bits, 8)));
-  if (q.double_quant) {
-    const std::int64_t second = ceil_div(blocks, q.second_block);
-    out.constants = Bytes(static_cast<double>(blocks) * 1.0 + static_cast<double>(second) * 4.0);
-  } else {
-    out.constants = Bytes(static_cast<double>(blocks) * 4.0);
-  }
-  return out;
+  const QuantLayoutBytes b = quantized_matrix_bytes(1, numel, q);
+  return {Bytes(b.codes), Bytes(b.constants)};
+}
+
+QuantizedBytes quantized_tensor_bytes(const TensorSpec& t, const QuantConfig& q) {
+  const std::int64_t numel = t.numel();
+  const std::int64_t matrix = t.in_features * t.out_features;
+  // Flat blocks run over the whole flattened tensor, as bitsandbytes quantizes it.
+  if (q.grouping == QuantGrouping::kFlat || matrix <= 0 || numel % matrix != 0)
+    return quantized_weight_bytes(numel, q);
+  const QuantLayoutBytes b = quantized_matrix_bytes(t.out_features, t.in_features, q);
+  const double matrices = static_cast<double>(numel / matrix);
+  return {Bytes(b.codes * matrices), Bytes(b.constants * matrices)};
 }
 
 TrainedParams trainable_params(const Workload& w) {
@@ -71,7 +82,7 @@ ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace)
     if (r.base == BaseRole::kFrozen16) {
       s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()));
     } else if (r.base == BaseRole::kFrozenQuantized) {
-      QuantizedBytes q = quantized_weight_bytes(t.numel(), r.quant);
+      QuantizedBytes q = quantized_tensor_bytes(t, r.quant);
       s.frozen_weights += q.codes * static_cast<double>(t.copies());
       s.quantization_constants += q.constants * static_cast<double>(t.copies());
     }
@@ -104,9 +115,9 @@ ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace)
            "GB",
            !method.quantized_base
                ? "2 B × all parameters (BF16 base)"
-               : fmt::format("block linear weights × {:.4f} bits / 8 (NF4 + double quantization) + "
+               : fmt::format("block linear weights as {} stores them ({:.4f} bits on average) + "
                              "other parameters × 2 B (BF16)",
-                             quantized_bits_per_param(w.quant)),
+                             w.quant.format, quantized_bits_per_param(w.quant)),
            {{"parameters", fmt_count(inv.total)},
             {"block linear parameters", fmt_count(inv.block_linear)}},
            "seed § memory; QLoRA paper §3 (4 + 8/64 + 32/(64·256) = 4.127 bits)"});

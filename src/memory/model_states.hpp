@@ -40,14 +40,19 @@ ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace 
 // FSDP everything, the frozen base included. DDP and none replicate.
 ModelStates shard_states(const ModelStates& s, Sharding sharding, int cards);
 
-// Bytes of a quantized block-linear weight of `numel` elements (codes + constants), exactly,
-// with partial blocks rounded up as bitsandbytes pads them.
+// Bytes of a quantized weight of `numel` elements taken as one flat tensor (codes + constants),
+// exactly, with partial blocks rounded up as bitsandbytes pads them: right for the flat-block
+// formats (NF4, HQQ); a matrix of a row-grouped format needs quantized_tensor_bytes.
 struct QuantizedBytes {
   Bytes codes;
   Bytes constants;
 };
 QuantizedBytes quantized_weight_bytes(std::int64_t numel, const QuantConfig& q);
-// Average bits per parameter of the format (4.127 for NF4 + double quantization at the defaults).
+// Bytes of one copy of tensor `t` (numel() elements: every expert of a fused expert tensor) as the
+// format stores it, one [out × in] matrix at a time (workload/quant_format.hpp).
+QuantizedBytes quantized_tensor_bytes(const TensorSpec& t, const QuantConfig& q);
+// Average bits per parameter of the format for a large matrix (4.127 for NF4 + double
+// quantization at the defaults; row-wise constants and per-input indices vanish in the limit).
 double quantized_bits_per_param(const QuantConfig& q);
 
 }  // namespace ftplan

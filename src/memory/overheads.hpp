@@ -53,9 +53,14 @@ struct OverheadBreakdown {
   Bytes allocator_reserve;   // reserved - allocated
   Bytes inside_allocator() const { return cublas_workspace + cublaslt_workspace; }
   Bytes outside_allocator() const { return cuda_context + nccl_buffers; }
+  // A run's peak counts what sits outside the allocator whatever the kind (it is on the card):
+  // active and allocated the same, reserved and nvidia-smi also the allocator's reserve.
   Bytes total(PeakKind kind) const {
     return inside_allocator() + outside_allocator() +
-           (kind == PeakKind::kReserved ? allocator_reserve : Bytes(0));
+           (counts_reserve(kind) ? allocator_reserve : Bytes(0));
+  }
+  static bool counts_reserve(PeakKind kind) {
+    return kind == PeakKind::kReserved || kind == PeakKind::kNvidiaSmi;
   }
 };
 OverheadBreakdown overheads_for(const RuntimeOverheads& table, const Placement& p,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workload/optimizer.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -75,7 +76,46 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.gradients_produced = gradients;
     out.gradients_first = std::min(gradients, profile.head_gradients / shards);
   }
-  out.resident = s.total();
+  // The stack's own buffers. FSDP2 does not reshard the root module after forward (its
+  // parameters are gathered again for backward at once): the embeddings, final norm and output
+  // layer stay whole on every card through the step. DDP without gradient_as_bucket_view keeps
+  // its buckets beside the gradients: a second copy of them.
+  if (w.stack && w.stack->fsdp_root_unsharded && fsdp) {
+    double root = 0;
+    for (const auto& t : w.model->params.tensors)
+      if (!t.in_blocks) root += 2.0 * static_cast<double>(t.total());
+    out.stack_buffers += Bytes(root * (o.offload_parameters ? 1.0 : 1.0 - 1.0 / shards));
+  }
+  if (w.stack && w.stack->ddp_gradient_copy && p.sharding == Sharding::kDdp && p.count > 1 &&
+      !p.mig)
+    out.stack_buffers += gradients;
+  // DeepSpeed's estimator for a mixed-precision Adam full fine-tune (16 B per parameter in the
+  // ZeRO paper's count) asks for more: ZeRO-2 keeps whole 16-bit gradients beside FP32 gradient
+  // partitions, ZeRO-3 counts 18 B per parameter and gathers the largest layer in FP32.
+  const StackProfile* st = w.stack;
+  const bool mixed_adam = opt.weight_bytes + opt.gradient_bytes + opt.master_bytes +
+                              (opt.factored ? 0.0 : opt.state_bytes) ==
+                          16.0;
+  if (st && method_traits(w.method).trains_base && mixed_adam && !o.offload_optimizer &&
+      !o.offload_parameters && !o.pure_bf16 && p.count > 1 && !p.mig &&
+      (p.sharding == Sharding::kZero2 || p.sharding == Sharding::kFsdp)) {
+    const double n = static_cast<double>(p.count);
+    const double params = static_cast<double>(w.model->params.total);
+    const double ours = (per_card.trained_weights + per_card.gradients + per_card.master_weights +
+                         per_card.optimizer_states)
+                            .value;
+    double estimate = 0;
+    if (p.sharding == Sharding::kZero2 && st->zero2_sharded_bytes > 0) {
+      estimate = params * (st->zero2_replicated_bytes + st->zero2_sharded_bytes / n);
+    } else if (p.sharding == Sharding::kFsdp && st->zero3_sharded_bytes > 0) {
+      double largest = 0;
+      for (const auto& t : w.model->params.tensors)
+        largest = std::max(largest, static_cast<double>(t.numel()));
+      estimate = params * st->zero3_sharded_bytes / n + st->zero3_largest_layer_bytes * largest;
+    }
+    if (estimate > ours) out.stack_buffers += Bytes(estimate - ours);
+  }
+  out.resident = s.total() + out.stack_buffers;
   return out;
 }
 

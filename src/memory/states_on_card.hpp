@@ -21,6 +21,7 @@ struct OnCardStates {
   Bytes pure_bf16_saving;    // no FP32 master copy, optimizer states in BF16 (pure BF16)
   Bytes gradients_in_step;   // gradients not resident: produced (and freed) during the step
   bool gradients_persistent = false;  // gradients live across the whole step (in `resident`)
+  Bytes stack_buffers;  // the stack's own buffers (FSDP2 root, DDP bucket copy), in `resident`
 };
 OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
                             const ModelStates& per_card, const Placement& p);

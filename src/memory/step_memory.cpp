@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/format.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -47,7 +48,11 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   loss.saved_activations = saved;
   loss.logits_and_loss =
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
-  if (gathered) loss.gathered_params = prof.output_params;
+  // FSDP2 keeps the root module (the output layer among it) gathered for the whole step: it is
+  // in the states on the card (OnCardStates::stack_buffers), not gathered again here.
+  const bool root_resident = w.stack && w.stack->fsdp_root_unsharded &&
+                             p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
+  if (gathered && !root_resident) loss.gathered_params = prof.output_params;
 
   // Block phase: one block's backward (recomputed activations and the gradients of its
   // activations), the dequantized weight, the FSDP working set (this block and the prefetched
@@ -79,6 +84,25 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   return block;
 }
 
+LoadMemory load_memory(const Workload& w, const ActivationProfile& profile,
+                       const ModelStates& per_card, const Placement& p,
+                       const OverheadBreakdown& overheads) {
+  LoadMemory l;
+  // The weights as stored on the card; master weights, gradients and optimizer states are made
+  // by the first step. FSDP CPU offload keeps the parameters on the host.
+  const int cards = p.mig ? 1 : p.count;
+  const bool full = w.stack && w.stack->load_full_on_each_card && p.sharding == Sharding::kFsdp;
+  const double n = full ? static_cast<double>(cards) : 1.0;
+  const double cast = w.stack ? w.stack->load_bytes_per_param / 2.0 : 1.0;
+  if (!w.options.offload_parameters || full)
+    l.weights = (per_card.frozen_weights + per_card.trained_weights) * (n * cast) +
+                per_card.quantization_constants * n;
+  // A quantized base is quantized at load one weight at a time: its 16-bit copy is in transit.
+  if (method_traits(w.method).quantized_base) l.transient = profile.dequant_buffer;
+  l.outside = overheads.outside_allocator();
+  return l;
+}
+
 RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, const Placement& p,
                              Trace* trace) {
   return runtime_memory(w, activation_profile(w), per_card, p, trace);
@@ -94,6 +118,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
     r.overheads = overheads_for(*w.overheads, p, r.step.transient());
     r.overhead = r.overheads.total(w.peak);
   }
+  r.load = load_memory(w, profile, per_card, p, r.overheads);
   if (trace) {
     const StepMemory& m = r.step;
     trace->add({"memory.activations",

@@ -44,12 +44,28 @@ struct StepMemory {
 StepMemory step_memory(const ActivationProfile& profile, const OnCardStates& states,
                        const Workload& w, const Placement& p);
 
+// The load phase: the weights reaching the card before the first step (the stack's load
+// behaviour: the whole replica on each card before sharding, or its shard; a dtype before the
+// cast), and the largest tensor in transit (cast or quantized at load). Master weights, gradients
+// and optimizer states do not exist yet.
+struct LoadMemory {
+  Bytes weights;    // on the card once loaded (whole replica or shard)
+  Bytes transient;  // the largest tensor in its load dtype (and its 16-bit copy when quantized)
+  Bytes outside;    // CUDA context and NCCL, outside the allocator
+  Bytes total() const { return weights + transient + outside; }
+};
+
+LoadMemory load_memory(const Workload& w, const ActivationProfile& profile,
+                       const ModelStates& per_card, const Placement& p,
+                       const OverheadBreakdown& overheads);
+
 struct RuntimeMemory {
   Bytes activations;  // step memory at the peak: activations, logits, gradients, buffers
   Bytes overhead;     // CUDA context, library workspaces, NCCL, allocator reserve (if reserved)
   OnCardStates states;
   StepMemory step;
   OverheadBreakdown overheads;
+  LoadMemory load;
 };
 
 // Everything beyond the model states for `w` on one card of `p`; `per_card` are the model states

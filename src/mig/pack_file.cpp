@@ -66,8 +66,7 @@ PackFileExperiment parse_experiment(StrictMap& e) {
                   [](const std::string& s) { return parse_recompute(s); });
   optional_parsed(e, "attention", w.attention,
                   [](const std::string& s) { return parse_attention(s); });
-  if (auto peak = e.optional_choice("peak", {"allocated", "reserved"}))
-    w.peak = *peak == "allocated" ? PeakKind::kAllocated : PeakKind::kReserved;
+  if (auto peak = e.optional_choice("peak", peak_kind_names())) w.peak = parse_peak_kind(*peak);
   optional_int(e, "quant_block", w.quant.block, 1, 65536);
   optional_int(e, "quant_second_block", w.quant.second_block, 1, 65536);
   optional_flag(e, "double_quant", w.quant.double_quant);

@@ -8,6 +8,8 @@
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
 #include "core/error.hpp"
+#include "workload/loss.hpp"
+#include "workload/roles.hpp"
 
 namespace ftplan {
 
@@ -41,6 +43,8 @@ const std::vector<std::string>& run_keys() {
                                                 "deadline_hours",
                                                 "count",
                                                 "gpus",
+                                                "base_quant",
+                                                "quant_group",
                                                 "quant_block",
                                                 "quant_second_block",
                                                 "double_quant",
@@ -48,7 +52,11 @@ const std::vector<std::string>& run_keys() {
                                                 "offload_optimizer",
                                                 "offload_params",
                                                 "offload_activations",
-                                                "chunked_loss"};
+                                                "chunked_loss",
+                                                "loss",
+                                                "lora_dropout",
+                                                "train_modules",
+                                                "peak"};
   return keys;
 }
 
@@ -96,7 +104,16 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
   w.method = guarded("method", [&] { return parse_method(r.required_string("method"), "method"); });
   if (auto v = r.optional_integer("rank", 1, 65536)) w.lora.rank = static_cast<int>(*v);
   if (auto v = r.optional_string("targets"))
-    w.lora.targets = guarded("targets", [&] { return parse_targets(*v); });
+    guarded("targets", [&] {
+      parse_lora_targets(*v, w.lora);
+      return 0;
+    });
+  if (auto v = r.optional_string("train_modules"))
+    guarded("train_modules", [&] {
+      parse_train_modules(*v, w.lora);
+      return 0;
+    });
+  w.lora.dropout = r.optional_number("lora_dropout", 0, 0.999).value_or(0);
   if (auto v = r.optional_string("optimizer"))
     w.optimizer = guarded("optimizer", [&] { return parse_optimizer(*v); });
   if (auto v = r.optional_string("precision"))
@@ -134,15 +151,27 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
   run.deadline_hours = r.optional_number("deadline_hours", 1e-3, 1e6);
   run.count = static_cast<int>(r.optional_integer("count", 1, 100000).value_or(1));
   run.gpus = read_gpus(r, catalog);
-  if (auto v = r.optional_integer("quant_block", 1, 65536)) w.quant.block = static_cast<int>(*v);
-  if (auto v = r.optional_integer("quant_second_block", 1, 65536))
-    w.quant.second_block = static_cast<int>(*v);
-  if (auto v = r.optional_bool("double_quant")) w.quant.double_quant = *v;
+  BaseQuantOptions quant;
+  quant.format = r.optional_string("base_quant").value_or("");
+  quant.group = static_cast<int>(r.optional_integer("quant_group", 0, 65536).value_or(-1));
+  quant.block = static_cast<int>(r.optional_integer("quant_block", 0, 65536).value_or(-1));
+  quant.second_block =
+      static_cast<int>(r.optional_integer("quant_second_block", 1, 65536).value_or(-1));
+  quant.double_quant = r.optional_bool("double_quant").value_or(true);
+  w.quant = guarded(quant.group >= 0 ? "quant_group" : "base_quant", [&] {
+    return base_quant_config(load_quant_formats(catalog), quant,
+                             method_traits(w.method).quantized_base, method_label(w.method));
+  });
   w.options.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
   w.options.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
   w.options.offload_parameters = r.optional_bool("offload_params").value_or(false);
   w.options.offload_activations = r.optional_bool("offload_activations").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
+  if (auto v = r.optional_string("peak"))
+    w.peak = guarded("peak", [&] { return parse_peak_kind(*v); });
+  const std::string loss = r.optional_string("loss").value_or("");
+  w.options.loss =
+      guarded("loss", [&] { return resolve_loss(loss, w.options.chunked_loss, *w.stack); });
   r.finish();
   try {
     validate(w);

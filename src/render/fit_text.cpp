@@ -20,7 +20,10 @@ std::string step_settings(const Workload& w) {
   if (w.grad_accum > 1) out += fmt::format(", grad-accum {}", w.grad_accum);
   if (o.compile) out += ", compiled";
   if (o.pure_bf16) out += ", pure BF16";
-  if (o.chunked_loss) out += fmt::format(", chunked loss ({})", o.loss_chunks);
+  if (o.chunked_loss)
+    out += fmt::format(", chunked loss ({})", o.loss_chunks);
+  else if (o.loss != LossKind::kFp32Upcast)
+    out += fmt::format(", {} loss", loss_kind_name(o.loss));
   if (o.optimizer_in_backward) out += ", optimizer in backward";
   if (o.offload_optimizer) out += ", optimizer offloaded";
   if (o.offload_parameters) out += ", parameters offloaded";
@@ -65,6 +68,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
     sub("offloaded to host memory", -r.states.host);
     sub("paged, host-evictable (not counted)", -r.states.paged);
     sub("gradients (produced in backward)", -r.states.gradients_in_step);
+    sub("stack buffers (FSDP2 root, DDP buckets, DeepSpeed)", r.states.stack_buffers);
     row("model states on the card", m.states_on_card);
   }
   t.separator();
@@ -82,8 +86,14 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   sub("CUDA context", r.overheads.cuda_context);
   sub("cuBLAS/cuBLASLt workspaces", r.overheads.inside_allocator());
   sub("NCCL buffers", r.overheads.nccl_buffers);
-  if (w.peak == PeakKind::kReserved) sub("allocator reserve", r.overheads.allocator_reserve);
-  row(fmt::format("peak ({})", peak_kind_name(w.peak)), m.peak);
+  if (OverheadBreakdown::counts_reserve(w.peak))
+    sub("allocator reserve", r.overheads.allocator_reserve);
+  if (m.load_is_peak) {
+    row("step peak", m.step_peak);
+    row("load (weights as loaded, tensor in transit)", m.load_peak);
+  }
+  row(fmt::format("peak ({}{})", peak_kind_name(w.peak), m.load_is_peak ? ", load phase" : ""),
+      m.peak);
   t.separator();
   row(p.mig ? "capacity (MIG instance)" : "capacity (driver-visible)", m.capacity);
   row("free after model states", m.free);

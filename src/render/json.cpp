@@ -163,14 +163,15 @@ json workload_json(const Workload& w) {
             {"grad_accum", w.grad_accum},
             {"recompute", recompute_name(w.recompute)},
             {"attention", attention_name(w.attention)},
-            {"peak", w.peak == PeakKind::kReserved ? "reserved" : "allocated"}};
+            {"peak", std::string(peak_kind_name(w.peak))}};
   const MethodTraits& method = method_traits(w.method);
   if (!method.trains_base) {
     j["rank"] = w.lora.rank;
     j["targets"] = projection_set_name(w.lora.targets);
   }
   if (method.quantized_base)
-    j["quantization"] = {{"bits", w.quant.bits},
+    j["quantization"] = {{"format", w.quant.format},
+                         {"bits", w.quant.bits},
                          {"block", w.quant.block},
                          {"double_quant", w.quant.double_quant},
                          {"second_block", w.quant.second_block},
@@ -181,6 +182,7 @@ json workload_json(const Workload& w) {
                   {"offload_params", o.offload_parameters},
                   {"offload_activations", o.offload_activations},
                   {"chunked_loss", o.chunked_loss},
+                  {"loss", std::string(loss_kind_name(o.effective_loss()))},
                   {"loss_chunks", o.loss_chunks},
                   {"compile", o.compile},
                   {"pure_bf16", o.pure_bf16}};
@@ -243,13 +245,28 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                {"other_phase", gb(st.other_phase)}};
   j["states_moved"] = {{"host", gb(on.host)},
                        {"paged", gb(on.paged)},
-                       {"gradients_persistent", on.gradients_persistent}};
+                       {"gradients_persistent", on.gradients_persistent},
+                       {"stack_buffers", gb(on.stack_buffers)}};
   j["overheads"] = {{"cuda_context", gb(o.cuda_context)},
                     {"cublas_workspace", gb(o.cublas_workspace)},
                     {"cublaslt_workspace", gb(o.cublaslt_workspace)},
                     {"nccl_buffers", gb(o.nccl_buffers)},
                     {"allocator_reserve", gb(o.allocator_reserve)},
-                    {"reserve_counted", kind == PeakKind::kReserved}};
+                    {"reserve_counted", OverheadBreakdown::counts_reserve(kind)}};
+  const LoadMemory& l = m.runtime.load;
+  j["load"] = {{"weights", gb(l.weights)},
+               {"transient", gb(l.transient)},
+               {"outside_allocator", gb(l.outside)},
+               {"total", gb(l.total())}};
+  j["step_peak"] = gb(m.step_peak);
+  j["load_peak"] = gb(m.load_peak);
+  j["peak_phase"] = m.load_is_peak ? "load" : "step";
+  // The step's peak in each kind as the tool that reports it would show it (PyTorch's active and
+  // allocated bytes, max_memory_reserved, nvidia-smi), as `ftplan validate` compares them.
+  j["peaks"] = {{"active", gb(predicted_peak(m, MeasuredPeak::kActive))},
+                {"allocated", gb(predicted_peak(m, MeasuredPeak::kAllocated))},
+                {"reserved", gb(predicted_peak(m, MeasuredPeak::kReserved))},
+                {"nvidia-smi", gb(predicted_peak(m, MeasuredPeak::kNvidiaSmi))}};
   return j;
 }
 
@@ -290,8 +307,16 @@ json validation_json(const ValidationReport& r) {
   json per_source = json::array();
   for (const auto& s : r.per_source)
     per_source.push_back(summary(s));
+  json per_stack = json::array();
+  for (const auto& s : r.per_stack) {
+    json j = summary(s);
+    j.erase("source");
+    j["stack"] = s.source;
+    per_stack.push_back(j);
+  }
   return {{"runs", rows},
           {"per_source", per_source},
+          {"per_stack", per_stack},
           {"overall", summary(r.overall)},
           {"skipped", r.skipped},
           {"error", "(predicted - measured) / measured, in the source's kind of peak and unit"}};

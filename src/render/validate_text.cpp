@@ -80,6 +80,12 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
          fmt::format("{:.1f} %", 100 * r.overall.median_abs_error),
          fmt::format("{:.1f} %", 100 * r.overall.worst_abs_error), r.overall.worst_id});
   s.print(out);
+  out << "\nper software stack\n";
+  TextTable k({"stack", "runs>", "median>", "worst>", "worst run"});
+  for (const auto& e : r.per_stack)
+    k.row({e.source, std::to_string(e.rows), fmt::format("{:.1f} %", 100 * e.median_abs_error),
+           fmt::format("{:.1f} %", 100 * e.worst_abs_error), e.worst_id});
+  k.print(out);
 }
 
 }  // namespace ftplan

@@ -99,6 +99,24 @@ TrainedSet trained_set(const Workload& w) {
       r.base = BaseRole::kFrozenQuantized;
       r.quant = w.quant;
     }
+    const bool embedding = t.kind == TensorKind::kEmbedding;
+    // The output layer (or, tied, the embedding that serves as it).
+    const bool output =
+        t.kind == TensorKind::kOutput || (embedding && w.model->arch.tied_embeddings);
+    if (!m.trains_base &&
+        ((embedding && w.lora.train_embedding) || (output && w.lora.train_output)))
+      r.trained_copy = true;  // PEFT modules_to_save: a trained copy beside the frozen original
+    const bool outside_target =
+        (embedding && w.lora.target_embedding) || (output && w.lora.target_output);
+    if (m.adapter != AdapterKind::kNone && outside_target) {
+      // PEFT LoRA on an embedding (lora_embedding_A [r × vocab], lora_embedding_B [hidden × r])
+      // or on lm_head (A [r × hidden], B [vocab × r]): rank · (vocab + hidden) either way. DoRA
+      // keeps a magnitude per output feature of a linear layer.
+      r.adapter = embedding ? AdapterKind::kLora : m.adapter;
+      r.rank = w.lora.rank;
+      r.adapter_params = static_cast<ParamCount>(r.rank) * (t.shape[0] + t.shape[1]);
+      if (r.adapter == AdapterKind::kDora) r.magnitude_params = t.shape[0];
+    }
     const ProjectionSet hit = t.projections & w.lora.targets;
     if (m.adapter != AdapterKind::kNone && hit != 0) {
       check_whole_module(t, hit, arch);
@@ -127,12 +145,23 @@ TrainedSet trained_set(const Workload& w) {
         set.any_quantized = true;
         break;
     }
+    if (r.trained_copy) set.trained.push_back(whole_tensor(t));
     if (!r.adapted()) continue;
     set.any_adapter = true;
     set.adapted_projections |= t.projections;
     set.rank = r.rank;
-    set.adapter = r.adapter;
+    if (t.in_blocks || set.adapter == AdapterKind::kNone) set.adapter = r.adapter;
     const std::int64_t copies = r.adapter_copies();
+    if (!t.in_blocks) {
+      // lm_head / embedding adapters: A [r × shape[1] or vocab], B [shape[0] or hidden × r].
+      const std::int64_t rows = t.shape[0], cols = t.shape[1];
+      set.trained.push_back(
+          {r.rank, t.kind == TensorKind::kEmbedding ? rows : cols, 1, true, false});
+      set.trained.push_back(
+          {t.kind == TensorKind::kEmbedding ? cols : rows, r.rank, 1, true, false});
+      if (r.adapter == AdapterKind::kDora) set.trained.push_back({1, rows, 1, false, false});
+      continue;
+    }
     // LoRA A [r × in] and B [out × r]: 2-D matrices inside the blocks.
     set.trained.push_back({r.rank, t.in_features, copies, true, true});
     set.trained.push_back({t.out_features, r.rank, copies, true, true});

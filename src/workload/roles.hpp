@@ -44,6 +44,9 @@ struct TensorRole {
   QuantConfig quant;                // the format of a kFrozenQuantized base
   ParamCount adapter_params = 0;    // A and B over every copy (layers × experts)
   ParamCount magnitude_params = 0;  // DoRA: one per output feature over every copy
+  // PEFT modules_to_save: a trained full copy of the tensor beside its frozen original (the copy
+  // is in `trained`, the original keeps `base`).
+  bool trained_copy = false;
   bool trained() const { return base == BaseRole::kTrained; }
   bool adapted() const { return adapter != AdapterKind::kNone; }
   bool quantized() const { return base == BaseRole::kFrozenQuantized; }

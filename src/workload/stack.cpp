@@ -44,6 +44,34 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
   s.optimizer_launches_per_tensor = opt.optional_number("launches_per_tensor", 0, 100).value_or(0);
   s.optimizer_basis = opt.required_string("basis");
   opt.finish();
+  if (auto mem = root.optional_map("memory")) {
+    s.memory_stated = true;
+    StrictMap loss = mem->required_map("loss");
+    s.loss = parse_loss_kind(loss.required_choice("kind", loss_kind_names()), "memory.loss.kind");
+    s.loss_basis = loss.required_string("basis");
+    loss.finish();
+    StrictMap load = mem->required_map("load");
+    s.load_full_on_each_card = load.required_bool("full_on_each_card");
+    s.load_bytes_per_param = load.required_number("bytes_per_param", 1, 4);
+    s.load_basis = load.required_string("basis");
+    load.finish();
+    if (auto buffers = mem->optional_map("buffers")) {
+      s.fsdp_root_unsharded = buffers->optional_bool("fsdp_root_unsharded").value_or(false);
+      s.ddp_gradient_copy = buffers->optional_bool("ddp_gradient_bucket_copy").value_or(false);
+      if (auto z = buffers->optional_map("zero_estimate")) {
+        s.zero2_replicated_bytes = z->required_number("zero2_replicated_bytes_per_param", 0, 64);
+        s.zero2_sharded_bytes = z->required_number("zero2_sharded_bytes_per_param", 0, 64);
+        s.zero3_sharded_bytes = z->required_number("zero3_sharded_bytes_per_param", 0, 64);
+        s.zero3_largest_layer_bytes =
+            z->required_number("zero3_largest_layer_bytes_per_param", 0, 64);
+        z->finish();
+      }
+      s.buffers_basis = buffers->required_string("basis");
+      buffers->finish();
+    }
+    read_source_ids(*mem, sources);
+    mem->finish();
+  }
   s.note = root.optional_string("note").value_or("");
   s.sources = read_source_ids(root, sources);
   root.finish();
@@ -89,6 +117,26 @@ Stacks load_stacks(const Catalog& catalog) {
                     fmt::format("data/stacks/{}.yaml is missing: the default software stack",
                                 Stacks::kDefaultStack),
                     "data");
+  const StackProfile& base = s.profiles.front();
+  if (!base.memory_stated)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: key 'memory' is missing: the default stack states the loss "
+                                "and load behaviour every other stack falls back to",
+                                base.file),
+                    "memory");
+  for (auto& p : s.profiles)
+    if (!p.memory_stated) {
+      p.loss = base.loss;
+      p.loss_basis =
+          fmt::format("as {} (not stated for this stack): {}", base.name, base.loss_basis);
+      p.load_full_on_each_card = base.load_full_on_each_card;
+      p.load_bytes_per_param = base.load_bytes_per_param;
+      p.load_basis =
+          fmt::format("as {} (not stated for this stack): {}", base.name, base.load_basis);
+      p.fsdp_root_unsharded = base.fsdp_root_unsharded;
+      p.ddp_gradient_copy = base.ddp_gradient_copy;
+      p.buffers_basis = base.buffers_basis;
+    }
   return s;
 }
 

@@ -34,6 +34,27 @@ struct StackProfile {
   std::string optimizer_basis;
   // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
   double optimizer_launches_per_tensor = 0;
+  // Memory (data/stacks `memory:`): the loss unless --loss says otherwise, and how the weights
+  // reach the card when the run starts (memory/step_memory.cpp, the load phase).
+  bool memory_stated = false;  // false: no `memory:` section; the default stack's values apply
+  LossKind loss = LossKind::kFp32Upcast;
+  std::string loss_basis;
+  bool load_full_on_each_card = false;  // each card holds the whole replica before sharding
+  double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
+  std::string load_basis;
+  // Buffers the framework keeps beyond the ZeRO accounting (memory/states_on_card.cpp):
+  bool fsdp_root_unsharded = false;  // FSDP2: the root module's parameters (embeddings, final
+                                     // norm, output layer) stay gathered from forward to backward
+  bool ddp_gradient_copy = false;    // DDP gradient_as_bucket_view=False: the buckets hold a
+                                     // second copy of every gradient
+  // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
+  // (estimate_zero2/3_model_states_mem_needs): ZeRO-2 replicated + sharded / N bytes, ZeRO-3
+  // sharded / N bytes + bytes per parameter of the largest layer (gather buffers). 0: not used.
+  double zero2_replicated_bytes = 0;
+  double zero2_sharded_bytes = 0;
+  double zero3_sharded_bytes = 0;
+  double zero3_largest_layer_bytes = 0;
+  std::string buffers_basis;
   std::string note;
   std::vector<std::string> sources;
 };

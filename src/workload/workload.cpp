@@ -67,6 +67,72 @@ ProjectionSet parse_targets(std::string_view list, std::string_view field) {
   return set;
 }
 
+namespace {
+
+// Splits a comma list into trimmed items; an empty item is a UserError naming `field`.
+std::vector<std::string> split_list(std::string_view list, std::string_view what,
+                                    std::string_view field) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string_view item = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    if (item.empty())
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("empty entry in {} list '{}'", what, list), std::string(field));
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool is_output_name(std::string_view n) {
+  return n == "lm_head" || n == "output";
+}
+bool is_embedding_name(std::string_view n) {
+  return n == "embed_tokens" || n == "embed" || n == "embeddings";
+}
+
+}  // namespace
+
+void parse_lora_targets(std::string_view list, LoraConfig& lora, std::string_view field) {
+  std::string blocks;
+  lora.target_output = false;
+  lora.target_embedding = false;
+  for (const auto& item : split_list(list, "target", field)) {
+    if (is_output_name(item)) {
+      lora.target_output = true;
+    } else if (is_embedding_name(item)) {
+      lora.target_embedding = true;
+    } else {
+      if (!blocks.empty()) blocks += ',';
+      blocks += item;
+    }
+  }
+  lora.targets = blocks.empty() ? ProjectionSet(0) : parse_targets(blocks, field);
+}
+
+void parse_train_modules(std::string_view list, LoraConfig& lora, std::string_view field) {
+  lora.train_embedding = false;
+  lora.train_output = false;
+  if (list.empty()) return;
+  for (const auto& item : split_list(list, "train_modules", field)) {
+    if (is_output_name(item))
+      lora.train_output = true;
+    else if (is_embedding_name(item))
+      lora.train_embedding = true;
+    else
+      throw_unknown_name("module to train in full", field, item,
+                         {"embed", "embed_tokens", "embeddings", "lm_head", "output"});
+  }
+}
+
 void validate(const Workload& w) {
   auto bad = [](std::string_view field, const std::string& msg) {
     throw UserError(ErrorCode::kInvalidValue, msg, std::string(field));
@@ -77,15 +143,25 @@ void validate(const Workload& w) {
     if (w.lora.rank < 1 || w.lora.rank > 65536)
       bad("rank",
           fmt::format("LoRA rank must be a whole number from 1 to 65536, got {}", w.lora.rank));
-    if (w.lora.targets == 0)
+    if (w.lora.targets == 0 && !w.lora.target_output && !w.lora.target_embedding)
       bad("targets", "LoRA needs at least one target module (e.g. q,k,v,o,gate,up,down)");
+    if (!(w.lora.dropout >= 0 && w.lora.dropout < 1))
+      bad("lora_dropout",
+          fmt::format("lora_dropout {} is not a dropout probability: expected 0 to below 1",
+                      w.lora.dropout));
+  } else if (w.lora.train_embedding || w.lora.train_output) {
+    bad("train_modules",
+        "train_modules (PEFT modules_to_save: modules trained in full beside the adapters) "
+        "needs an adapter method (lora, qlora, dora, qdora); a full fine-tune trains every "
+        "module already");
   }
   if (method.quantized_base) {
     if (w.quant.bits < 2 || w.quant.bits > 8)
       bad("quant_bits", fmt::format("quantized weights need 2 to 8 bits, got {}", w.quant.bits));
-    if (w.quant.block < 1 || w.quant.block > 65536)
-      bad("quant_block",
-          fmt::format("quantization block size must be 1 to 65536, got {}", w.quant.block));
+    const int min_block = w.quant.grouping == QuantGrouping::kFlat ? 1 : 0;
+    if (w.quant.block < min_block || w.quant.block > 65536)
+      bad("quant_group", fmt::format("quantization group size must be {} to 65536 for {}, got {}",
+                                     min_block, w.quant.format, w.quant.block));
     if (w.quant.second_block < 1 || w.quant.second_block > 65536)
       bad("quant_second_block",
           fmt::format("second-level block size must be 1 to 65536, got {}", w.quant.second_block));

@@ -13,6 +13,7 @@
 #include "core/choices.hpp"
 #include "model/model.hpp"
 #include "workload/optimizer.hpp"
+#include "workload/quant_format.hpp"
 #include "workload/stack.hpp"
 
 namespace ftplan {
@@ -23,17 +24,20 @@ ProjectionSet parse_targets(std::string_view list, std::string_view field = "tar
 struct LoraConfig {
   int rank = 16;                            // seed: rank 16
   ProjectionSet targets = kAllProjections;  // seed: all seven block projections
+  bool target_output = false;               // an adapter on the output layer (lm_head)
+  bool target_embedding = false;  // an adapter on the token embedding (PEFT LoRA Embedding)
+  double dropout = 0;             // lora_dropout: a mask and a dropped copy of each adapted input
+  bool train_embedding = false;   // modules_to_save: a trained full copy of the embedding
+  bool train_output = false;      // modules_to_save: a trained full copy of the output layer
 };
 
-// NF4 with double quantization (Dettmers et al. 2023, QLoRA §3): 4-bit codes, one 8-bit
-// absmax per `block` weights, one FP32 constant per `second_block` absmax values:
-// 4 + 8/64 + 32/(64·256) = 4.127 bits per parameter at the defaults.
-struct QuantConfig {
-  int bits = 4;
-  int block = 64;
-  bool double_quant = true;
-  int second_block = 256;
-};
+// --targets with the modules outside the blocks: lm_head (also output) and embed_tokens (also
+// embed, embeddings) set LoraConfig's target_output / target_embedding, the rest parse_targets.
+void parse_lora_targets(std::string_view list, LoraConfig& lora,
+                        std::string_view field = "targets");
+// --train-modules (PEFT modules_to_save): embed (embed_tokens, embeddings), lm_head (output).
+void parse_train_modules(std::string_view list, LoraConfig& lora,
+                         std::string_view field = "train_modules");
 
 // The activation-memory and runtime options real recipes use (memory/activations.*).
 struct TrainingOptions {
@@ -43,12 +47,15 @@ struct TrainingOptions {
   bool offload_parameters = false;   // FSDP CPU offload of parameters
   bool offload_activations = false;  // saved activations in host memory
   bool chunked_loss = false;         // cross-entropy computed in chunks: no full-vocab logits
+  LossKind loss = LossKind::kFp32Upcast;  // how the loss holds the logits (the stack's default)
   int loss_chunks = 8;  // chunks of the chunked loss (torchtune CEWithChunkedOutputLoss default: 8)
   bool compile = false;  // torch.compile / fused kernels: norms and activation functions keep
                          // only their 16-bit inputs (memory/activations.cpp)
   bool pure_bf16 =
       false;  // weights trained in BF16 with no FP32 master copy (torchtune dtype=bf16,
               // PEFT use_amp=false): optimizer states in the parameter dtype
+  // The loss as it runs: `chunked_loss` (the older flag) wins over `loss`.
+  LossKind effective_loss() const { return chunked_loss ? LossKind::kChunked : loss; }
 };
 
 struct RuntimeOverheads;  // memory/overheads.hpp: data/runtime/overheads.yaml

@@ -1,0 +1,246 @@
+// The loss's precision, LoRA dropout, adapters and trained copies outside the blocks, the load
+// phase and the four kinds of peak: each against a figure computed by hand for Llama 3.1 8B
+// (hidden 4096, q 4096, MLP 14336, vocabulary 128256, untied output layer).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "memory/fit.hpp"
+#include "memory/measured_runs.hpp"
+#include "server/api.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+constexpr double kH = 4096, kI = 14336, kV = 128256;
+
+TEST(LossKinds, LogitsBytesPerTokenByHand) {
+  Workload w = test::workload("llama-3.1-8b", Method::kLora);
+  auto logits = [&](LossKind k) {
+    w.options.loss = k;
+    return activation_profile(w).logits.per_token;
+  };
+  EXPECT_DOUBLE_EQ(logits(LossKind::kFp32Upcast), 2 * kV + 3 * 4 * kV);  // 14 B per entry
+  EXPECT_DOUBLE_EQ(logits(LossKind::kBf16), 4 * 2 * kV);
+  EXPECT_DOUBLE_EQ(logits(LossKind::kChunked), 2 * kV + 2 * kV / 8);
+  EXPECT_DOUBLE_EQ(logits(LossKind::kFused), 2 * 4 * kH);
+  // The older flag wins over the kind.
+  w.options.chunked_loss = true;
+  EXPECT_DOUBLE_EQ(logits(LossKind::kBf16), 2 * kV + 2 * kV / 8);
+}
+
+TEST(LossKinds, StackDefaultOptionAndContradiction) {
+  auto r = test::run_cli(
+      {"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"loss\": \"fp32-upcast\""), std::string::npos);
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                     "--loss", "fused", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"loss\": \"fused\""), std::string::npos);
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                     "--loss", "bf16", "--chunked-loss"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("chunked_loss"), std::string::npos) << r.err;
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                     "--loss", "fp16-upcast"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("fp32-upcast"), std::string::npos) << r.err;
+}
+
+// PEFT: lora_A(dropout(x)): the mask (1 B) and the dropped copy (FP32 adapters) per adapted
+// module instead of the FP32 cast copy: one byte more per input element of each module.
+TEST(LoraDropout, AddsAMaskPerAdaptedModuleInput) {
+  Workload w = test::workload("llama-3.1-8b", Method::kLora);
+  w.recompute = Recompute::kNone;
+  const double without = activation_profile(w).saved_one.per_token;
+  w.lora.dropout = 0.05;
+  const double with = activation_profile(w).saved_one.per_token;
+  // q, k, v, gate, up read h wide; o reads q wide; down reads I wide.
+  EXPECT_DOUBLE_EQ(with - without, 5 * kH + kH + kI);
+  auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                          "--lora-dropout", "1.5"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("lora_dropout"), std::string::npos) << r.err;
+}
+
+TEST(OutsideTheBlocks, LmHeadAndEmbeddingAdaptersAndTrainedCopies) {
+  const Workload base = test::workload("llama-3.1-8b", Method::kLora);
+  const ParamCount adapters = trainable_params(base).count;
+  Workload w = base;
+  w.lora.target_output = true;
+  EXPECT_EQ(trainable_params(w).count - adapters, 16 * (128256 + 4096));
+  w.lora.target_embedding = true;
+  EXPECT_EQ(trainable_params(w).count - adapters, 2 * 16 * (128256 + 4096));
+
+  // modules_to_save lm_head: a trained copy with AdamW's 16 B per parameter; the frozen original
+  // stays.
+  Workload saved = base;
+  saved.lora.train_output = true;
+  const ModelStates a = model_states(base), b = model_states(saved);
+  EXPECT_DOUBLE_EQ(b.frozen_weights.value, a.frozen_weights.value);
+  EXPECT_DOUBLE_EQ((b.total() - a.total()).value, 16.0 * kV * kH);
+  // Its copy keeps its input (16-bit, hidden wide).
+  EXPECT_DOUBLE_EQ(activation_profile(saved).output_saved.per_token -
+                       activation_profile(base).output_saved.per_token,
+                   2 * kH);
+
+  auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                          "--targets", "q,v,lm_head", "--train-modules", "embed", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h200-nvl",
+                     "--train-modules", "lm_head"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("train_modules"), std::string::npos) << r.err;
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                     "--train-modules", "lm_heads"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("lm_head"), std::string::npos) << r.err;
+}
+
+TEST(LoadPhase, WeightsAsLoadedPlusTheTensorInTransit) {
+  // QLoRA on one card: NF4 weights and constants, BF16 rest, and the largest block weight
+  // (gate/up [14336 × 4096]) in BF16 while it is quantized, plus the CUDA context.
+  const Workload w = test::workload("llama-3.1-8b", Method::kQlora);
+  const MemoryEstimate m = estimate_memory(w, test::on("h200-nvl"));
+  const ModelStates& s = m.states;
+  EXPECT_DOUBLE_EQ(m.runtime.load.transient.value, 2.0 * kI * kH);
+  EXPECT_NEAR(m.load_peak.value,
+              (s.frozen_weights + s.trained_weights + s.quantization_constants).value +
+                  2.0 * kI * kH + m.runtime.overheads.cuda_context.value,
+              1.0);
+  EXPECT_FALSE(m.load_is_peak);
+  EXPECT_DOUBLE_EQ(m.peak.value, m.step_peak.value);
+
+  // A stack that loads the whole replica on each card before FSDP shards it: Llama 3.1 70B's
+  // 16-bit base (2 B × 70.6e9) exceeds what sharding over 8 cards leaves per card.
+  StackProfile full = test::stacks().fallback();
+  full.load_full_on_each_card = true;
+  Workload big = test::workload("llama-3.1-70b", Method::kLora);
+  big.stack = &full;
+  const MemoryEstimate f = estimate_memory(big, test::on("h200-nvl", 8, Sharding::kFsdp));
+  EXPECT_NEAR(f.runtime.load.weights.value,
+              8 * (f.states.frozen_weights + f.states.trained_weights).value, 1.0);
+  EXPECT_TRUE(f.load_is_peak);
+  EXPECT_DOUBLE_EQ(f.peak.value, f.load_peak.value);
+  EXPECT_GT(f.load_peak.value, 2.0 * 70e9);
+}
+
+TEST(PeakKinds, FourKindsParseAndOrder) {
+  auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                          "--peak", "nvidia-smi", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"peak\": \"nvidia-smi\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"peaks\""), std::string::npos);
+  const Workload w = test::workload("llama-3.1-8b", Method::kLora);
+  const MemoryEstimate m = estimate_memory(w, test::on("h200-nvl", 2, Sharding::kDdp));
+  const OverheadBreakdown& o = m.runtime.overheads;
+  const double active = predicted_peak(m, MeasuredPeak::kActive).value;
+  EXPECT_DOUBLE_EQ(active, predicted_peak(m, MeasuredPeak::kAllocated).value);
+  EXPECT_NEAR(predicted_peak(m, MeasuredPeak::kReserved).value - active, o.allocator_reserve.value,
+              1.0);
+  EXPECT_NEAR(predicted_peak(m, MeasuredPeak::kNvidiaSmi).value -
+                  predicted_peak(m, MeasuredPeak::kReserved).value,
+              (o.cuda_context + o.nccl_buffers).value, 1.0);
+  EXPECT_GT(o.nccl_buffers.value, 0);
+  r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl",
+                     "--peak", "nvidia"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nvidia-smi"), std::string::npos) << r.err;
+}
+
+// FSDP2's root module stays gathered; DDP's buckets copy the gradients (hf). Llama 3.1 70B: hidden
+// 8192, vocabulary 128256, untied output layer.
+TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
+  // A stack whose root FSDP2 unit holds the embeddings and the output layer (torchtune's
+  // configs shard those separately, so its own profile leaves the term off).
+  StackProfile without = test::stacks().find("torchtune");
+  ASSERT_FALSE(without.fsdp_root_unsharded);
+  StackProfile with = without;
+  with.fsdp_root_unsharded = true;
+  Workload w = test::workload("llama-3.1-70b", Method::kLora);
+  w.stack = &with;
+  const Placement eight = test::on("a100-80gb-sxm", 8, Sharding::kFsdp);
+  const double a = estimate_memory(w, eight).states_on_card.value;
+  w.stack = &without;
+  const double b = estimate_memory(w, eight).states_on_card.value;
+  const double root = 2.0 * (2.0 * 128256 * 8192 + 8192);  // embeddings, output, final norm
+  EXPECT_NEAR(a - b, root * 7 / 8, 1.0);
+
+  StackProfile hf = test::stacks().find("hf");
+  ASSERT_TRUE(hf.ddp_gradient_copy);
+  Workload full = test::workload("llama-3.1-8b", Method::kFull);
+  full.stack = &hf;
+  const Placement two = test::on("h200-nvl", 2, Sharding::kDdp);
+  const MemoryEstimate c = estimate_memory(full, two);
+  hf.ddp_gradient_copy = false;
+  const MemoryEstimate d = estimate_memory(full, two);
+  EXPECT_NEAR((c.states_on_card - d.states_on_card).value, 2.0 * 8030261248.0, 1.0);
+  EXPECT_NEAR(c.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
+}
+
+// DeepSpeed's estimator for a mixed-precision Adam full fine-tune, Llama 3.1 8B (8,030,261,248
+// parameters; largest layer: the embedding, 128256 × 4096) on 8 cards.
+TEST(StackBuffers, DeepSpeedZeroEstimateByHand) {
+  const StackProfile& ds = test::stacks().find("deepspeed");
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.stack = &ds;
+  const double n = 8, params = 8030261248.0, largest = 128256.0 * 4096;
+  const MemoryEstimate z3 = estimate_memory(w, test::on("a100-80gb-sxm", 8, Sharding::kFsdp));
+  // Ours: 16 B / 8 per parameter; DeepSpeed: 18 B / 8 + 4 B × the largest layer.
+  EXPECT_NEAR(z3.runtime.states.stack_buffers.value, params * 2 / n + 4 * largest, 1.0);
+  const MemoryEstimate z2 = estimate_memory(w, test::on("a100-80gb-sxm", 8, Sharding::kZero2));
+  // Ours: 2 B whole + 14 B / 8; DeepSpeed: 4 B whole + 16 B / 8.
+  EXPECT_NEAR(z2.runtime.states.stack_buffers.value, params * (2 + 2 / n), 1.0);
+  // LoRA: not a full fine-tune, the estimator does not apply.
+  Workload lora = test::workload("llama-3.1-8b", Method::kLora);
+  lora.stack = &ds;
+  EXPECT_EQ(estimate_memory(lora, test::on("a100-80gb-sxm", 8, Sharding::kFsdp))
+                .runtime.states.stack_buffers.value,
+            0);
+}
+
+// The new options reach the planner through a runs file and fit through the API (JSON keys are
+// the options' names with '_').
+TEST(MemoryOptions, RunsFileAndApi) {
+  const std::string runs = ::testing::TempDir() + "memory-options-runs.yaml";
+  {
+    std::ofstream f(runs);
+    f << "candidates:\n  gpus: [h200-nvl]\n  counts: [1]\nruns:\n"
+         "  - name: gptq\n    model: llama-3.1-8b\n    method: qlora\n"
+         "    base_quant: gptq-int4\n    quant_group: 64\n    loss: fused\n"
+         "    lora_dropout: 0.1\n    train_modules: lm_head\n    peak: nvidia-smi\n"
+         "    tokens: 10e6\n";
+  }
+  auto plan = test::run_cli({"plan", runs, "--json"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("\"gptq-int4\""), std::string::npos);
+  {
+    std::ofstream f(runs);
+    f << "runs:\n  - name: bad\n    model: llama-3.1-8b\n    method: qlora\n"
+         "    base_quant: awq-int3\n    tokens: 10e6\n";
+  }
+  plan = test::run_cli({"plan", runs});
+  EXPECT_EQ(plan.code, 2);
+  EXPECT_NE(plan.err.find("awq-int4"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("base_quant"), std::string::npos) << plan.err;
+
+  const server::Commands commands = cli::server_commands();
+  server::Request r;
+  r.method = "POST";
+  r.path = "/api/fit";
+  r.body = R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl", "base_quant": "fp8",
+               "quant_group": 0, "loss": "bf16", "peak": "active", "json": true})";
+  const server::Response resp = server::handle(r, commands);
+  ASSERT_EQ(resp.status, 200) << resp.body;
+  const auto j = nlohmann::json::parse(resp.body);
+  EXPECT_EQ(j["quantization"]["format"], "fp8");
+  EXPECT_EQ(j["quantization"]["block"], 0);
+  EXPECT_EQ(j["options"]["loss"], "bf16");
+  EXPECT_EQ(j["peak"], "active");
+}
+
+}  // namespace
+}  // namespace ftplan
