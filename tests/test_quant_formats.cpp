@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "memory/model_states.hpp"
+#include "perf/ops.hpp"
 #include "support.hpp"
 #include "workload/quant_format.hpp"
 #include "workload/stack.hpp"
@@ -121,6 +122,25 @@ TEST(QuantFormats, Llama8bGptqBaseByHand) {
   EXPECT_NEAR((s.frozen_weights + s.quantization_constants).value, 32 * layer + bf16, 0.5);
   const double codes = 2 * 8388608.0 + 2 * 2097152.0 + 3 * 29360128.0;  // 4 bits per weight
   EXPECT_NEAR(s.quantization_constants.value, 32 * (layer - codes), 0.5);
+}
+
+// The step times the dequantization of the format the base is stored in: a GPTQ q_proj reads its
+// packed codes, zeros, scales and g_idx and writes the BF16 weight, in the forward and again in
+// the backward pass (the hand count of the test above).
+TEST(QuantFormats, TheStepDequantizesTheStoredFormat) {
+  Workload w = test::workload("llama-3.1-8b", Method::kQlora);
+  w.quant = fmt_of("gptq-int4");
+  const StepOps ops = build_step_ops(w);
+  const double stored = 4096.0 / 8 * 4096 * 4 + 32.0 * 4096 / 8 * 4 + 32.0 * 4096 * 2 + 4096 * 4;
+  int found = 0;
+  for (const Op& op : ops.ops)
+    if (op.name == "attn.q_proj.gptq-int4_dequant.fwd" ||
+        op.name == "attn.q_proj.gptq-int4_dequant.bwd") {
+      ++found;
+      EXPECT_DOUBLE_EQ(op.bytes.value, stored + 2.0 * 4096 * 4096) << op.name;
+      EXPECT_EQ(op.count, 32) << op.name;
+    }
+  EXPECT_EQ(found, 2);
 }
 
 TEST(QuantFormats, BadFormatAndGroupNameTheOptionAndTheValidChoices) {

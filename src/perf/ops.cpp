@@ -303,17 +303,16 @@ class Builder {
     const double numel = in * outf;
 
     std::vector<Op> bwd;
-    // QLoRA: the NF4 weight is dequantized to BF16 before every use (bitsandbytes MatMul4Bit:
-    // dequantize_4bit, then a BF16 matmul): reads the codes and constants, writes the BF16 weight.
+    // QLoRA: the quantized weight is dequantized to BF16 before every use (bitsandbytes
+    // MatMul4Bit: dequantize_4bit, then a BF16 matmul; GPTQ/AWQ/HQQ likewise where the adapter
+    // trains on them): reads the stored codes and constants, writes the 16-bit weight.
     if (role.quantized()) {
-      const QuantizedBytes q = quantized_weight_bytes(t.in_features * t.out_features, role.quant);
-      const double blocks = std::ceil(numel / role.quant.block);
-      const double flops = numel + (role.quant.double_quant ? blocks : 0.0);  // absmax·code
-      const double bytes = q.codes.value + q.constants.value + kAct * numel;
-      forward(vector_op(base + ".nf4_dequant.fwd", OpClass::kDequant, Phase::kForward, flops, bytes,
-                        count));
-      bwd.push_back(vector_op(base + ".nf4_dequant.bwd", OpClass::kDequant, Phase::kBackward, flops,
-                              bytes, count));
+      const DequantCost q = dequant_cost(t.out_features, t.in_features, role.quant);
+      const std::string name = base + "." + role.quant.format + "_dequant";
+      const double bytes = q.bytes_read + q.bytes_written;
+      forward(vector_op(name + ".fwd", OpClass::kDequant, Phase::kForward, q.flops, bytes, count));
+      bwd.push_back(
+          vector_op(name + ".bwd", OpClass::kDequant, Phase::kBackward, q.flops, bytes, count));
     }
     // FP8/FP4 recipes quantize the GEMM operands: the input activation and the weight in the
     // forward pass, the output gradient in the backward pass (Transformer Engine).
