@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "comm/offload.hpp"
 #include "core/error.hpp"
 #include "memory/activations.hpp"
@@ -197,6 +199,53 @@ TEST(Offload, PublishedOffloadRunIsPredictedWithinTenPercent) {
     EXPECT_LT(std::abs(row.loso_error), 0.10) << row.run->id;
   }
   EXPECT_TRUE(seen);
+}
+
+// A power cap lowers the sustained clock: tensor and vector rates × (cap / TDP)^(1/3), the
+// bandwidth unchanged; the step slows by at most the clock's share, MFU stays against the
+// datasheet peak.
+TEST(Power, ACapSlowsTheClockNotTheMemory) {
+  const PowerScaling& power = data().power;
+  EXPECT_NEAR(power.clock_exponent, 1.0 / 3, 0.001);
+  const GpuSpec& gpu = test::catalog().gpu("h100-sxm");
+  const double tdp = *gpu.tdp_W.value;
+  const Device full = make_device(gpu);
+  const Device capped = apply_power_limit(full, tdp / 2, power);
+  const double clock = std::pow(0.5, power.clock_exponent);
+  EXPECT_NEAR(capped.clock_scale, clock, 1e-12);
+  EXPECT_NEAR(capped.rate(TensorPrecision::kBF16)->value,
+              full.rate(TensorPrecision::kBF16)->value * clock, 1);
+  EXPECT_NEAR(capped.vector_rate->value, full.vector_rate->value * clock, 1);
+  EXPECT_EQ(capped.bandwidth.value, full.bandwidth.value);
+  // At or above the TDP nothing changes.
+  EXPECT_EQ(apply_power_limit(full, tdp, power).clock_scale, 1.0);
+  EXPECT_EQ(apply_power_limit(full, 2 * tdp, power).clock_scale, 1.0);
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.stack = &test::stacks().fallback();
+  const StepOps ops = build_step_ops(w);
+  const StepEstimate a = estimate_step(ops, full, data().default_efficiency);
+  const StepEstimate b = estimate_step(ops, capped, data().default_efficiency);
+  EXPECT_GT(b.step.value, a.step.value);
+  EXPECT_LE(b.step.value, a.step.value / clock + 1e-12);
+  EXPECT_DOUBLE_EQ(b.peak.value, a.peak.value);
+  // Below the lowest cap: an error naming the least accepted watts.
+  try {
+    apply_power_limit(full, 100, power);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("give at least 210 W"), std::string::npos) << e.what();
+  }
+  auto r = test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "full", "--gpu",
+                          "h100-sxm", "--power-limit", "350", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto base = test::run_cli(
+      {"step", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h100-sxm", "--json"});
+  EXPECT_LT(nlohmann::json::parse(r.out)["tokens_per_second"].get<double>(),
+            nlohmann::json::parse(base.out)["tokens_per_second"].get<double>());
+  EXPECT_EQ(test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "full", "--gpu",
+                           "h100-sxm", "--power-limit", "50"})
+                .code,
+            2);
 }
 
 TEST(Throughput, StacksAreDataWithTheirChoices) {

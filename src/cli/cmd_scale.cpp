@@ -23,6 +23,7 @@ struct ScaleOptions {
   double network_GBps = 0;
   int cards_per_node = 0;
   std::string p2p = "auto";
+  double power_limit_W = 0;
   bool sweep = false;
   bool json = false;
   CalibrationOptions calibration;
@@ -46,6 +47,7 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   p.count = count;
   p.sharding = choose_sharding(o.shard, w, replica, gpu, count);
   p.topology = o.topology;
+  p.power_limit_W = o.power_limit_W;
   validate(p);
   const Topology t = build_topology(gpu, count, o.topology, data.comm, o.network_GBps,
                                     o.cards_per_node, parse_p2p(o.p2p, "p2p"));
@@ -73,6 +75,9 @@ const bool registered = register_command(
            "--network-GBps", o->network_GBps,
            "Network bandwidth per node and direction for runs beyond one node (default from data)");
        app.add_option("--cards-per-node", o->cards_per_node, "Cards per node (default 8)");
+       app.add_option("--power-limit", o->power_limit_W,
+                      "Cap each card at this many watts (nvidia-smi -pl): tensor and vector rates "
+                      "follow the lower sustained clock (default: the card's TDP)");
        app.add_option("--p2p", o->p2p,
                       "auto | on | off: PCIe peer-to-peer between the cards (default auto: as the "
                       "card's data says; off stages traffic through host memory)");

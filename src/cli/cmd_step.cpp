@@ -29,6 +29,7 @@ struct StepOptions {
   CalibrationOptions calibration;
   bool json = false;
   bool all_ops = false;
+  double power_limit_W = 0;
 };
 
 const bool registered = register_command(
@@ -39,13 +40,19 @@ const bool registered = register_command(
        o->placement.add_to(app, false, true, false);
        o->calibration.add_to(app);
        app.add_flag("--all-ops", o->all_ops, "List every op, not only the slowest");
+       app.add_option("--power-limit", o->power_limit_W,
+                      "Cap each card at this many watts (nvidia-smi -pl): tensor and vector rates "
+                      "follow the lower sustained clock (default: the card's TDP)");
        app.add_flag("--json", o->json, "Print JSON (seconds, FLOPs, bytes; ops per micro-batch)");
        return [&ctx, o] {
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx);
+         p.power_limit_W = o->power_limit_W;
+         validate(p);
          require_training_format(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
          const StepOps ops = build_step_ops(w);
-         const Device d = make_device(p);
+         const Device d = apply_power_limit(make_device(p), p.power_limit_W,
+                                            load_power_scaling(ctx.catalog()), "power_limit");
          const EfficiencyTable e = o->calibration.for_gpu(ctx, *p.gpu, true);
          const StepEstimate s = estimate_step(ops, d, e);
          if (!s.feasible)

@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cctype>
+#include <cmath>
 
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
@@ -42,7 +43,10 @@ std::optional<double> Device::ops_per_byte(TensorPrecision p) const {
 
 std::string Device::name() const {
   if (!gpu) return "?";
-  return mig ? fmt::format("{} instance of {}", mig->name, gpu->name) : gpu->name;
+  std::string n = mig ? fmt::format("{} instance of {}", mig->name, gpu->name) : gpu->name;
+  if (power_limit_W > 0)
+    n += fmt::format(" capped at {} W (clock × {:.3f})", power_limit_W, clock_scale);
+  return n;
 }
 
 Reason Device::missing_rate(TensorPrecision p) const {
@@ -176,6 +180,55 @@ TrainingFormats load_training_formats(const Catalog& catalog) {
     throw UserError(ErrorCode::kBadFile,
                     "data/training_formats.yaml is missing from the data files", "data");
   return TrainingFormats::parse(*f, catalog.sources());
+}
+
+PowerScaling load_power_scaling(const Catalog& catalog) {
+  const DataFile* f = catalog.file("runtime/power.yaml");
+  if (!f)
+    throw UserError(ErrorCode::kBadFile, "data/runtime/power.yaml is missing from the data files",
+                    "data");
+  StrictMap root(parse_yaml_document(f->text, f->path), f->path, "");
+  PowerScaling s;
+  {
+    StrictMap m = root.required_map("clock_exponent");
+    s.clock_exponent = m.required_number("value", 0, 1);
+    read_source_ids(m, catalog.sources());
+    s.basis = m.required_string("basis");
+    m.finish();
+  }
+  {
+    StrictMap m = root.required_map("min_share_of_tdp");
+    s.min_share_of_tdp = m.required_number("value", 0.01, 1);
+    read_source_ids(m, catalog.sources());
+    m.required_string("basis");
+    m.finish();
+  }
+  root.finish();
+  return s;
+}
+
+Device apply_power_limit(Device d, double limit_W, const PowerScaling& s, std::string_view field) {
+  if (limit_W <= 0 || !d.gpu) return d;
+  const double tdp = d.gpu->tdp_W.value.value_or(0);
+  if (tdp <= 0)
+    throw UserError(
+        ErrorCode::kUnsupported,
+        fmt::format("{} has no TDP in its data: a power limit cannot be applied", d.gpu->name),
+        std::string(field));
+  if (limit_W < s.min_share_of_tdp * tdp)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("a power limit of {} W is below {:.0f} % of the {}'s {} W TDP; "
+                                "give at least {:.0f} W",
+                                limit_W, 100 * s.min_share_of_tdp, d.gpu->name, tdp,
+                                std::ceil(s.min_share_of_tdp * tdp)),
+                    std::string(field));
+  if (limit_W >= tdp) return d;
+  d.power_limit_W = limit_W;
+  d.clock_scale = std::pow(limit_W / tdp, s.clock_exponent);
+  for (auto& r : d.tensor_rate)
+    if (r) *r *= d.clock_scale;
+  if (d.vector_rate) *d.vector_rate *= d.clock_scale;
+  return d;
 }
 
 }  // namespace ftplan

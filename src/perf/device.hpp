@@ -23,6 +23,8 @@ struct Device {
   BytesPerSecond bandwidth;
   double compute_share = 1.0;  // of the whole card (MIG: compute slices / card's slices)
   double memory_share = 1.0;   // of the whole card (MIG: memory slices / card's slices)
+  double power_limit_W = 0;    // a cap below the card's TDP (0: none)
+  double clock_scale = 1.0;    // sustained SM clock under that cap / at the TDP: rates × this
   std::string assumption;      // how a MIG instance's figures were derived
 
   std::optional<FlopsPerSecond> rate(TensorPrecision p) const {
@@ -45,6 +47,19 @@ Device make_device(const GpuSpec& g);
 // a slice may differ slightly from an even split.
 Device make_device(const GpuSpec& g, const MigProfile& m);
 Device make_device(const Placement& p);
+
+// How a power cap lowers the sustained clock (data/runtime/power.yaml).
+struct PowerScaling {
+  double clock_exponent = 1.0 / 3;  // clock ∝ (cap / TDP)^exponent
+  double min_share_of_tdp = 0.3;    // the lowest cap accepted
+  std::string basis;
+};
+PowerScaling load_power_scaling(const Catalog& catalog);
+// The device under a power cap of `limit_W` (0 or at least the TDP: unchanged): tensor and vector
+// rates × (limit / TDP)^exponent; the bandwidth stays. A cap below the lowest share of the TDP, or
+// a card without a TDP, is a UserError naming `field`.
+Device apply_power_limit(Device d, double limit_W, const PowerScaling& s,
+                         std::string_view field = "power_limit");
 
 // The roofline time of one call: max(FLOPs / (rate × compute efficiency), bytes / (bandwidth ×
 // memory efficiency)) (Williams et al. 2009, "Roofline"; NVIDIA "GPU Performance Background").

@@ -91,7 +91,8 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
     s.reason = Reason(ReasonCode::kBandwidthUnknown);
     return s;
   }
-  s.peak = FlopsPerSecond(rate[static_cast<std::size_t>(p.mfu_precision)]);
+  // MFU is counted against the datasheet peak, also when a power cap slows the clock.
+  s.peak = FlopsPerSecond(rate[static_cast<std::size_t>(p.mfu_precision)] / d.clock_scale);
 
   // The architecture's multipliers of the compute fractions (1 where none were fitted).
   std::array<double, kOpClassCount> scale;

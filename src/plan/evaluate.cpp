@@ -15,6 +15,7 @@ PlanningData PlanningData::load(const Catalog& catalog, std::vector<EfficiencyTa
   d.comm.link_calibrations = std::move(links);
   d.overheads = load_runtime_overheads(catalog);
   d.formats = load_training_formats(catalog);
+  d.power = load_power_scaling(catalog);
   d.stacks = load_stacks(catalog);
   const EfficiencyTable defaults = ftplan::default_efficiency(catalog);
   d.default_efficiency = defaults;
@@ -64,7 +65,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
     r.step.reason = Reason(ReasonCode::kFormatUnsupported).quote("why", support.reason);
     return r;
   }
-  const Device device = make_device(p);
+  const Device device = apply_power_limit(make_device(p), p.power_limit_W, data.power);
   const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
   r.step = estimate_step(ops, device, efficiency);
   if (!r.step.feasible) return r;

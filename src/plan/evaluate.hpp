@@ -24,6 +24,7 @@ struct PlanningData {
   // for a run whose workload carries none (runs files), as fit counts them.
   RuntimeOverheads overheads;
   TrainingFormats formats;
+  PowerScaling power;                  // how a power cap lowers the clock
   Stacks stacks;                       // data/stacks/: a workload without one runs on the default
   EfficiencyTable default_efficiency;  // or a given table without a calibration header
   std::vector<EfficiencyTable> calibrations;  // measured tables, each for one card

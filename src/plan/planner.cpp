@@ -183,7 +183,8 @@ PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigP
   PreparedCard out;
   out.gpu = &gpu;
   out.mig = mig;
-  out.device = mig ? make_device(gpu, *mig) : make_device(gpu);
+  out.device = apply_power_limit(mig ? make_device(gpu, *mig) : make_device(gpu),
+                                 file.card_power_limit_W, data.power, "card_power_limit_W");
   out.steps.reserve(run.variants.size());
   for (const auto& v : run.variants)
     out.steps.push_back(estimate_step(prepared_for(v, gpu, data), out.device));

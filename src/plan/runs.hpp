@@ -45,6 +45,8 @@ struct RunsFile {
   Prices prices;
   std::optional<double>
       power_limit_W;  // most power the cards of one run may draw together (TDP sum)
+  // Each card capped at this many watts (nvidia-smi -pl; 0: none): a lower sustained clock.
+  double card_power_limit_W = 0;
 };
 
 // Resolves a model name of the file (catalog id or config.json path) — supplied by the front end,

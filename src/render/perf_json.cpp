@@ -81,6 +81,10 @@ json device_json(const Device& d) {
     j["mig"] = d.mig->name;
     j["assumption"] = d.assumption;
   }
+  if (d.power_limit_W > 0) {
+    j["power_limit_W"] = d.power_limit_W;
+    j["clock_scale"] = round_to(d.clock_scale, 4);
+  }
   json rates = json::object();
   json opb = json::object();
   for (auto p : kAllTensorPrecisions) {

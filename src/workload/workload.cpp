@@ -1,5 +1,7 @@
 #include "workload/workload.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -193,6 +195,10 @@ void validate(const Placement& p) {
         ErrorCode::kInvalidValue,
         fmt::format("number of GPUs must be a whole number from 1 to 65536, got {}", p.count),
         "gpus");
+  if (!(p.power_limit_W >= 0) || !std::isfinite(p.power_limit_W))
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("a power limit must be a number of watts, got {}", p.power_limit_W),
+                    "power_limit");
   if (p.mig && p.count > 1)
     throw UserError(
         ErrorCode::kInfeasible,

@@ -91,6 +91,7 @@ struct Placement {
   Sharding sharding = Sharding::kNone;
   const MigProfile* mig = nullptr;  // run inside one instance of this profile
   std::string topology;             // preset name (comm/topology); empty: the best the card has
+  double power_limit_W = 0;         // per card, below its TDP (0: none): a lower sustained clock
 };
 
 // Checks ranges that every analysis relies on (rank >= 1, seq >= 1, ...): UserError otherwise.
