@@ -244,7 +244,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     p->finish();
   }
   out.power_limit_W = root.optional_number("power_limit_W", 1, 1e9);
-  out.card_power_limit_W = root.optional_number("card_power_limit_W", 1, 1e5).value_or(0);
+  out.card_power_limit_W = root.optional_number("card_power_limit_W", 0, 1e5).value_or(0);
 
   // `defaults` apply to every run that does not set the key itself.
   YAML::Node defaults = root.raw("defaults");
