@@ -271,6 +271,24 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
   EXPECT_LT(compiled.step, eager.step);
 }
 
+// A stack's compile default holds unless the command line turns it off; both at once is an error.
+TEST(Throughput, NoCompileTurnsOffTheStacksDefault) {
+  auto compiled = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"step",  "--model",  "llama-3.1-8b", "--method", "lora",
+                                     "--gpu", "h100-sxm", "--stack",      "unsloth",  "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["options"]["compile"].get<bool>();
+  };
+  EXPECT_TRUE(compiled({}));
+  EXPECT_FALSE(compiled({"--no-compile"}));
+  auto both = test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                             "h100-sxm", "--compile", "--no-compile"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
+}
+
 TEST(Throughput, AnArchitectureNoCardHasIsAnErrorWithTheClosestName) {
   EfficiencyTable t = data().default_efficiency;
   ArchitectureScale typo;

@@ -83,7 +83,10 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "as its tool reports it");
   app.add_flag("--compile", training.compile,
                "torch.compile or fused kernels: norms and activation functions keep only their "
-               "16-bit inputs (default off: eager PyTorch, as Hugging Face Trainer runs)");
+               "16-bit inputs (default: the stack's; off for hf, eager PyTorch)");
+  app.add_flag(
+      "--no-compile", no_compile,
+      "Eager PyTorch even where the stack compiles or fuses by default (unsloth, megatron)");
   app.add_flag("--pure-bf16", training.pure_bf16,
                "Train the weights in BF16 without an FP32 master copy (torchtune dtype=bf16, PEFT "
                "use_amp=false): optimizer states in BF16 (default off: mixed precision)");
@@ -133,7 +136,10 @@ Workload WorkloadOptions::build(Context& ctx) const {
       {base_quant, quant_group, quant_block, quant_second_block, !no_double_quant},
       method_traits(w.method).quantized_base, method);
   w.options = training;
-  w.options.compile = training.compile || w.stack->compile;
+  if (training.compile && no_compile)
+    throw UserError(ErrorCode::kInvalidValue, "--compile and --no-compile contradict each other",
+                    "compile");
+  w.options.compile = !no_compile && (training.compile || w.stack->compile);
   w.options.loss_chunks = loss_chunks;
   w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
   w.overheads = &ctx.overheads();

@@ -35,6 +35,7 @@ struct WorkloadOptions {
   int quant_second_block = -1;
   bool no_double_quant = false;
   TrainingOptions training;
+  bool no_compile = false;  // --no-compile: eager even where the stack compiles
 
   // `runtime`: also the options of the activation model (sequence, batch, recompute, ...).
   // `required`: --model and --method must be given (false where the run is optional, as in
