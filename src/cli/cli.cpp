@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
+#include "core/work_budget.hpp"
 #include "embedded_files.hpp"
 #include "model/config_reader.hpp"
 #include "render/reason_words.hpp"
@@ -288,6 +290,7 @@ server::Commands server_commands() {
     Context ctx(out, err);
     ctx.allow_files = false;
     ctx.inline_files = call.inline_files;
+    const ScopedWorkBudget budget(call.budget);
     try {
       execute(call.args, ctx);
     } catch (const CLI::ParseError& e) {
@@ -303,6 +306,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
   if (const char* env = std::getenv("FTPLAN_CALIBRATION_DIR"); env && *env)
     ctx.calibration_dir = env;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!valid_utf8(args[i])) {
+      err << "error: argument " << i + 1 << " ('" << cut_utf8(printable_utf8(args[i]), 60)
+          << "') is not UTF-8 text; give names and values in UTF-8\n";
+      return kExitUserError;
+    }
   try {
     execute(args, ctx);
     return kExitOk;

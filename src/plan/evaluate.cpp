@@ -1,6 +1,7 @@
 #include "plan/evaluate.hpp"
 
 #include "core/format.hpp"
+#include "core/work_budget.hpp"
 
 namespace ftplan {
 
@@ -45,6 +46,7 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p) {
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
                                Trace* trace) {
+  charge_evaluation();
   ScaleResult r;
   r.placement = p;
   r.topology = t;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/work_budget.hpp"
 #include "plan/fleet.hpp"
 #include "workload/roles.hpp"
 
@@ -176,6 +177,7 @@ std::string_view topology_name(const Topology& t, const PlanningData& data) {
 
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
+  charge_evaluation();
   const PlannedRun& run = *prepared.run;
   const PreparedVariant& v = prepared.variants[variant];
   const GpuSpec& gpu = *c.card->gpu;
