@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -75,15 +80,75 @@ std::string Context::read_file(const std::string& path, const std::string& field
   return buf.str();
 }
 
+void write_whole_file(const std::string& path, std::string_view text, const std::string& field) {
+  const auto fail = [&](const std::string& what) {
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: {} (given for {}); the file is unchanged", path, what, field),
+                    field);
+  };
+  std::error_code ec;
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) target = fs::weakly_canonical(target, ec);  // write what it names
+  const auto status = fs::status(target, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device or pipe (-o /dev/stdout): written in place, nothing to rename over.
+    std::ofstream file(target, std::ios::binary);
+    file << text;
+    file.close();
+    if (!file) fail("cannot write to it");
+    return;
+  }
+  if (fs::is_directory(status)) fail("is a folder, not a file");
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  if (!fs::is_directory(dir, ec)) fail(fmt::format("its folder '{}' does not exist", dir.string()));
+  // Written whole to a temporary file beside it, then renamed over it: a write that fails leaves
+  // the old file as it was.
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    fail(fmt::format("cannot create a temporary file in '{}': {}", dir.string(),
+                     std::strerror(errno)));
+  const auto abandon = [&](const std::string& what) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail(what);
+  };
+  // The permissions the file has, or those a new file gets (mkstemp makes it private).
+  mode_t mode = 0666;
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0) {
+    mode = old.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode &= ~mask;
+  }
+  ::fchmod(fd, mode);
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      abandon(fmt::format("writing failed after {} of {} bytes: {}", written, text.size(),
+                          n < 0 ? std::strerror(errno) : "nothing written"));
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) abandon(fmt::format("writing failed: {}", std::strerror(errno)));
+  if (::close(fd) != 0) {
+    ::unlink(temp.c_str());
+    fail(fmt::format("writing failed: {}", std::strerror(errno)));
+  }
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    fail(fmt::format("cannot replace it: {}", std::strerror(error)));
+  }
+}
+
 void Context::write_file(const std::string& path, std::string_view text, const std::string& field) {
   if (!allow_files)
     throw UserError(ErrorCode::kUnsupported, "files cannot be written through the API", field);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file)
-    throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: cannot write it (given for {})", path, field), field);
+  write_whole_file(path, text, field);
 }
 
 std::vector<std::string> Context::list_files(const std::string& dir, std::string_view suffix,
