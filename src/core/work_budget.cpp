@@ -28,6 +28,12 @@ void charge_evaluation() {
                      fmt::format("the request needs more than {} planner evaluations (its work "
                                  "budget)",
                                  b->budget_.max_evaluations));
+  check_work_time();
+}
+
+void check_work_time() {
+  ScopedWorkBudget* b = current;
+  if (!b) return;
   if (b->budget_.max_seconds > 0 && std::chrono::steady_clock::now() > b->deadline_)
     throw OverBudget("time", fmt::format("the request ran longer than {:g} s (its time budget)",
                                          b->budget_.max_seconds));

@@ -36,6 +36,7 @@ class ScopedWorkBudget {
 
  private:
   friend void charge_evaluation();
+  friend void check_work_time();
   WorkBudget budget_;
   std::chrono::steady_clock::time_point deadline_;
   long long evaluations_ = 0;
@@ -44,5 +45,7 @@ class ScopedWorkBudget {
 
 // Counts one evaluation against the calling thread's budget; throws OverBudget when it is spent.
 void charge_evaluation();
+// Checks the time budget only, for work between evaluations (preparing a run or a card).
+void check_work_time();
 
 }  // namespace ftplan

@@ -296,6 +296,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     RunPlan rp;
     rp.run = &run;
     const std::vector<const GpuSpec*>& gpus = run.gpus.empty() ? file.gpus : run.gpus;
+    check_work_time();
     const PreparedRun prepared = prepare_run(run, data);
     const std::size_t variants = prepared.variants.size();
     std::vector<Option> feasible;
@@ -311,6 +312,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         rp.per_gpu.push_back(std::move(pg));
         continue;
       }
+      check_work_time();
       const PreparedCard card = prepare_card(prepared, *gpu, nullptr, data, file);
       std::optional<Option> closest_miss;
       for (int count : file.counts) {
