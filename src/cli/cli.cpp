@@ -81,12 +81,14 @@ std::string Context::read_file(const std::string& path, const std::string& field
 }
 
 void write_whole_file(const std::string& path, std::string_view text, const std::string& field) {
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
   const auto fail = [&](const std::string& what) {
     throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: {} (given for {}); the file is unchanged", path, what, field),
+                    fmt::format("{}: {} (given for {}); {}", path, what, field,
+                                existed ? "the file is unchanged" : "nothing was written"),
                     field);
   };
-  std::error_code ec;
   fs::path target(path);
   if (fs::is_symlink(target, ec)) target = fs::weakly_canonical(target, ec);  // write what it names
   const auto status = fs::status(target, ec);
