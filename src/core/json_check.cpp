@@ -21,7 +21,10 @@ struct Frame {
 std::string key_text(std::string_view raw) {
   if (raw.find('\\') == std::string_view::npos) return std::string(raw);
   try {
-    return nlohmann::json::parse("\"" + std::string(raw) + "\"").get<std::string>();
+    std::string quoted_key = "\"";
+    quoted_key.append(raw);
+    quoted_key += '"';
+    return nlohmann::json::parse(quoted_key).get<std::string>();
   } catch (const nlohmann::json::exception&) {
     return std::string(raw);  // the parser reports the bad escape
   }
