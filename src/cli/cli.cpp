@@ -268,10 +268,19 @@ const GpuSpec& Context::resolve_gpu(const std::string& arg) {
 
 namespace {
 
-// Builds the app with every registered command; `actions` receives what runs for each.
+// The registered commands' names, in --help order.
+std::vector<Command> sorted_commands() {
+  auto commands = registry();
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const Command& a, const Command& b) { return a.order < b.order; });
+  return commands;
+}
+
+// Builds the app with the registered commands (only `chosen` when one was named: the others'
+// options are never read); `actions` receives what runs for each.
 void build_app(CLI::App& app, Context& ctx,
                std::vector<std::pair<CLI::App*, std::function<void()>>>& actions,
-               std::vector<std::string>& command_names) {
+               const std::string& chosen) {
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
@@ -281,19 +290,17 @@ void build_app(CLI::App& app, Context& ctx,
   app.add_option("--lang", ctx.lang,
                  "Language of the reasons (why a run fits, why a plan chose): en | de "
                  "(default en)");
-  auto commands = registry();
-  std::stable_sort(commands.begin(), commands.end(),
-                   [](const Command& a, const Command& b) { return a.order < b.order; });
-  for (auto& c : commands) {
+  for (auto& c : sorted_commands()) {
+    if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions.emplace_back(sub, c.setup(*sub, ctx));
-    command_names.push_back(c.name);
   }
 }
 
-// An unknown command gets a suggestion (CLI11 alone would only say that one is required).
-void check_command_name(const std::vector<std::string>& args,
-                        const std::vector<std::string>& names) {
+// The command `args` name ("" when none); an unknown one gets a suggestion (CLI11 alone would
+// only say that one is required).
+std::string check_command_name(const std::vector<std::string>& args,
+                               const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--data" || args[i] == "--lang") {
       ++i;
@@ -309,8 +316,9 @@ void check_command_name(const std::vector<std::string>& args,
                       fmt::join(names, ", ")),
           "command");
     }
-    return;
+    return args[i];
   }
+  return {};
 }
 
 constexpr const char* kAppDescription =
@@ -330,8 +338,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   CLI::App app{kAppDescription};
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   std::vector<std::string> names;
-  build_app(app, ctx, actions, names);
-  check_command_name(args, names);
+  for (const auto& c : sorted_commands())
+    names.push_back(c.name);
+  build_app(app, ctx, actions, check_command_name(args, names));
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -344,7 +353,15 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   }
   // Reasons in the language asked for, its file read from the catalog when a reason is worded.
   const ReportLang lang = ctx.lang.empty() ? ReportLang::kEn : parse_report_lang(ctx.lang, "lang");
-  const ScopedReasonWords words([&ctx, lang] { return load_translations(ctx.catalog(), lang); });
+  const ScopedReasonWords words([&ctx, lang] {
+    // The built-in languages are parsed once per process (the server words every request).
+    if (&ctx.catalog() == &builtin_catalog()) {
+      static const Translations en = load_translations(builtin_catalog(), ReportLang::kEn);
+      static const Translations de = load_translations(builtin_catalog(), ReportLang::kDe);
+      return lang == ReportLang::kDe ? de : en;
+    }
+    return load_translations(ctx.catalog(), lang);
+  });
   for (auto& [sub, action] : actions)
     if (sub->parsed()) action();
   return true;
