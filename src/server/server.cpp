@@ -154,8 +154,9 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
   Response out;
   try {
     out = handle(x->request, *ctx.commands, ctx.options.limits);
-  } catch (const std::exception& e) {
-    out = error_response(500, "internal", std::string("internal error: ") + e.what());
+  } catch (const std::exception&) {
+    // A fault of the server, not of the request: nothing of its internals goes out.
+    out = error_response(500, "internal", "internal error: the request was not served");
   }
   return queue(connection, out);
 }
