@@ -445,7 +445,20 @@ long resident_kb() {
   return -1;
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FTPLAN_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FTPLAN_ASAN 1
+#endif
+
 TEST(ServerSoak, MixedGoodAndBadRequestsLeaveMemoryFlat) {
+#ifdef FTPLAN_ASAN
+  GTEST_SKIP() << "AddressSanitizer keeps freed memory in quarantine, so RSS says nothing here; "
+                  "its leak checker covers this build";
+#endif
   const Served s;
   const std::vector<std::pair<std::string, int>> requests = {
       {test::request_text("POST", "/api/fit", kFit), 200},
