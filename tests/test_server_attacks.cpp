@@ -419,6 +419,25 @@ TEST(ServerSocketAttacks, SilentConnectionsAreClosed) {
   ::close(fd);
 }
 
+TEST(ServerSocketAttacks, AHeadDrippedByteByByteIsCutAtItsDeadline) {
+  server::ServerOptions o = Served::small_options();
+  o.read_timeout_seconds = 1;
+  o.idle_timeout_seconds = 5;  // never silent that long: one byte each 200 ms
+  const Served s(o);
+  const int fd = test::connect_loopback(s.port);
+  ASSERT_GE(fd, 0);
+  test::send_all(fd, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+  bool cut = false;
+  for (int i = 0; i < 25 && !cut; ++i) {  // at most 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pollfd p{fd, POLLIN, 0};
+    cut = (::poll(&p, 1, 0) == 1) || !test::send_all(fd, "a", 200);
+  }
+  EXPECT_TRUE(cut) << "a head dripping for 5 s was still open";
+  ::close(fd);
+  EXPECT_TRUE(s.healthy());
+}
+
 TEST(ServerSocketAttacks, ABusyPortIsAClearError) {
   const Served s;
   server::ServerOptions o = Served::small_options();

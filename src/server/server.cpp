@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "core/error.hpp"
@@ -36,10 +39,54 @@ struct Exchange {
   Request request;
 };
 
+// One open connection, for the head deadline: MHD closes a connection that is silent for the
+// idle timeout, but not one that sends a byte now and then; the watcher below shuts the socket of
+// a connection whose head has not arrived within the read timeout.
+struct Connection {
+  int fd = -1;
+  Clock::time_point waiting_since = Clock::now();  // for a head (the first, or the next one)
+  bool in_request = false;                         // its head arrived; the body bounds itself
+};
+
 struct Context {
   const Commands* commands = nullptr;
   ServerOptions options;
+  std::mutex mutex;  // guards `open`
+  std::set<Connection*> open;
 };
+
+void on_connection(void* cls, MHD_Connection* connection, void** socket_context,
+                   MHD_ConnectionNotificationCode code) {
+  auto& ctx = *static_cast<Context*>(cls);
+  const std::lock_guard lock(ctx.mutex);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    auto* c = new Connection;
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    c->fd = info ? info->connect_fd : -1;
+    ctx.open.insert(c);
+    *socket_context = c;
+  } else {  // closed: MHD closes the socket after this returns
+    auto* c = static_cast<Connection*>(*socket_context);
+    ctx.open.erase(c);
+    delete c;
+    *socket_context = nullptr;
+  }
+}
+
+Connection* connection_of(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info ? static_cast<Connection*>(info->socket_context) : nullptr;
+}
+
+void set_in_request(Context& ctx, MHD_Connection* connection, bool in_request) {
+  const std::lock_guard lock(ctx.mutex);
+  if (Connection* c = connection_of(connection)) {
+    c->in_request = in_request;
+    c->waiting_since = Clock::now();
+  }
+}
 
 void* on_request_line(void*, const char*, MHD_Connection*) {
   return new Exchange;
@@ -104,7 +151,7 @@ std::optional<Response> read_head(MHD_Connection* connection, Exchange& x, const
 
 MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
                       const char*, const char* upload, std::size_t* upload_size, void** state) {
-  const auto& ctx = *static_cast<const Context*>(cls);
+  auto& ctx = *static_cast<Context*>(cls);
   auto* x = static_cast<Exchange*>(*state);
   if (!x) return MHD_NO;  // not from on_request_line: cannot happen; close
   if (x->answered) {      // the rest of a refused body: dropped
@@ -114,6 +161,7 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
   if (!x->head_done) {
     x->head_done = true;
     x->body_started = Clock::now();
+    set_in_request(ctx, connection, true);
     if (auto refused = read_head(connection, *x, url, method, ctx)) {
       x->answered = true;
       return queue(connection, *refused);
@@ -266,21 +314,49 @@ class MhdServer final : public RunningServer {
         connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         static_cast<std::size_t>(options.max_header_bytes + (16 << 10)),
         MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, nullptr,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, &ctx_, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, &ctx_, MHD_OPTION_END);
     if (!daemon_) {
       ::close(fd_);
       throw UserError(ErrorCode::kInvalidValue,
                       fmt::format("cannot start serving on {}:{}", options.host, port_), "port");
     }
+    watcher_ = std::thread([this] { watch(); });
   }
   ~MhdServer() override {
+    {
+      const std::lock_guard lock(stop_mutex_);
+      stopping_ = true;
+    }
+    stop_.notify_all();
+    watcher_.join();
     MHD_stop_daemon(daemon_);
     ::close(fd_);
   }
   int port() const override { return port_; }
 
  private:
+  // Four times a second: a connection waiting longer than the read timeout for a head is shut
+  // (MHD then sees it closed and cleans it up).
+  void watch() {
+    const auto bound = std::chrono::seconds(ctx_.options.read_timeout_seconds);
+    std::unique_lock stop_lock(stop_mutex_);
+    while (!stop_.wait_for(stop_lock, std::chrono::milliseconds(250), [&] { return stopping_; })) {
+      const std::lock_guard lock(ctx_.mutex);
+      const auto now = Clock::now();
+      for (Connection* c : ctx_.open)
+        if (!c->in_request && c->fd >= 0 && now - c->waiting_since > bound) {
+          ::shutdown(c->fd, SHUT_RDWR);
+          c->fd = -1;  // once
+        }
+    }
+  }
+
   Context ctx_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread watcher_;  // started once the daemon runs
   int fd_ = -1;
   int port_ = 0;
   MHD_Daemon* daemon_ = nullptr;
