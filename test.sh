@@ -32,8 +32,11 @@ for fuzzer in build-fuzz/fuzz_*; do
   name=$(basename "$fuzzer")
   corpus="fuzz/corpus/${name#fuzz_}"
   mkdir -p "build-fuzz/corpus-$name"
+  # The request handler gets inputs long enough to nest far past the depth bound.
+  extra=()
+  [[ "$name" == fuzz_api ]] && extra=(-max_len=65536)
   echo "$name: 20 s"
-  "$fuzzer" -max_total_time="${FTPLAN_FUZZ_SECONDS:-20}" -print_final_stats=0 \
+  "$fuzzer" -max_total_time="${FTPLAN_FUZZ_SECONDS:-20}" -print_final_stats=0 "${extra[@]}" \
     "build-fuzz/corpus-$name" $( [[ -d "$corpus" ]] && echo "$corpus" ) 2>&1 | tail -2
 done
 

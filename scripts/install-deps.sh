@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
-          nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libcpp-httplib-dev
+          nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libmicrohttpd-dev
           libgtest-dev libbenchmark-dev)
 if [[ "${1:-}" == "--browser" ]]; then
   packages+=(chromium)

@@ -46,6 +46,7 @@ server::Response call(const std::string& method, const std::string& path, const 
   r.path = path;
   r.body = body;
   r.query = std::move(query);
+  if (method == "POST") r.content_type = "application/json";
   return server::handle(r, commands);
 }
 

@@ -1,7 +1,6 @@
 // The HTTP API: every endpoint with good and bad input, in-process (server::handle) and over a
-// real socket (cpp-httplib client against `serve` on a free port).
+// real socket (a loopback client against the server on a free port).
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -11,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "http_client.hpp"
 #include "server/api.hpp"
 #include "server/server.hpp"
 #include "support.hpp"
@@ -33,6 +33,7 @@ Response call(const std::string& method, const std::string& path, const std::str
   r.method = method;
   r.path = path;
   r.body = body;
+  if (method == "POST") r.content_type = "application/json";
   return server::handle(r, commands());
 }
 
@@ -225,6 +226,7 @@ TEST(ServerApi, StatusCodes) {
   big.method = "POST";
   big.path = "/api/fit";
   big.body = std::string(101, ' ');
+  big.content_type = "application/json";
   expect_error(server::handle(big, commands(), small), 413, "payload_too_large");
 }
 
@@ -269,28 +271,28 @@ TEST(ServerSocket, ServesOverLoopbackAndKeepsServingAfterBadRequests) {
   o.port = 0;
   o.threads = 2;
   o.limits.max_body_bytes = 4096;
-  std::promise<int> bound;
-  std::thread t([&] { server::serve(o, commands(), [&](int port) { bound.set_value(port); }); });
-  t.detach();  // the server runs until the test process ends
-  auto fut = bound.get_future();
-  ASSERT_EQ(fut.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  httplib::Client c("127.0.0.1", fut.get());
-  c.set_read_timeout(10, 0);
-  auto oversized = c.Post("/api/fit", std::string(8192, 'x'), "application/json");
+  const auto running = server::RunningServer::start(o, commands());
+  const int port = running->port();
+  auto oversized =
+      test::exchange(port, test::request_text("POST", "/api/fit", std::string(8192, 'x')));
   ASSERT_TRUE(oversized);
   EXPECT_EQ(oversized->status, 413);
-  auto traversal = c.Get("/../../etc/passwd");
+  auto traversal = test::exchange(port, test::request_text("GET", "/../../etc/passwd"));
   ASSERT_TRUE(traversal);
   EXPECT_EQ(traversal->status, 404);
-  auto malformed = c.Post("/api/fit", "{", "application/json");
+  auto malformed = test::exchange(port, test::request_text("POST", "/api/fit", "{"));
   ASSERT_TRUE(malformed);
   EXPECT_EQ(malformed->status, 400);
-  auto ok = c.Post("/api/fit", R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl"})",
-                   "application/json");
+  auto ok = test::exchange(
+      port,
+      test::request_text("POST", "/api/fit",
+                         R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl"})"));
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
   EXPECT_EQ(json::parse(ok->body)["verdict"], "fits");
-  auto health = c.Get("/healthz");
+  EXPECT_EQ(ok->headers["cache-control"], "no-store");
+  EXPECT_EQ(ok->headers["x-content-type-options"], "nosniff");
+  auto health = test::exchange(port, test::request_text("GET", "/healthz"));
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
 }

@@ -226,6 +226,7 @@ TEST(Roles, NewMethodsAndOptimizersWorkInTheCliAndTheApi) {
   server::Request r;
   r.method = "POST";
   r.path = "/api/fit";
+  r.content_type = "application/json";
   r.body = R"({"model": "llama-3.1-8b", "method": "dora", "optimizer": "muon", "gpu": "h200-nvl"})";
   const server::Response api = server::handle(r, cli::server_commands());
   ASSERT_EQ(api.status, 200) << api.body;

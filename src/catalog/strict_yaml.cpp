@@ -4,21 +4,66 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 
 namespace ftplan {
 
+namespace {
+
+constexpr int kMaxYamlDepth = 64;
+
+// Every map of `node` and below: no key twice (yaml-cpp keeps both and reads the first), nesting
+// no deeper than kMaxYamlDepth.
+void check_yaml_keys(const YAML::Node& node, const std::string& file, int depth) {
+  if (depth > kMaxYamlDepth)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: nests maps and lists deeper than {} levels (line {})", file,
+                                kMaxYamlDepth, node.Mark().line + 1),
+                    file);
+  if (node.IsSequence()) {
+    for (const auto& item : node)
+      check_yaml_keys(item, file, depth + 1);
+  } else if (node.IsMap()) {
+    std::map<std::string, int, std::less<>> seen;  // key -> line
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar()) {
+        const int line = kv.first.Mark().line + 1;
+        auto [it, added] = seen.emplace(kv.first.Scalar(), line);
+        if (!added)
+          throw UserError(ErrorCode::kBadFile,
+                          fmt::format("{}: key '{}' appears twice in one map (lines {} and {}); "
+                                      "keep one",
+                                      file, cut_utf8(kv.first.Scalar(), 60), it->second, line),
+                          kv.first.Scalar());
+      }
+      check_yaml_keys(kv.second, file, depth + 1);
+    }
+  }
+}
+
+}  // namespace
+
 YAML::Node parse_yaml_document(std::string_view text, const std::string& file) {
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: not UTF-8 text: byte {} ({}) does not start or continue a "
+                                "UTF-8 character; save the file as UTF-8",
+                                file, bad, line_and_column(text, bad)),
+                    file);
+  YAML::Node node;
   try {
-    YAML::Node node = YAML::Load(std::string(text));
-    return node;
+    node = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw UserError(ErrorCode::kBadFile,
                     fmt::format("{}: not valid YAML/JSON at line {}, column {}: {}", file,
-                                e.mark.line + 1, e.mark.column + 1, e.msg),
+                                e.mark.line + 1, e.mark.column + 1, cut_utf8(e.msg, 200)),
                     file);
   }
+  check_yaml_keys(node, file, 0);
+  return node;
 }
 
 std::string describe_node(const YAML::Node& node) {
@@ -27,8 +72,7 @@ std::string describe_node(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a map";
   std::string s = node.Scalar();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return "'" + s + "'";
+  return fmt::format("'{}'", cut_utf8(s, 57));
 }
 
 StrictMap::StrictMap(YAML::Node node, std::string file, std::string path)

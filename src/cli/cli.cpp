@@ -3,14 +3,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
+#include "core/work_budget.hpp"
 #include "embedded_files.hpp"
 #include "model/config_reader.hpp"
 #include "render/reason_words.hpp"
@@ -73,15 +80,77 @@ std::string Context::read_file(const std::string& path, const std::string& field
   return buf.str();
 }
 
+void write_whole_file(const std::string& path, std::string_view text, const std::string& field) {
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
+  const auto fail = [&](const std::string& what) {
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: {} (given for {}); {}", path, what, field,
+                                existed ? "the file is unchanged" : "nothing was written"),
+                    field);
+  };
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) target = fs::weakly_canonical(target, ec);  // write what it names
+  const auto status = fs::status(target, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device or pipe (-o /dev/stdout): written in place, nothing to rename over.
+    std::ofstream file(target, std::ios::binary);
+    file << text;
+    file.close();
+    if (!file) fail("cannot write to it");
+    return;
+  }
+  if (fs::is_directory(status)) fail("is a folder, not a file");
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  if (!fs::is_directory(dir, ec)) fail(fmt::format("its folder '{}' does not exist", dir.string()));
+  // Written whole to a temporary file beside it, then renamed over it: a write that fails leaves
+  // the old file as it was.
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    fail(fmt::format("cannot create a temporary file in '{}': {}", dir.string(),
+                     std::strerror(errno)));
+  const auto abandon = [&](const std::string& what) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail(what);
+  };
+  // The permissions the file has, or those a new file gets (mkstemp makes it private).
+  mode_t mode = 0666;
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0) {
+    mode = old.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode &= ~mask;
+  }
+  ::fchmod(fd, mode);
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      abandon(fmt::format("writing failed after {} of {} bytes: {}", written, text.size(),
+                          n < 0 ? std::strerror(errno) : "nothing written"));
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) abandon(fmt::format("writing failed: {}", std::strerror(errno)));
+  if (::close(fd) != 0) {
+    ::unlink(temp.c_str());
+    fail(fmt::format("writing failed: {}", std::strerror(errno)));
+  }
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    fail(fmt::format("cannot replace it: {}", std::strerror(error)));
+  }
+}
+
 void Context::write_file(const std::string& path, std::string_view text, const std::string& field) {
   if (!allow_files)
     throw UserError(ErrorCode::kUnsupported, "files cannot be written through the API", field);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file)
-    throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: cannot write it (given for {})", path, field), field);
+  write_whole_file(path, text, field);
 }
 
 std::vector<std::string> Context::list_files(const std::string& dir, std::string_view suffix,
@@ -209,10 +278,19 @@ const GpuSpec& Context::resolve_gpu(const std::string& arg) {
 
 namespace {
 
-// Builds the app with every registered command; `actions` receives what runs for each.
+// The registered commands' names, in --help order.
+std::vector<Command> sorted_commands() {
+  auto commands = registry();
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const Command& a, const Command& b) { return a.order < b.order; });
+  return commands;
+}
+
+// Builds the app with the registered commands (only `chosen` when one was named: the others'
+// options are never read); `actions` receives what runs for each.
 void build_app(CLI::App& app, Context& ctx,
                std::vector<std::pair<CLI::App*, std::function<void()>>>& actions,
-               std::vector<std::string>& command_names) {
+               const std::string& chosen) {
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
@@ -222,19 +300,17 @@ void build_app(CLI::App& app, Context& ctx,
   app.add_option("--lang", ctx.lang,
                  "Language of the reasons (why a run fits, why a plan chose): en | de "
                  "(default en)");
-  auto commands = registry();
-  std::stable_sort(commands.begin(), commands.end(),
-                   [](const Command& a, const Command& b) { return a.order < b.order; });
-  for (auto& c : commands) {
+  for (auto& c : sorted_commands()) {
+    if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions.emplace_back(sub, c.setup(*sub, ctx));
-    command_names.push_back(c.name);
   }
 }
 
-// An unknown command gets a suggestion (CLI11 alone would only say that one is required).
-void check_command_name(const std::vector<std::string>& args,
-                        const std::vector<std::string>& names) {
+// The command `args` name ("" when none); an unknown one gets a suggestion (CLI11 alone would
+// only say that one is required).
+std::string check_command_name(const std::vector<std::string>& args,
+                               const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--data" || args[i] == "--lang") {
       ++i;
@@ -250,8 +326,9 @@ void check_command_name(const std::vector<std::string>& args,
                       fmt::join(names, ", ")),
           "command");
     }
-    return;
+    return args[i];
   }
+  return {};
 }
 
 constexpr const char* kAppDescription =
@@ -271,8 +348,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   CLI::App app{kAppDescription};
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   std::vector<std::string> names;
-  build_app(app, ctx, actions, names);
-  check_command_name(args, names);
+  for (const auto& c : sorted_commands())
+    names.push_back(c.name);
+  build_app(app, ctx, actions, check_command_name(args, names));
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -285,7 +363,15 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   }
   // Reasons in the language asked for, its file read from the catalog when a reason is worded.
   const ReportLang lang = ctx.lang.empty() ? ReportLang::kEn : parse_report_lang(ctx.lang, "lang");
-  const ScopedReasonWords words([&ctx, lang] { return load_translations(ctx.catalog(), lang); });
+  const ScopedReasonWords words([&ctx, lang] {
+    // The built-in languages are parsed once per process (the server words every request).
+    if (&ctx.catalog() == &builtin_catalog()) {
+      static const Translations en = load_translations(builtin_catalog(), ReportLang::kEn);
+      static const Translations de = load_translations(builtin_catalog(), ReportLang::kDe);
+      return lang == ReportLang::kDe ? de : en;
+    }
+    return load_translations(ctx.catalog(), lang);
+  });
   for (auto& [sub, action] : actions)
     if (sub->parsed()) action();
   return true;
@@ -298,6 +384,7 @@ server::Commands server_commands() {
     Context ctx(out, err);
     ctx.allow_files = false;
     ctx.inline_files = call.inline_files;
+    const ScopedWorkBudget budget(call.budget);
     try {
       execute(call.args, ctx);
     } catch (const CLI::ParseError& e) {
@@ -313,6 +400,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
   if (const char* env = std::getenv("FTPLAN_CALIBRATION_DIR"); env && *env)
     ctx.calibration_dir = env;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!valid_utf8(args[i])) {
+      err << "error: argument " << i + 1 << " ('" << cut_utf8(printable_utf8(args[i]), 60)
+          << "') is not UTF-8 text; give names and values in UTF-8\n";
+      return kExitUserError;
+    }
   try {
     execute(args, ctx);
     return kExitOk;

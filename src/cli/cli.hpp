@@ -47,7 +47,7 @@ class Context {
   // Reads a whole file; a missing or unreadable one is a UserError naming it.
   std::string read_file(const std::string& path, const std::string& field);
 
-  // Writes a whole file (replacing it); an unwritable path is a UserError naming it.
+  // Writes a whole file (replacing it, see write_whole_file); not through the API.
   void write_file(const std::string& path, std::string_view text, const std::string& field);
   // The regular files directly in `dir` whose names end in `suffix`, sorted; a missing folder is
   // a UserError naming `field`.
@@ -75,6 +75,11 @@ class Context {
   std::unique_ptr<QuantFormats> quant_formats_;
   std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
 };
+
+// Writes `text` as the whole file `path`: to a temporary file in the same folder, then renamed
+// over it, so that a failed write leaves the old file as it was (a device such as /dev/stdout is
+// written in place). A failure is a UserError (field `field`) that says what failed.
+void write_whole_file(const std::string& path, std::string_view text, const std::string& field);
 
 // The built-in catalog, parsed once per process and shared (read-only) by every command.
 const Catalog& builtin_catalog();

@@ -2,8 +2,6 @@
 // runs and cards, as Markdown or as one self-contained HTML file, in English or German.
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "cli/cli.hpp"
 #include "cli/runs_options.hpp"
 #include "core/error.hpp"
@@ -38,14 +36,7 @@ void write_output(Context& ctx, const std::string& path, const std::string& text
   if (!ctx.allow_files)
     throw UserError(ErrorCode::kUnsupported, "the report is returned, not written to a file",
                     "output");
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file)
-    throw UserError(
-        ErrorCode::kBadFile,
-        fmt::format("-o: cannot write the report to '{}' (does the folder exist?)", path),
-        "output");
+  ctx.write_file(path, text, "output");
 }
 
 const bool registered = register_command(

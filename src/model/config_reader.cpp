@@ -8,6 +8,8 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/json_check.hpp"
+#include "core/utf8.hpp"
 
 namespace ftplan {
 
@@ -58,10 +60,10 @@ class ConfigKeys {
     if (!has(key)) return fallback;
     const json& v = obj_.at(key);
     if (!v.is_boolean())
-      throw UserError(
-          ErrorCode::kInvalidValue,
-          fmt::format("{}: key '{}' must be true or false, got {}", file_, name(key), v.dump()),
-          name(key));
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("{}: key '{}' must be true or false, got {}", file_, name(key),
+                                  describe_json_value(v)),
+                      name(key));
     return v.get<bool>();
   }
 
@@ -72,7 +74,7 @@ class ConfigKeys {
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
       throw UserError(ErrorCode::kInvalidValue,
                       fmt::format("{}: key '{}' must be a whole number >= 0, got {}", file_,
-                                  name(key), v.dump()),
+                                  name(key), describe_json_value(v)),
                       name(key));
     return v.get<std::int64_t>();
   }
@@ -84,13 +86,13 @@ class ConfigKeys {
     if (!v.is_array())
       throw UserError(ErrorCode::kInvalidValue,
                       fmt::format("{}: key '{}' must be a list of whole numbers, got {}", file_,
-                                  name(key), v.dump()),
+                                  name(key), describe_json_value(v)),
                       name(key));
     for (const auto& item : v) {
       if (!item.is_number_integer())
         throw UserError(ErrorCode::kInvalidValue,
                         fmt::format("{}: key '{}' must be a list of whole numbers, found {}", file_,
-                                    name(key), item.dump()),
+                                    name(key), describe_json_value(item)),
                         name(key));
       out.push_back(item.get<std::int64_t>());
     }
@@ -109,7 +111,7 @@ class ConfigKeys {
       if (!item.is_string())
         throw UserError(ErrorCode::kInvalidValue,
                         fmt::format("{}: key '{}' must be a list of text values, found {}", file_,
-                                    name(key), item.dump()),
+                                    name(key), describe_json_value(item)),
                         name(key));
       out.push_back(item.get<std::string>());
     }
@@ -127,7 +129,7 @@ class ConfigKeys {
     if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxDim)
       throw UserError(ErrorCode::kInvalidValue,
                       fmt::format("{}: key '{}' must be a whole number from 1 to {}, got {}", file_,
-                                  name(key), kMaxDim, v.dump()),
+                                  name(key), kMaxDim, describe_json_value(v)),
                       name(key));
     return v.get<std::int64_t>();
   }
@@ -204,18 +206,19 @@ void read_sliding_window(ModelArch& m, const ConfigKeys& k, std::int64_t every_n
 
 ModelArch read_hf_config(std::string_view json_text, const std::string& file,
                          const std::string& id) {
+  check_json_text(json_text, file, "");
   json root;
   try {
     root = json::parse(json_text);
   } catch (const json::parse_error& e) {
     throw UserError(ErrorCode::kBadFile,
                     fmt::format("{}: not valid JSON (byte {}): {}", file, e.byte,
-                                std::string(e.what()).substr(0, 200)),
+                                cut_utf8(printable_utf8(e.what()), 200)),
                     file);
   } catch (const json::exception& e) {  // e.g. a number too large for a double
     throw UserError(
         ErrorCode::kBadFile,
-        fmt::format("{}: not valid JSON: {}", file, std::string(e.what()).substr(0, 200)), file);
+        fmt::format("{}: not valid JSON: {}", file, cut_utf8(printable_utf8(e.what()), 200)), file);
   }
   if (!root.is_object())
     throw UserError(ErrorCode::kBadFile,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/format.hpp"
+#include "core/work_budget.hpp"
 #include "memory/activations.hpp"
 
 namespace ftplan {
@@ -55,6 +56,7 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
                                Trace* trace) {
+  charge_evaluation();
   ScaleResult r;
   r.placement = p;
   r.topology = t;

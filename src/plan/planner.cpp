@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/work_budget.hpp"
 #include "plan/fleet.hpp"
 #include "workload/roles.hpp"
 
@@ -200,6 +201,7 @@ std::string_view topology_name(const Topology& t, const PlanningData& data) {
 
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
+  charge_evaluation();
   const PlannedRun& run = *prepared.run;
   const PreparedVariant& v = prepared.variants[variant];
   const GpuSpec& gpu = *c.card->gpu;
@@ -321,6 +323,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     RunPlan rp;
     rp.run = &run;
     const std::vector<const GpuSpec*>& gpus = run.gpus.empty() ? file.gpus : run.gpus;
+    check_work_time();
     const PreparedRun prepared = prepare_run(run, data);
     const std::size_t variants = prepared.variants.size();
     std::vector<Option> feasible;
@@ -336,6 +339,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         rp.per_gpu.push_back(std::move(pg));
         continue;
       }
+      check_work_time();
       const PreparedCard card = prepare_card(prepared, *gpu, nullptr, data, file);
       std::optional<Option> closest_miss;
       for (int count : file.counts) {

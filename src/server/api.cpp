@@ -3,9 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <sstream>
+#include <cctype>
+#include <ostream>
+#include <streambuf>
 
 #include "core/error.hpp"
+#include "core/json_check.hpp"
+#include "core/utf8.hpp"
 #include "embedded_files.hpp"
 
 namespace ftplan::server {
@@ -14,14 +18,52 @@ using nlohmann::json;
 
 std::string error_body(const std::string& code, const std::string& message,
                        const std::string& field) {
-  return json{{"error", {{"code", code}, {"message", message}, {"field", field}}}}.dump();
+  return json{{"error", {{"code", code}, {"message", message}, {"field", field}}}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
+Response error_response(int status, const std::string& code, const std::string& message,
+                        const std::string& field) {
+  return {status, "application/json", error_body(code, message, field)};
+}
+
+std::string host_name(std::string_view authority) {
+  std::string host;
+  if (authority.starts_with("[")) {
+    const auto end = authority.find(']');
+    host = std::string(authority.substr(1, end == std::string_view::npos ? end : end - 1));
+  } else {
+    host = std::string(authority.substr(0, authority.rfind(':')));
+  }
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return host;
 }
 
 namespace {
 
 Response error(int status, const std::string& code, const std::string& message,
                const std::string& field = "") {
-  return {status, "application/json", error_body(code, message, field)};
+  return error_response(status, code, message, field);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// "application/json; charset=utf-8" -> "application/json"
+std::string media_type(const std::string& content_type) {
+  std::string t = lower(content_type.substr(0, content_type.find(';')));
+  const auto first = t.find_first_not_of(" \t");
+  const auto last = t.find_last_not_of(" \t");
+  return first == std::string::npos ? "" : t.substr(first, last - first + 1);
+}
+
+// The text of a request part for a message: cut, and never invalid UTF-8.
+std::string shown(std::string_view text) {
+  return cut_utf8(printable_utf8(text), 80);
 }
 
 // Names of the texts a request hands in (CommandCall::inline_files), as the command's arguments
@@ -62,7 +104,8 @@ std::string scalar_text(const json& v) {
     s << v.get<double>();
     return s.str();
   }
-  throw UserError(ErrorCode::kInvalidValue, "expected text or a number, got " + v.dump(), "");
+  throw UserError(ErrorCode::kInvalidValue,
+                  "expected text or a number, got " + describe_json_value(v), "");
 }
 
 // {"model": "llama-3.1-8b", "micro_batch": 2, "gpu": ["a", "b"], "chunked_loss": true} ->
@@ -74,7 +117,9 @@ void append_options(const json& body, CommandCall& call) {
   for (const auto& [key, value] : body.items()) {
     if (key == "json" || key == "data" || value.is_null()) continue;
     if (key == "config") {  // a pasted config.json (object or text)
-      call.inline_files[kInlineModel] = value.is_string() ? value.get<std::string>() : value.dump();
+      call.inline_files[kInlineModel] =
+          value.is_string() ? value.get<std::string>()
+                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
       call.args.push_back("--model");
       call.args.push_back(kInlineModel);
       continue;
@@ -97,15 +142,56 @@ void append_options(const json& body, CommandCall& call) {
   }
 }
 
-Response run_command(const Commands& commands, const CommandCall& call,
-                     const std::string& content_type) {
-  std::ostringstream out;
+// The reply's text, up to a bound: writing past it throws OverBudget (the stream rethrows it).
+class BoundedText : public std::streambuf {
+ public:
+  explicit BoundedText(std::size_t max_bytes) : max_(max_bytes) {}
+  std::string text;
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const auto size = static_cast<std::size_t>(n);
+    if (text.size() + size > max_)
+      throw OverBudget("reply", "the reply would be larger than " + std::to_string(max_) +
+                                    " bytes (its size budget)");
+    text.append(s, size);
+    return n;
+  }
+
+ private:
+  std::size_t max_;
+};
+
+// How to ask for less, for each budget.
+std::string narrowing_hint(const std::string& which) {
+  const std::string ask =
+      "; ask for less in one request: fewer runs, fewer candidate cards (gpu) or card counts, "
+      "one card per request";
+  if (which == "reply")
+    return ask + ", or a shorter format; the server's bound is set with ftplan serve --max-reply";
+  if (which == "time") return ask + "; the server's bound is set with ftplan serve --max-time";
+  return ask + "; the server's bound is set with ftplan serve --max-work";
+}
+
+Response run_command(const Commands& commands, CommandCall call, const std::string& content_type,
+                     const ApiLimits& limits) {
+  call.budget = limits.work;
+  BoundedText buffer(limits.max_reply_bytes);
+  std::ostream out(&buffer);
+  out.exceptions(std::ios::badbit);
   try {
     commands.run(call, out);
   } catch (const UserError& e) {
     return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()));
+  } catch (const OverBudget& e) {
+    return error(422, "over_budget", e.what() + narrowing_hint(e.which()), e.which());
   }
-  return {200, content_type, out.str()};
+  return {200, content_type, std::move(buffer.text)};
 }
 
 // The embedded file a page path names: "/" is the page, "/examples/NAME" an embedded example (the
@@ -135,27 +221,130 @@ Response serve_asset(const std::string& path) {
       type = "application/yaml; charset=utf-8";
     return {200, type, std::string(f.text)};
   }
-  return error(404, "not_found", "no such page or endpoint: " + path);
+  return error(404, "not_found", "no such page or endpoint: " + shown(path));
 }
 
 json parse_body(const Request& r) {
   if (r.body.empty()) return json::object();
+  check_json_text(r.body, "the request body", "body");
   try {
     return json::parse(r.body);
   } catch (const json::exception& e) {
     throw UserError(ErrorCode::kInvalidValue,
-                    std::string("the request body is not valid JSON: ") + e.what(), "body");
+                    "the request body is not valid JSON: " + shown(e.what()), "body");
   }
+}
+
+const Endpoint* find_endpoint(const std::string& path) {
+  for (const auto& e : kEndpoints)
+    if (path == e.path) return &e;
+  return nullptr;
+}
+
+// An address written as numbers: no name a page's owner could point at this server (DNS
+// rebinding needs a name), so any is served.
+bool ip_literal(const std::string& host) {
+  if (host.find(':') != std::string::npos) return true;  // IPv6
+  return !host.empty() && host.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+bool allowed_host(const std::string& host, const ApiLimits& limits) {
+  if (ip_literal(host)) return true;
+  if (std::find(limits.hosts.begin(), limits.hosts.end(), host) != limits.hosts.end()) return true;
+  for (const auto& origin : limits.origins) {
+    const auto scheme = origin.find("://");
+    if (host_name(scheme == std::string::npos ? origin : origin.substr(scheme + 3)) == host)
+      return true;
+  }
+  return false;
+}
+
+std::string served_names(const ApiLimits& limits) {
+  std::string names;
+  for (const auto& h : limits.hosts)
+    names += (names.empty() ? "" : ", ") + h;
+  for (const auto& o : limits.origins)
+    names += (names.empty() ? "" : ", ") + o;
+  return names;
 }
 
 }  // namespace
 
+std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
+  if (const auto bad = first_invalid_utf8(r.path); bad != std::string::npos)
+    return error(
+        400, "invalid_value",
+        "the path is not UTF-8 text (byte " + std::to_string(bad) + " of '" + shown(r.path) + "')",
+        "path");
+  for (const auto& [key, value] : r.query)
+    if (!valid_utf8(key) || !valid_utf8(value))
+      return error(400, "invalid_value", "query parameter '" + shown(key) + "' is not UTF-8 text",
+                   shown(key));
+  if (!limits.hosts.empty()) {
+    if (!r.host.empty() && !allowed_host(host_name(r.host), limits))
+      return error(403, "forbidden_host",
+                   "this server does not answer to the host name '" + shown(r.host) +
+                       "' (it answers to " + served_names(limits) +
+                       "); to reach it under another name, start it with --allow-origin "
+                       "http://NAME:PORT",
+                   "host");
+    // A browser names the page's origin: it must be this server's own (the Host it asked for),
+    // or one allowed with --allow-origin.
+    if (!r.origin.empty()) {
+      const std::string origin = lower(r.origin);
+      const bool same = origin == "http://" + lower(r.host) || origin == "https://" + lower(r.host);
+      bool listed = false;
+      for (const auto& o : limits.origins)
+        listed |= lower(o) == origin || lower(o) + "/" == origin || lower(o) == origin + "/";
+      if (!same && !listed)
+        return error(403, "forbidden_origin",
+                     "requests from pages of '" + shown(r.origin) +
+                         "' are not served (only this server's own page); to allow that page, "
+                         "start the server with --allow-origin " +
+                         shown(r.origin),
+                     "origin");
+    }
+  }
+  if (!r.content_encoding.empty() && lower(r.content_encoding) != "identity")
+    return error(415, "unsupported_encoding",
+                 "Content-Encoding '" + shown(r.content_encoding) +
+                     "' is not accepted; send the body uncompressed",
+                 "content_encoding");
+  if (r.content_length && *r.content_length > limits.max_body_bytes)
+    return error(413, "payload_too_large",
+                 "the request body (" + std::to_string(*r.content_length) + " bytes) exceeds " +
+                     std::to_string(limits.max_body_bytes) + " bytes",
+                 "body");
+  const Endpoint* endpoint = find_endpoint(r.path);
+  if (endpoint && r.method == "POST" && std::string(endpoint->method) == "POST") {
+    const std::string type = media_type(r.content_type);
+    const bool plan = std::string(endpoint->command) == "plan";
+    const bool yaml =
+        type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml";
+    if (type != "application/json" && !(plan && yaml))
+      return error(415, "unsupported_media_type",
+                   "POST " + r.path + " takes a body of Content-Type application/json" +
+                       (plan ? " or application/yaml" : "") + ", got '" +
+                       shown(r.content_type.empty() ? "none" : r.content_type) + "'",
+                   "content_type");
+  }
+  return std::nullopt;
+}
+
 Response handle(const Request& r, const Commands& commands, const ApiLimits& limits) {
+  if (auto refused = check_head(r, limits)) return *refused;
   if (r.body.size() > limits.max_body_bytes)
     return error(413, "payload_too_large",
-                 "the request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
+                 "the request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes",
+                 "body");
+  if (const auto bad = first_invalid_utf8(r.body); bad != std::string::npos)
+    return error(400, "invalid_value",
+                 "the request body is not UTF-8 text: byte " + std::to_string(bad) + " (" +
+                     line_and_column(r.body, bad) + ") does not start or continue a character",
+                 "body");
   if (r.path == "/healthz") {
-    if (r.method != "GET") return error(405, "method_not_allowed", "use GET for /healthz");
+    if (r.method != "GET" && r.method != "HEAD")
+      return error(405, "method_not_allowed", "use GET for /healthz");
     return {200, "application/json", json{{"status", "ok"}}.dump()};
   }
   if (!r.path.starts_with("/api/")) {
@@ -163,10 +352,8 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
       return error(405, "method_not_allowed", "pages are read with GET");
     return serve_asset(r.path);
   }
-  const Endpoint* endpoint = nullptr;
-  for (const auto& e : kEndpoints)
-    if (r.path == e.path) endpoint = &e;
-  if (!endpoint) return error(404, "not_found", "no such endpoint: " + r.path);
+  const Endpoint* endpoint = find_endpoint(r.path);
+  if (!endpoint) return error(404, "not_found", "no such endpoint: " + shown(r.path));
   if (r.method != endpoint->method)
     return error(405, "method_not_allowed",
                  std::string("use ") + endpoint->method + " for " + endpoint->path);
@@ -177,6 +364,8 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
   try {
     if (std::string(endpoint->command) == "plan") {
       // The body is a runs document, as JSON or YAML (YAML parses JSON too).
+      if (media_type(r.content_type) == "application/json")
+        check_json_text(r.body, "the request body", "body");
       call.inline_files[kInlineRuns] = r.body;
       call.args.push_back(kInlineRuns);
       call.args.push_back("--json");
@@ -202,7 +391,7 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
   } catch (const UserError& e) {
     return error(400, std::string(error_code_name(e.code())), e.what(), e.field());
   }
-  return run_command(commands, call, content_type);
+  return run_command(commands, call, content_type, limits);
 }
 
 }  // namespace ftplan::server

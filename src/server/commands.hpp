@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/work_budget.hpp"
+
 namespace ftplan::server {
 
 // One command: its arguments and the texts handed in with the request.
@@ -16,6 +18,8 @@ struct CommandCall {
   // Texts handed in with the request (a pasted config.json, a runs document), by the name `args`
   // gives them. A call reads no file: only catalog ids and these texts.
   std::map<std::string, std::string, std::less<>> inline_files;
+  // The work the call may cause (no bound by default); OverBudget when spent.
+  WorkBudget budget;
 };
 
 struct Commands {
