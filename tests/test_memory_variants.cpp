@@ -231,6 +231,7 @@ TEST(MemoryOptions, RunsFileAndApi) {
   server::Request r;
   r.method = "POST";
   r.path = "/api/fit";
+  r.content_type = "application/json";
   r.body = R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl", "base_quant": "fp8",
                "quant_group": 0, "loss": "bf16", "peak": "active", "json": true})";
   const server::Response resp = server::handle(r, commands);
