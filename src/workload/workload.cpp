@@ -1,13 +1,41 @@
 #include "workload/workload.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "core/error.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
+
+namespace {
+
+// Splits a comma list into trimmed items; an empty item is a UserError naming `field`.
+std::vector<std::string> split_list(std::string_view list, std::string_view what,
+                                    std::string_view field, std::string_view hint = {}) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string_view item = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    if (item.empty())
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("empty entry in {} list '{}'{}", what, list, hint),
+                      std::string(field));
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 ProjectionSet parse_targets(std::string_view list, std::string_view field) {
   static const std::vector<std::pair<std::string, ProjectionSet>> names = {
@@ -36,21 +64,8 @@ ProjectionSet parse_targets(std::string_view list, std::string_view field) {
       {"all", kAllProjections},
       {"all-linear", kAllProjections}};
   ProjectionSet set = 0;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    std::string_view item = list.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!item.empty() && item.front() == ' ')
-      item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ')
-      item.remove_suffix(1);
-    if (item.empty())
-      throw UserError(
-          ErrorCode::kInvalidValue,
-          fmt::format(
-              "empty entry in target list '{}'; expected names such as q,k,v,o,gate,up,down", list),
-          std::string(field));
+  for (const std::string& item :
+       split_list(list, "target", field, "; expected names such as q,k,v,o,gate,up,down")) {
     bool found = false;
     for (const auto& [n, bits] : names)
       if (n == item) {
@@ -63,36 +78,11 @@ ProjectionSet parse_targets(std::string_view list, std::string_view field) {
         valid.push_back(n);
       throw_unknown_name("target module", field, item, valid);
     }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   return set;
 }
 
 namespace {
-
-// Splits a comma list into trimmed items; an empty item is a UserError naming `field`.
-std::vector<std::string> split_list(std::string_view list, std::string_view what,
-                                    std::string_view field) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    std::string_view item = list.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!item.empty() && item.front() == ' ')
-      item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ')
-      item.remove_suffix(1);
-    if (item.empty())
-      throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("empty entry in {} list '{}'", what, list), std::string(field));
-    out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 bool is_output_name(std::string_view n) {
   return n == "lm_head" || n == "output";
