@@ -26,8 +26,10 @@ RunsFile load_runs(Context& ctx, const std::string& path) {
   } else {
     text = ctx.read_file(path, "runs");
   }
-  RunsFile file = parse_runs_file(text, name, ctx.catalog(), ctx.stacks(),
-                                  [&](const std::string& m) { return ctx.resolve_model(m); });
+  RunsFile file = parse_runs_file(
+      text, name, ctx.catalog(), ctx.stacks(),
+      [&](const std::string& m) { return ctx.resolve_model(m); },
+      [&](const std::string& p, const std::string& field) { return ctx.read_file(p, field); });
   // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve), as `ftplan fit`
   // counts them: without them a plan's peaks and verdicts would differ from fit's.
   for (auto& run : file.runs)

@@ -54,8 +54,23 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option(
       "--precision", precision,
       "Compute format of the matrix products: bf16 | fp16 | fp8 | mxfp8 | nvfp4 (default bf16)");
-  app.add_option("--seq", seq,
-                 "Tokens per sequence (default 2048; packed sequences: the packing length)");
+  seq_option = app.add_option("--seq", seq,
+                              "Tokens per sequence: the longest sample, which sets the memory "
+                              "peak (default 2048, or the longest in --lengths; with --packing: "
+                              "the packed row's length)");
+  app.add_option("--seq-mean", seq_mean,
+                 "Mean tokens per sample when lengths vary (default: every sample is --seq "
+                 "long): the step is timed on the mean, the peak stays at --seq");
+  app.add_option("--lengths", lengths,
+                 "File of the samples' lengths: a YAML/JSON list of {tokens, count}, a JSONL "
+                 "dataset with a token count per line (num_tokens, n_tokens, length, ...), or one "
+                 "integer per line (data/README.md)");
+  app.add_flag("--packing", packing,
+               "Samples concatenated into rows of exactly --seq tokens (default off: each "
+               "micro-batch padded to its longest sample)");
+  app.add_flag("--padding-free", padding_free,
+               "Padding-free attention (FlashAttention varlen): attention within each sample, "
+               "unpacked batches concatenated without padding (default off)");
   app.add_option("--micro-batch", micro_batch,
                  "Sequences per card per forward/backward pass (default 1)");
   app.add_option("--grad-accum", grad_accum,
@@ -125,6 +140,14 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.optimizer = parse_optimizer(optimizer);
   w.precision = parse_compute_format(precision);
   w.seq = seq;
+  if (seq_mean > 0) w.lengths.mean = seq_mean;
+  if (!lengths.empty()) {
+    w.lengths.histogram = parse_lengths(ctx.read_file(lengths, "lengths"), lengths);
+    if (seq_option == nullptr || seq_option->count() == 0)
+      w.seq = static_cast<std::int64_t>(w.lengths.histogram.back().tokens);
+  }
+  w.lengths.packing = packing;
+  w.lengths.padding_free = padding_free;
   w.micro_batch = micro_batch;
   w.grad_accum = grad_accum;
   w.recompute = parse_recompute(recompute);

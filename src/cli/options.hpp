@@ -19,6 +19,11 @@ struct WorkloadOptions {
   std::string optimizer = "adamw";
   std::string precision = "bf16";
   long long seq = 2048;
+  double seq_mean = 0;  // 0: every sample is --seq long
+  std::string lengths;  // a lengths file (workload/lengths.hpp)
+  bool packing = false;
+  bool padding_free = false;
+  const CLI::Option* seq_option = nullptr;  // whether --seq was given
   long long micro_batch = 1;
   long long grad_accum = 1;
   std::string recompute = "full";

@@ -125,6 +125,11 @@ double causal_pairs(std::int64_t seq, std::int64_t window) {
   return w * (w + 1) / 2 + (s - w) * w;
 }
 
+double causal_pairs_at(double s, double w) {
+  if (w <= 0 || w >= s) return s * (s + 1) / 2;
+  return w * (w + 1) / 2 + (s - w) * w;
+}
+
 Flops StepOps::micro_batch_flops() const {
   Flops f;
   for (const auto& op : ops)
@@ -212,6 +217,20 @@ class Builder {
   Builder(const Workload& w, const TrainedSet& set) : w_(w), set_(set), a_(w.model->arch) {
     T_ = static_cast<double>(w.tokens_per_micro_batch());
     out_.tokens_per_micro_batch = w.tokens_per_micro_batch();
+    if (w.lengths.varies()) {
+      // Variable lengths (workload/lengths.hpp): the step runs on the tokens a micro-batch
+      // processes (padding included), the rate counts the real ones.
+      const double b = static_cast<double>(w.micro_batch);
+      lengths_ = length_distribution(w.lengths, w.seq);
+      if (!w.lengths.packing && !w.lengths.padding_free)
+        // Each micro-batch padded to its longest sample (dynamic padding, Hugging Face's
+        // DataCollatorWithPadding): b rows of the batch maximum.
+        batch_max_ = batch_max_distribution(lengths_, w.micro_batch);
+      T_ = b * (w.lengths.packing    ? static_cast<double>(w.seq)
+                : batch_max_.empty() ? expectation(lengths_, [](double s) { return s; })
+                                     : expectation(batch_max_, [](double s) { return s; }));
+      out_.tokens_per_micro_batch = std::llround(b * w.tokens_per_sequence());
+    }
     out_.grad_accum = w.grad_accum;
     out_.layers = a_.layers;
     out_.precision = w.precision;
@@ -442,6 +461,20 @@ class Builder {
     emit_attention_group("attention.sliding", sliding, a_.sliding_window);
   }
 
+  // Σ f(length) over the attention spans of one micro-batch: each row (b rows of `seq` fixed or
+  // packed, of the batch's longest padded), or with padding-free attention each sample (a packed
+  // row holds seq / mean samples).
+  template <class F>
+  double attention_sum(F f) const {
+    const double b = static_cast<double>(w_.micro_batch);
+    const double seq = static_cast<double>(w_.seq);
+    if (!w_.lengths.padding_free)
+      return b * (batch_max_.empty() ? f(seq) : expectation(batch_max_, f));
+    const double per_sample = expectation(lengths_, f);
+    if (!w_.lengths.packing) return b * per_sample;
+    return b * seq / expectation(lengths_, [](double s) { return s; }) * per_sample;
+  }
+
   void emit_attention_group(const std::string& name, std::int64_t layers, std::int64_t window) {
     if (layers <= 0) return;
     const double q = T_ * static_cast<double>(a_.q_dim());    // elements of Q (and O, dO, dQ)
@@ -461,7 +494,11 @@ class Builder {
       // FlashAttention (Dao et al. 2022): tiles in on-chip memory, no s² traffic. QKᵀ and P·V
       // are 2·d FLOPs per (query, key) pair each; causal masking skips the masked tiles, and a
       // sliding window limits each query to its last W keys (Dao 2023, FlashAttention-2).
-      const double pairs = causal_pairs(w_.seq, window) * b * heads;
+      const double pairs = (w_.lengths.varies() ? attention_sum([&](double s) {
+                             return causal_pairs_at(s, static_cast<double>(window));
+                           })
+                                                : causal_pairs(w_.seq, window) * b) *
+                           heads;
       const double flops = 4 * d * pairs;
       fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward, flops,
                       kAct * (2 * q + 2 * kv_read) + lse, layers);
@@ -475,7 +512,9 @@ class Builder {
       // (the mask is applied, not skipped), written and read back. Forward: write S, read S and
       // write P (softmax), read P for P·V: 4 passes of 2 B per score.
       const double s = static_cast<double>(w_.seq);
-      const double scores = b * heads * s * s;
+      const double scores = w_.lengths.varies()
+                                ? attention_sum([](double t) { return t * t; }) * heads
+                                : b * heads * s * s;
       fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward,
                       4 * d * scores + kSoftmaxFlops * scores,
                       kAct * (2 * q + 2 * kv) + 4 * kAct * scores, layers);
@@ -736,7 +775,9 @@ class Builder {
   const Workload& w_;
   const TrainedSet& set_;
   const ModelArch& a_;
-  double T_ = 0;
+  double T_ = 0;                      // tokens a micro-batch processes (padding included)
+  std::vector<LengthBin> lengths_;    // the samples' lengths (variable lengths only)
+  std::vector<LengthBin> batch_max_;  // the longest of a padded micro-batch (unpacked, padded)
   bool low_precision_ = false;
   ComputeFormat base_format_ = ComputeFormat::kBF16;
   StepOps out_;

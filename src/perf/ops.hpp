@@ -100,7 +100,7 @@ struct Op {
 // One micro-batch's operations (and the optimizer update), for one workload.
 struct StepOps {
   std::vector<Op> ops;
-  std::int64_t tokens_per_micro_batch = 0;         // seq × micro_batch
+  std::int64_t tokens_per_micro_batch = 0;         // real tokens: seq × micro_batch, or the mean's
   std::int64_t grad_accum = 1;                     // micro-batches per optimizer step
   std::int64_t layers = 0;                         // decoder layers
   ComputeFormat precision = ComputeFormat::kBF16;  // of the block linear layers
@@ -132,5 +132,7 @@ StepOps build_step_ops(const Workload& w);
 // The number of (query, key) pairs causal attention evaluates in one sequence of `seq` tokens
 // when each query sees at most `window` keys (window <= 0: no window): Σ_i min(i + 1, window).
 double causal_pairs(std::int64_t seq, std::int64_t window);
+// The same for a (mean) length that need not be whole.
+double causal_pairs_at(double seq, double window);
 
 }  // namespace ftplan

@@ -253,7 +253,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.exposed_seconds = scale.exposed_per_step;
   o.received_per_card_per_step = comm.received_per_card_per_step;
   o.scaling_efficiency = scale.scaling_efficiency;
-  const double tokens_per_step = static_cast<double>(run.global_batch * w.seq);
+  // Real tokens: padding is not counted.
+  const double tokens_per_step = static_cast<double>(run.global_batch) * w.tokens_per_sequence();
   o.tokens_per_second = tokens_per_step / o.step_seconds.value;
   const RunTotals totals =
       run_totals(run, o.step_seconds, gpu, c.count, c.card->mig, c.card->prices);

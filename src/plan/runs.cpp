@@ -14,8 +14,7 @@
 namespace ftplan {
 
 double PlannedRun::steps() const {
-  const double tokens_per_step =
-      static_cast<double>(global_batch) * static_cast<double>(workload.seq);
+  const double tokens_per_step = static_cast<double>(global_batch) * workload.tokens_per_sequence();
   return std::ceil(tokens / tokens_per_step);
 }
 
@@ -31,6 +30,10 @@ const std::vector<std::string>& run_keys() {
                                                 "optimizer",
                                                 "precision",
                                                 "seq",
+                                                "seq_mean",
+                                                "lengths",
+                                                "packing",
+                                                "padding_free",
                                                 "micro_batch",
                                                 "recompute",
                                                 "attention",
@@ -82,7 +85,7 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
 }
 
 PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
-                    const ModelResolver& resolve) {
+                    const ModelResolver& resolve, const FileReader& read_file) {
   PlannedRun run;
   run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
   run.name = r.required_string("name");
@@ -128,7 +131,17 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
     run.recompute = guarded("recompute", [&] { return parse_recompute(*v); });
     w.recompute = *run.recompute;
   }
-  w.seq = r.optional_integer("seq", 1, 1 << 24).value_or(2048);
+  const auto seq = r.optional_integer("seq", 1, 1 << 24);
+  w.seq = seq.value_or(2048);
+  w.lengths.mean = r.optional_number("seq_mean", 1, 1 << 24);
+  if (auto path = r.optional_string("lengths")) {
+    if (!read_file) r.fail("lengths", "lengths files are not read here");
+    w.lengths.histogram =
+        guarded("lengths", [&] { return parse_lengths(read_file(*path, "lengths"), *path); });
+    if (!seq) w.seq = static_cast<std::int64_t>(w.lengths.histogram.back().tokens);
+  }
+  w.lengths.packing = r.optional_bool("packing").value_or(false);
+  w.lengths.padding_free = r.optional_bool("padding_free").value_or(false);
   if (auto v = r.optional_integer("micro_batch", 1, 65536)) {
     run.micro_batch = *v;
     w.micro_batch = *v;
@@ -184,7 +197,8 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
 }  // namespace
 
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
-                         const Stacks& stacks, const ModelResolver& resolve) {
+                         const Stacks& stacks, const ModelResolver& resolve,
+                         const FileReader& read_file) {
   RunsFile out;
   out.file = file;
   StrictMap root(parse_yaml_document(text, file), file, "");
@@ -289,7 +303,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
         if (!own) merged[key] = kv.second;
       }
     StrictMap r(merged, file, path);
-    out.runs.push_back(read_run(r, catalog, stacks, resolve));
+    out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file));
   }
   root.finish();
   return out;

@@ -52,13 +52,16 @@ struct RunsFile {
 // Resolves a model name of the file (catalog id or config.json path) — supplied by the front end,
 // which may read files; the core does not.
 using ModelResolver = std::function<ModelPtr(const std::string& id_or_path)>;
+// Reads a file the runs file names (a run's `lengths`), as the front end reads its own paths.
+using FileReader = std::function<std::string(const std::string& path, const std::string& field)>;
 
 // Strict: unknown key, wrong type, out-of-range value, unknown model or GPU → UserError naming the
 // file, the line and the key.
 // A run's `stack` (default hf) is one of `stacks`; it decides what the run leaves open
 // (attention kernel, compilation).
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
-                         const Stacks& stacks, const ModelResolver& resolve_model);
+                         const Stacks& stacks, const ModelResolver& resolve_model,
+                         const FileReader& read_file = {});
 
 // The built-in default: examples/seed-runs.yaml, the seed article's runs.
 inline constexpr std::string_view kSeedRunsPath = "examples/seed-runs.yaml";

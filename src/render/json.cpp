@@ -164,6 +164,12 @@ json workload_json(const Workload& w) {
             {"recompute", recompute_name(w.recompute)},
             {"attention", attention_name(w.attention)},
             {"peak", std::string(peak_kind_name(w.peak))}};
+  if (w.lengths.varies()) {
+    // Variable lengths: the mean real tokens per sequence the step is timed on (seq: the longest).
+    j["seq_mean"] = round_to(w.tokens_per_sequence(), 2);
+    j["packing"] = w.lengths.packing;
+    j["padding_free"] = w.lengths.padding_free;
+  }
   const MethodTraits& method = method_traits(w.method);
   if (!method.trains_base) {
     j["rank"] = w.lora.rank;

@@ -85,6 +85,16 @@ void print_step(std::ostream& out, const Workload& w, const Device& d, const Ste
       d.name(), ops.tokens_per_micro_batch, w.seq, w.micro_batch, w.grad_accum,
       recompute_name(w.recompute), attention_name(w.attention),
       w.stack ? fmt::format(", stack {}", w.stack->name) : std::string());
+  if (w.lengths.varies())
+    out << fmt::format(
+        "lengths: {} real tokens per sequence on average, the longest {} (the memory peak); {}; "
+        "tokens per second count real tokens, not padding\n",
+        format_fixed(w.tokens_per_sequence(), 1), w.seq,
+        w.lengths.packing        ? (w.lengths.padding_free
+                                        ? "packed into rows of seq tokens, attention within each sample"
+                                        : "packed into rows of seq tokens, attention across the row")
+        : w.lengths.padding_free ? "concatenated without padding, attention within each sample"
+                                 : "each micro-batch padded to its longest sequence");
   out << "efficiency: " << efficiency_label(e) << "\n\n";
   print_classes(out, s);
   out << "\n";

@@ -160,6 +160,11 @@ void validate(const Workload& w) {
   }
   if (w.seq < 1 || w.seq > (1 << 24))
     bad("seq", fmt::format("sequence length must be 1 to 16777216 tokens, got {}", w.seq));
+  if (w.lengths.mean && !(*w.lengths.mean >= 1 && *w.lengths.mean <= static_cast<double>(w.seq)))
+    bad("seq_mean", fmt::format("the mean tokens per sample must be 1 to the longest ({}), got {}",
+                                w.seq, *w.lengths.mean));
+  if (w.lengths.mean && !w.lengths.histogram.empty())
+    bad("seq_mean", "give the mean tokens per sample or a lengths file, not both");
   if (w.micro_batch < 1 || w.micro_batch > 65536)
     bad("micro_batch",
         fmt::format("micro-batch must be 1 to 65536 sequences, got {}", w.micro_batch));

@@ -12,6 +12,7 @@
 #include "catalog/gpu.hpp"
 #include "core/choices.hpp"
 #include "model/model.hpp"
+#include "workload/lengths.hpp"
 #include "workload/optimizer.hpp"
 #include "workload/quant_format.hpp"
 #include "workload/stack.hpp"
@@ -67,7 +68,8 @@ struct Workload {
   LoraConfig lora;
   QuantConfig quant;
   ComputeFormat precision = ComputeFormat::kBF16;
-  std::int64_t seq = 2048;       // tokens per sequence
+  std::int64_t seq = 2048;  // tokens per sequence: the longest (the memory peak), or the packed row
+  SequenceLengths lengths;  // how the samples' lengths vary and are batched (step time)
   std::int64_t micro_batch = 1;  // sequences per card per forward/backward
   std::int64_t grad_accum = 1;   // micro-batches per optimizer step
   Recompute recompute = Recompute::kFull;
@@ -81,7 +83,10 @@ struct Workload {
   // the optimizer update is one fused pass and no host cost is counted).
   const StackProfile* stack = nullptr;
 
+  // Tokens of the longest micro-batch (padding included): what the memory peak holds.
   std::int64_t tokens_per_micro_batch() const { return seq * micro_batch; }
+  // Real (non-pad) tokens per sequence, on average: `seq` unless the lengths vary unpacked.
+  double tokens_per_sequence() const { return real_tokens_per_row(lengths, seq); }
 };
 
 // Where a workload runs: card type and count, how state is split, or one MIG instance.
