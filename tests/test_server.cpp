@@ -238,6 +238,23 @@ Response get(const std::string& path, const std::map<std::string, std::string>& 
   return server::handle(r, commands());
 }
 
+TEST(ServerApi, AGetWithABodyThatIsNotAnObjectIs400) {
+  // Query parameters are merged into the body: a number, string or list body must be refused
+  // before that, not crash the handler.
+  for (const std::string body : {"0", "\"x\"", "[1]", "true"}) {
+    Request r;
+    r.method = "GET";
+    r.path = "/api/words";
+    r.query = {{"lang", "de"}};
+    r.body = body;
+    const Response out = server::handle(r, commands());
+    expect_error(out, 400, "invalid_value", "body");
+    EXPECT_NE(json::parse(out.body)["error"]["message"].get<std::string>().find("JSON object"),
+              std::string::npos)
+        << out.body;
+  }
+}
+
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {
   // The page's link: /api/report?format=html&lang=de.
   const Response html = get("/api/report", {{"format", "html"}, {"lang", "de"}});

@@ -227,12 +227,20 @@ Response serve_asset(const std::string& path) {
 json parse_body(const Request& r) {
   if (r.body.empty()) return json::object();
   check_json_text(r.body, "the request body", "body");
+  json body;
   try {
-    return json::parse(r.body);
+    body = json::parse(r.body);
   } catch (const json::exception& e) {
     throw UserError(ErrorCode::kInvalidValue,
                     "the request body is not valid JSON: " + shown(e.what()), "body");
   }
+  if (!body.is_object())
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        std::string("the request body must be a JSON object of the CLI's options, not ") +
+            body.type_name(),
+        "body");
+  return body;
 }
 
 const Endpoint* find_endpoint(const std::string& path) {
