@@ -152,6 +152,24 @@ TEST(ServerApi, PastedConfigJson) {
             1000 * 256 + 4 * (2 * 256 * 256 + 2 * 256 * 64 + 3 * 256 * 688) + 9 * 256);
 }
 
+TEST(ServerApi, PastedTrainerFile) {
+  // A PEFT adapter config pasted as an object: its rank and method apply, the JSON says so.
+  const Response r = call("POST", "/api/fit",
+                          R"({"from": {"peft_type": "LORA", "r": 64, "lora_alpha": 16,
+                              "target_modules": ["q_proj", "v_proj"]},
+                              "model": "llama-3.1-8b", "gpu": "h200-nvl"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["rank"], 64);
+  EXPECT_EQ(j["method"], "lora");
+  EXPECT_EQ(j["from"]["format"], "peft-adapter");
+  EXPECT_EQ(j["from"]["ignored"][0]["key"], "lora_alpha");
+  expect_error(call("POST", "/api/fit",
+                    R"({"from": "optim: adamw_turbo\nper_device_train_batch_size: 1",
+                        "model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl"})"),
+               400, "invalid_value", "optim");
+}
+
 TEST(ServerApi, BadInputGetsAJsonErrorWithTheField) {
   expect_error(call("POST", "/api/fit", "{bad"), 400, "invalid_value", "body");
   expect_error(

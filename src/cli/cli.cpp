@@ -1,4 +1,5 @@
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -372,6 +373,8 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
     }
     return load_translations(ctx.catalog(), lang);
   });
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) apply_from_files(*sub, ctx);
   for (auto& [sub, action] : actions)
     if (sub->parsed()) action();
   return true;

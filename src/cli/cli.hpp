@@ -14,6 +14,7 @@
 #include "memory/overheads.hpp"
 #include "server/commands.hpp"
 #include "workload/quant_format.hpp"
+#include "workload/trainer_file.hpp"
 
 namespace ftplan {
 struct RunsFile;
@@ -66,6 +67,13 @@ class Context {
   // Texts handed in with a request (a pasted config.json, a runs document), by the name the
   // command line uses for them (server::CommandCall::inline_files). read_file() looks here first.
   std::map<std::string, std::string, std::less<>> inline_files;
+  // What --from read: each trainer file, and per used setting why it was not applied ("" when it
+  // was).
+  struct FromFile {
+    TrainerFile file;
+    std::vector<std::string> not_applied;
+  };
+  std::vector<FromFile> from_files;
 
  private:
   const Catalog* catalog_ = nullptr;  // the shared built-in catalog, or own_
@@ -114,7 +122,9 @@ std::string option_of_parse_error(const std::string& message);
 
 // A runs file (ftplan plan/report/sweep): FILE, or the built-in seed runs when `path` is empty.
 // (ftplan::RunsFile is declared in plan/runs.hpp.)
-ftplan::RunsFile load_runs(Context& ctx, const std::string& path);
+// `from`: trainer files whose settings every run takes where it sets nothing itself.
+ftplan::RunsFile load_runs(Context& ctx, const std::string& path,
+                           const std::vector<std::string>& from = {});
 
 // The built-in data as DataFiles (embedded at build time).
 std::vector<DataFile> builtin_data_files();

@@ -1,5 +1,6 @@
 // ftplan fit: does a run fit a card (or each of several cards), with how much room, and why.
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 #include "cli/options.hpp"
 #include "memory/fit.hpp"
 #include "render/fit_text.hpp"
@@ -25,10 +26,12 @@ const bool registered = register_command(
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx);
          MemoryEstimate m = estimate_memory(w, p);
-         if (o->json)
-           ctx.out << fit_json(w, p, m).dump(2) << "\n";
-         else
+         if (o->json) {
+           nlohmann::json j = fit_json(w, p, m);
+           ctx.out << with_from(ctx, j).dump(2) << "\n";
+         } else {
            print_fit(ctx.out, w, p, trainable_params(w), m);
+         }
        };
      },
      20});

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 #include "cli/options.hpp"
 #include "memory/solve.hpp"
 #include "render/json.hpp"
@@ -39,10 +40,12 @@ const bool registered = register_command(
          const Placement p = o->placement.build(ctx);
          const SolveResult r =
              what == SolveFor::kSequence ? max_sequence(w, p, o->step) : max_micro_batch(w, p);
-         if (o->json)
-           ctx.out << solve_json(w, p, r).dump(2) << "\n";
-         else
+         if (o->json) {
+           nlohmann::json j = solve_json(w, p, r);
+           ctx.out << with_from(ctx, j).dump(2) << "\n";
+         } else {
            print_max(ctx.out, w, p, r);
+         }
        };
      },
      25});

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 #include "cli/perf_options.hpp"
 #include "cli/runs_options.hpp"
 #include "core/error.hpp"
@@ -16,7 +17,7 @@
 namespace ftplan::cli {
 
 // The runs file FILE, or the built-in seed runs when none is given.
-RunsFile load_runs(Context& ctx, const std::string& path) {
+RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std::string>& from) {
   std::string text;
   std::string name = path;
   if (path.empty()) {
@@ -29,7 +30,19 @@ RunsFile load_runs(Context& ctx, const std::string& path) {
   RunsFile file = parse_runs_file(
       text, name, ctx.catalog(), ctx.stacks(),
       [&](const std::string& m) { return ctx.resolve_model(m); },
-      [&](const std::string& p, const std::string& field) { return ctx.read_file(p, field); });
+      [&](const std::string& p, const std::string& field) { return ctx.read_file(p, field); },
+      from);
+  // What --from read, for the JSON: each run takes the settings it does not set itself.
+  for (const auto& p : from) {
+    Context::FromFile f{read_trainer_file(ctx.read_file(p, "from"), p, ctx.catalog().model_ids()),
+                        {}};
+    for (const auto& s : f.file.used) {
+      const bool run_key =
+          s.as != "grad_accum" && s.as != "shard" && s.as != "gpu_count" && s.as != "pure_bf16";
+      f.not_applied.push_back(run_key ? "" : "the planner chooses it");
+    }
+    ctx.from_files.push_back(std::move(f));
+  }
   // The runtime overheads (CUDA context, workspaces, NCCL, allocator reserve), as `ftplan fit`
   // counts them: without them a plan's peaks and verdicts would differ from fit's.
   for (auto& run : file.runs)
@@ -57,6 +70,7 @@ struct PlanCliOptions {
   std::string file;
   std::string rank_by = "card-hours";
   std::vector<std::string> gpus;
+  std::vector<std::string> from;
   bool json = false;
   CalibrationOptions calibration;
 };
@@ -74,18 +88,23 @@ const bool registered_plan = register_command(
        app.add_option("--gpu", o->gpus,
                       "Candidate card (repeatable); default: the file's candidates");
        app.add_flag("--json", o->json, "Print JSON: {\"runs\": [...], \"fleet\": [...]}");
+       app.add_option("--from", o->from,
+                      "Trainer file (repeatable) whose settings every run takes where neither "
+                      "the run nor the file's defaults set the key (as a run's from: key)");
        o->calibration.add_to(app);
        return [&ctx, o] {
-         RunsFile file = load_runs(ctx, o->file);
+         RunsFile file = load_runs(ctx, o->file, o->from);
          restrict_gpus(ctx, file, o->gpus);
          const PlanningData data = planning_data(ctx, o->calibration);
          PlanOptions options;
          options.rank_by = parse_rank_by(o->rank_by);
          const Plan plan = make_plan(file, data, options);
-         if (o->json)
-           ctx.out << plan_json(plan, file).dump(2) << "\n";
-         else
+         if (o->json) {
+           nlohmann::json j = plan_json(plan, file);
+           ctx.out << with_from(ctx, j).dump(2) << "\n";
+         } else {
            print_plan(ctx.out, plan, file);
+         }
        };
      },
      70});

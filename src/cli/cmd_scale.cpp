@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
@@ -112,7 +113,7 @@ const bool registered = register_command(
            if (o->json) {
              nlohmann::json j = workload_json(w);
              j.update(scale_json(r));
-             ctx.out << j.dump(2) << "\n";
+             ctx.out << with_from(ctx, j).dump(2) << "\n";
            } else {
              print_scale(ctx.out, w, r);
            }
@@ -134,7 +135,7 @@ const bool registered = register_command(
                arr.push_back(scale_json(r));
            nlohmann::json j = workload_json(w);
            j["sweep"] = arr;
-           ctx.out << j.dump(2) << "\n";
+           ctx.out << with_from(ctx, j).dump(2) << "\n";
          } else {
            print_scale_sweep(ctx.out, w, rows, gpus);
          }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
+#include "cli/from_files.hpp"
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
@@ -65,10 +66,12 @@ const bool registered = register_command(
              w.options.offload_activations)
            ctx.err << "note: step times the card's own work; the copies to and from host memory "
                       "and the optimizer step on the host are in ftplan scale and plan\n";
-         if (o->json)
-           ctx.out << step_json(w, d, ops, s, e).dump(2) << "\n";
-         else
+         if (o->json) {
+           nlohmann::json j = step_json(w, d, ops, s, e);
+           ctx.out << with_from(ctx, j).dump(2) << "\n";
+         } else {
            print_step(ctx.out, w, d, ops, s, e, time_ops(ops, d, e), o->all_ops);
+         }
        };
      },
      40});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/from_files.hpp"
 #include "core/error.hpp"
 #include "workload/loss.hpp"
 #include "workload/roles.hpp"
@@ -10,16 +11,13 @@
 namespace ftplan::cli {
 
 void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
-  auto* model_opt = app.add_option(
-      "--model", model, "Catalog model id (ftplan models) or path to a Hugging Face config.json");
-  auto* method_opt =
-      app.add_option("--method", method,
-                     fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base)",
-                                 fmt::join(method_names(), " | ")));
-  if (required) {
-    model_opt->required();
-    method_opt->required();
-  }
+  app.add_option("--model", model,
+                 "Catalog model id (ftplan models) or path to a Hugging Face config.json");
+  app.add_option("--method", method,
+                 fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base)",
+                             fmt::join(method_names(), " | ")));
+  required_ = required;  // checked in build(): a --from file may give them
+  add_from_option(app, from);
   app.add_option("--rank", rank,
                  "Adapter rank for LoRA, QLoRA, DoRA, QDoRA (default 16, as in the seed)");
   app.add_option("--targets", targets,
@@ -130,6 +128,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
 }
 
 Workload WorkloadOptions::build(Context& ctx) const {
+  for (const auto& [value, name] : {std::pair{&model, "model"}, std::pair{&method, "method"}})
+    if (required_ && value->empty())
+      throw UserError(
+          ErrorCode::kInvalidValue,
+          fmt::format("--{} is required (or a trainer file that names it, --from)", name), name);
   Workload w;
   w.model = ctx.resolve_model(model);
   w.method = parse_method(method);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "cli/cli.hpp"
 #include "workload/stack.hpp"
@@ -14,6 +15,8 @@ namespace ftplan::cli {
 struct WorkloadOptions {
   std::string model;
   std::string method;
+  std::vector<std::string> from;  // --from: trainer files (cli/from_files.hpp)
+  bool required_ = true;
   int rank = 16;
   std::string targets = "q,k,v,o,gate,up,down";
   std::string optimizer = "adamw";

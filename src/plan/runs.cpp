@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
 #include "core/error.hpp"
 #include "workload/loss.hpp"
 #include "workload/roles.hpp"
+#include "workload/trainer_file.hpp"
 
 namespace ftplan {
 
@@ -59,7 +61,8 @@ const std::vector<std::string>& run_keys() {
                                                 "loss",
                                                 "lora_dropout",
                                                 "train_modules",
-                                                "peak"};
+                                                "peak",
+                                                "from"};
   return keys;
 }
 
@@ -80,6 +83,35 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
       }
     }
     out.push_back(g);
+  }
+  return out;
+}
+
+// The settings of a trainer file (`from: FILE`) that a run takes, by run key; the planner searches
+// the card count, sharding and accumulation itself, so those are left out.
+std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node& node,
+                                                               const std::string& where,
+                                                               const Catalog& catalog,
+                                                               const FileReader& read_file) {
+  if (!node.IsScalar())
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{}: key 'from': expected the path of a trainer file, got {}",
+                                where, describe_node(node)),
+                    "from");
+  if (!read_file)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("{}: key 'from': trainer files are not read here", where), "from");
+  const std::string path = node.Scalar();
+  const TrainerFile f = read_trainer_file(read_file(path, "from"), path, catalog.model_ids());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : f.used) {
+    if (std::find(run_keys().begin(), run_keys().end(), s.as) == run_keys().end()) continue;
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == s.as; });
+    if (it != out.end())
+      it->second = s.to;  // a later key of the file wins
+    else
+      out.emplace_back(s.as, s.to);
   }
   return out;
 }
@@ -185,6 +217,7 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
   const std::string loss = r.optional_string("loss").value_or("");
   w.options.loss =
       guarded("loss", [&] { return resolve_loss(loss, w.options.chunked_loss, *w.stack); });
+  r.optional_string("from");  // its settings were merged in with the run's keys
   r.finish();
   try {
     validate(w);
@@ -198,7 +231,7 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
 
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
                          const Stacks& stacks, const ModelResolver& resolve,
-                         const FileReader& read_file) {
+                         const FileReader& read_file, const std::vector<std::string>& extra_from) {
   RunsFile out;
   out.file = file;
   StrictMap root(parse_yaml_document(text, file), file, "");
@@ -293,15 +326,29 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
                       path);
     // The defaults join the run's own node (no copy: YAML::Clone drops the line marks), so an
     // error names the line of the run's key, or of the default it took.
+    // Priority: the run's own keys, its trainer file (`from`), the defaults, the defaults'
+    // trainer file, then files given to the command (--from).
     YAML::Node merged = item;
-    if (defaults.IsMap())
+    std::set<std::string> present;
+    for (const auto& mine : item)
+      if (mine.first.IsScalar()) present.insert(mine.first.Scalar());
+    const auto add = [&](const std::string& key, const YAML::Node& value) {
+      if (present.insert(key).second) merged[key] = value;
+    };
+    const auto add_from = [&](const YAML::Node& from_node, const std::string& where) {
+      for (const auto& [key, value] : from_settings(from_node, where, catalog, read_file))
+        add(key, YAML::Node(value));
+    };
+    if (item["from"]) add_from(item["from"], fmt::format("{}: {}", file, path));
+    if (defaults.IsMap()) {
       for (const auto& kv : defaults) {
         const std::string key = kv.first.as<std::string>("");
-        bool own = false;
-        for (const auto& mine : item)
-          own |= mine.first.IsScalar() && mine.first.Scalar() == key;
-        if (!own) merged[key] = kv.second;
+        if (key != "from") add(key, kv.second);
       }
+      if (defaults["from"]) add_from(defaults["from"], fmt::format("{}: defaults", file));
+    }
+    for (const auto& extra : extra_from)
+      add_from(YAML::Node(extra), "--from");
     StrictMap r(merged, file, path);
     out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file));
   }

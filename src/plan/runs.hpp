@@ -58,10 +58,13 @@ using FileReader = std::function<std::string(const std::string& path, const std:
 // Strict: unknown key, wrong type, out-of-range value, unknown model or GPU → UserError naming the
 // file, the line and the key.
 // A run's `stack` (default hf) is one of `stacks`; it decides what the run leaves open
-// (attention kernel, compilation).
+// (attention kernel, compilation). A run's `from: FILE` (or the defaults', or `extra_from`, the
+// command's --from) is a trainer file (workload/trainer_file.hpp) whose settings the run takes
+// where it does not set the key itself.
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
                          const Stacks& stacks, const ModelResolver& resolve_model,
-                         const FileReader& read_file = {});
+                         const FileReader& read_file = {},
+                         const std::vector<std::string>& extra_from = {});
 
 // The built-in default: examples/seed-runs.yaml, the seed article's runs.
 inline constexpr std::string_view kSeedRunsPath = "examples/seed-runs.yaml";

@@ -70,6 +70,7 @@ std::string shown(std::string_view text) {
 // give them.
 constexpr const char* kInlineModel = "inline:config.json";
 constexpr const char* kInlineRuns = "inline:runs.yaml";
+constexpr const char* kInlineFrom = "inline:trainer-file";
 
 // The POST endpoints and the command each runs.
 struct Endpoint {
@@ -116,6 +117,14 @@ void append_options(const json& body, CommandCall& call) {
                     "the request body must be a JSON object of the CLI's options", "");
   for (const auto& [key, value] : body.items()) {
     if (key == "json" || key == "data" || value.is_null()) continue;
+    if (key == "from") {  // a pasted trainer file (object, or JSON/YAML text)
+      call.inline_files[kInlineFrom] =
+          value.is_string() ? value.get<std::string>()
+                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
+      call.args.push_back("--from");
+      call.args.push_back(kInlineFrom);
+      continue;
+    }
     if (key == "config") {  // a pasted config.json (object or text)
       call.inline_files[kInlineModel] =
           value.is_string() ? value.get<std::string>()

@@ -1,0 +1,141 @@
+#include "cli/from_files.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace ftplan::cli {
+
+namespace {
+
+// The command-line option a trainer setting becomes, and the value it is given ("" for a flag
+// that is set).
+struct OptionValue {
+  std::string option;
+  std::string value;
+  bool flag = false;
+};
+
+OptionValue option_for(const std::string& key, const std::string& value) {
+  if (key == "gpu_count") return {"--gpus", value};
+  if (key == "compile") return {value == "true" ? "--compile" : "--no-compile", "", true};
+  static const std::vector<std::string> flags = {
+      "packing",        "padding_free",      "optimizer_in_backward", "pure_bf16",
+      "offload_params", "offload_optimizer", "offload_activations"};
+  std::string name = "--" + key;
+  std::replace(name.begin(), name.end(), '_', '-');
+  const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();
+  return {name, flag ? "" : value, flag};
+}
+
+}  // namespace
+
+void add_from_option(CLI::App& app, std::vector<std::string>& files) {
+  app.add_option("--from", files,
+                 "Trainer file to read the run from (repeatable): a PEFT adapter_config.json, "
+                 "axolotl YAML, torchtune recipe, LLaMA-Factory YAML, Transformers/TRL training "
+                 "arguments (JSON or YAML), DeepSpeed ds_config.json or accelerate config. "
+                 "Options given beside it win; of several files the later wins. --json shows "
+                 "what was used and what was ignored");
+}
+
+void apply_from_files(CLI::App& app, Context& ctx) {
+  CLI::Option* from = app.get_option_no_throw("--from");
+  // Commands that describe one run (--method); plan hands its files to the runs file instead.
+  if (!from || from->count() == 0 || !app.get_option_no_throw("--method")) return;
+  // The options the user typed, before any file fills others in.
+  std::vector<std::string> typed;
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0) typed.push_back(o->get_name());
+  const auto was_typed = [&](const std::string& name) {
+    return std::find(typed.begin(), typed.end(), name) != typed.end();
+  };
+  for (const std::string& path : from->as<std::vector<std::string>>()) {
+    Context::FromFile f{
+        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids()), {}};
+    for (const TrainerSetting& s : f.file.used) {
+      const OptionValue ov = option_for(s.as, s.to);
+      // "--compile" and "--no-compile" answer the same question.
+      const bool typed_other =
+          s.as == "compile" && (was_typed("--compile") || was_typed("--no-compile"));
+      CLI::Option* opt = app.get_option_no_throw(ov.option);
+      if (!opt) {
+        f.not_applied.push_back(
+            fmt::format("ftplan {} has no {} option", app.get_name(), ov.option));
+      } else if (was_typed(ov.option) || typed_other) {
+        f.not_applied.push_back(fmt::format("{} given on the command line", ov.option));
+      } else if (ov.flag && s.to == "false" && s.as != "compile") {
+        f.not_applied.push_back("");  // a flag left off is the default
+      } else {
+        if (s.as == "compile") {  // the file's choice replaces the other file's
+          for (const char* other : {"--compile", "--no-compile"})
+            if (CLI::Option* o = app.get_option_no_throw(other)) o->clear();
+        }
+        opt->clear();
+        opt->add_result(ov.flag ? std::string("true") : ov.value);
+        try {
+          opt->run_callback();
+        } catch (const CLI::ParseError& e) {
+          throw UserError(ErrorCode::kInvalidValue,
+                          fmt::format("{}: key '{}' = '{}' as {}: {}", path, s.key, s.value,
+                                      ov.option, e.what()),
+                          s.key);
+        }
+        f.not_applied.push_back("");
+      }
+    }
+    ctx.from_files.push_back(std::move(f));
+  }
+  // A setting a later key (of this file or a later one) sets again was replaced by it.
+  std::vector<std::string> later;
+  for (auto f = ctx.from_files.rbegin(); f != ctx.from_files.rend(); ++f)
+    for (std::size_t i = f->file.used.size(); i-- > 0;) {
+      const std::string& as = f->file.used[i].as;
+      const bool again = std::find(later.begin(), later.end(), as) != later.end();
+      if (again && f->not_applied[i].empty())
+        f->not_applied[i] = "a later key sets " + as + " again";
+      later.push_back(as);
+    }
+  for (const auto& f : ctx.from_files) {
+    const auto taken = std::count(f.not_applied.begin(), f.not_applied.end(), std::string());
+    ctx.err << fmt::format(
+        "note: {} ({}): {} setting(s) taken, {} key(s) not modelled (--json lists both)\n",
+        f.file.file, trainer_format_name(f.file.format), taken, f.file.ignored.size());
+  }
+}
+
+nlohmann::json from_json(const Context& ctx) {
+  if (ctx.from_files.empty()) return nullptr;
+  nlohmann::json j;
+  j["file"] = ctx.from_files.front().file.file;
+  j["format"] = std::string(trainer_format_name(ctx.from_files.front().file.format));
+  j["files"] = nlohmann::json::array();
+  j["used"] = nlohmann::json::array();
+  j["ignored"] = nlohmann::json::array();
+  for (const auto& f : ctx.from_files) {
+    j["files"].push_back(
+        {{"file", f.file.file}, {"format", std::string(trainer_format_name(f.file.format))}});
+    for (std::size_t i = 0; i < f.file.used.size(); ++i) {
+      const TrainerSetting& s = f.file.used[i];
+      nlohmann::json u = {{"file", f.file.file}, {"key", s.key}, {"value", s.value},
+                          {"as", s.as},          {"to", s.to},   {"applied", true}};
+      if (i < f.not_applied.size() && !f.not_applied[i].empty()) {
+        u["applied"] = false;
+        u["why"] = f.not_applied[i];
+      }
+      j["used"].push_back(u);
+    }
+    for (const IgnoredKey& k : f.file.ignored)
+      j["ignored"].push_back({{"file", f.file.file}, {"key", k.key}, {"why", k.why}});
+  }
+  return j;
+}
+
+nlohmann::json& with_from(const Context& ctx, nlohmann::json& j) {
+  if (!ctx.from_files.empty() && j.is_object()) j["from"] = from_json(ctx);
+  return j;
+}
+
+}  // namespace ftplan::cli

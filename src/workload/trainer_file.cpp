@@ -1,0 +1,907 @@
+#include "workload/trainer_file.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "catalog/strict_yaml.hpp"
+#include "core/error.hpp"
+#include "core/json_check.hpp"
+
+namespace ftplan {
+
+std::string_view trainer_format_name(TrainerFormat f) {
+  switch (f) {
+    case TrainerFormat::kPeftAdapter:
+      return "peft-adapter";
+    case TrainerFormat::kHfTrainer:
+      return "transformers-trainer";
+    case TrainerFormat::kAxolotl:
+      return "axolotl";
+    case TrainerFormat::kTorchtune:
+      return "torchtune";
+    case TrainerFormat::kLlamaFactory:
+      return "llama-factory";
+    case TrainerFormat::kDeepSpeed:
+      return "deepspeed";
+    case TrainerFormat::kAccelerate:
+      return "accelerate";
+  }
+  return "unknown";
+}
+
+const std::vector<std::string>& trainer_setting_keys() {
+  static const std::vector<std::string> keys = {"model",
+                                                "method",
+                                                "rank",
+                                                "targets",
+                                                "lora_dropout",
+                                                "train_modules",
+                                                "optimizer",
+                                                "precision",
+                                                "seq",
+                                                "packing",
+                                                "padding_free",
+                                                "micro_batch",
+                                                "grad_accum",
+                                                "recompute",
+                                                "attention",
+                                                "stack",
+                                                "compile",
+                                                "base_quant",
+                                                "loss",
+                                                "optimizer_in_backward",
+                                                "pure_bf16",
+                                                "offload_optimizer",
+                                                "offload_params",
+                                                "offload_activations",
+                                                "shard",
+                                                "gpu_count"};
+  return keys;
+}
+
+std::string TrainerFile::setting(std::string_view as) const {
+  for (auto it = used.rbegin(); it != used.rend(); ++it)
+    if (it->as == as) return it->to;
+  return "";
+}
+
+namespace {
+
+constexpr std::string_view kNotModelled = "not modelled: no effect on memory or step time here";
+
+// The document as leaves: every scalar and list under its dotted key path ("fsdp_config.x");
+// maps are walked into.
+struct Leaf {
+  std::string path;
+  YAML::Node node;
+  bool consumed = false;
+};
+
+void flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>& out) {
+  if (node.IsMap() && node.size() > 0) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      flatten(kv.second, path.empty() ? key : path + "." + key, out);
+    }
+    return;
+  }
+  out.push_back({path, node});
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string alnum_lower(std::string_view s) {
+  std::string out;
+  for (const char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Which adapter, base quantization and DoRA the file asks for: the method is decided once all
+// keys are read.
+struct MethodBits {
+  std::optional<bool> adapter;  // true: LoRA-style adapters; false: full fine-tune
+  int quant_bits = 0;           // 4 or 8: a quantized frozen base
+  std::string quant_format;     // ftplan's base_quant name, when the file says
+  bool dora = false;
+  std::string key, value;  // the key that decided `adapter`
+};
+
+class Reader {
+ public:
+  Reader(TrainerFile& out, std::vector<Leaf> leaves) : out_(out), leaves_(std::move(leaves)) {}
+
+  bool has(std::string_view path) const { return find(path) != nullptr; }
+  // Whether any key starts with `prefix` ("deepspeed.").
+  bool has_prefix(std::string_view prefix) const {
+    for (const auto& l : leaves_)
+      if (l.path.starts_with(prefix)) return true;
+    return false;
+  }
+
+  // The scalar (or list, joined with commas) at `path`; marks it read. Null is absent.
+  std::optional<std::string> text(std::string_view path) {
+    Leaf* l = find(path);
+    if (!l) return std::nullopt;
+    l->consumed = true;
+    if (l->node.IsNull()) return std::nullopt;
+    if (l->node.IsScalar()) return l->node.Scalar();
+    if (l->node.IsSequence()) {
+      std::vector<std::string> items;
+      for (const auto& item : l->node) {
+        if (!item.IsScalar()) fail(path, "expected a list of names", describe_node(l->node));
+        items.push_back(item.Scalar());
+      }
+      return fmt::format("{}", fmt::join(items, ","));
+    }
+    fail(path, "expected a value or a list of names", describe_node(l->node));
+  }
+
+  std::optional<bool> boolean(std::string_view path) {
+    auto v = text(path);
+    if (!v) return std::nullopt;
+    const std::string s = lower(*v);
+    if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
+    if (s == "false" || s == "no" || s == "off" || s == "0") return false;
+    fail(path, "expected true or false", *v);
+  }
+
+  std::optional<long long> integer(std::string_view path, long long min, long long max) {
+    auto v = text(path);
+    if (!v) return std::nullopt;
+    if (lower(*v) == "auto") {
+      ignore(path, "'auto': the trainer fills it in from its own arguments");
+      return std::nullopt;
+    }
+    long long n = 0;
+    std::size_t used = 0;
+    try {
+      n = std::stoll(*v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != v->size() || n < min || n > max)
+      fail(path, fmt::format("expected a whole number from {} to {}", min, max), *v);
+    return n;
+  }
+
+  std::optional<double> number(std::string_view path, double min, double max) {
+    auto v = text(path);
+    if (!v) return std::nullopt;
+    double x = 0;
+    std::size_t used = 0;
+    try {
+      x = std::stod(*v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != v->size() || !(x >= min && x <= max))
+      fail(path, fmt::format("expected a number from {} to {}", min, max), *v);
+    return x;
+  }
+
+  void use(std::string_view path, std::string value, std::string_view as, std::string to) {
+    // A later key for the same setting replaces the earlier one (setting() reads the last).
+    out_.used.push_back({std::string(path), std::move(value), std::string(as), std::move(to)});
+  }
+  // Reads `path` and records it as setting `as` with the value `to(value)`.
+  template <typename F>
+  void map_text(std::string_view path, std::string_view as, F to) {
+    if (auto v = text(path)) {
+      const std::string mapped = to(*v);
+      if (!mapped.empty()) use(path, *v, as, mapped);
+    }
+  }
+  void copy_integer(std::string_view path, std::string_view as, long long min, long long max) {
+    Leaf* l = find(path);
+    if (auto n = integer(path, min, max)) use(path, l->node.Scalar(), as, std::to_string(*n));
+  }
+  void copy_bool(std::string_view path, std::string_view as) {
+    if (auto b = boolean(path)) use(path, *b ? "true" : "false", as, *b ? "true" : "false");
+  }
+
+  void ignore(std::string_view path, std::string why) {
+    if (Leaf* l = find(path)) l->consumed = true;
+    out_.ignored.push_back({std::string(path), std::move(why)});
+  }
+
+  [[noreturn]] void fail(std::string_view path, std::string_view expected,
+                         std::string_view value) const {
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{} ({} file): key '{}': {}, got '{}'", out_.file,
+                                trainer_format_name(out_.format), path, expected, value),
+                    std::string(path));
+  }
+
+  // Keys nobody read are listed as not modelled: a whole top-level section at once when none of
+  // its keys was read (datasets, checkpointer, ...).
+  void finish() {
+    std::map<std::string, std::pair<int, int>> sections;  // top key → (leaves, consumed)
+    // A key left empty (null) sets nothing: not worth a line.
+    std::erase_if(leaves_, [](const Leaf& l) { return !l.consumed && l.node.IsNull(); });
+    for (const auto& l : leaves_) {
+      auto& s = sections[top(l.path)];
+      ++s.first;
+      s.second += l.consumed ? 1 : 0;
+    }
+    std::set<std::string> listed;
+    for (const auto& l : leaves_) {
+      if (l.consumed) continue;
+      const std::string t = top(l.path);
+      if (sections[t].second == 0) {
+        if (listed.insert(t).second) out_.ignored.push_back({t, std::string(kNotModelled)});
+      } else {
+        out_.ignored.push_back({l.path, std::string(kNotModelled)});
+      }
+    }
+  }
+
+  TrainerFile& out() { return out_; }
+
+ private:
+  static std::string top(const std::string& path) { return path.substr(0, path.find('.')); }
+  Leaf* find(std::string_view path) {
+    for (auto& l : leaves_)
+      if (l.path == path) return &l;
+    return nullptr;
+  }
+  const Leaf* find(std::string_view path) const {
+    for (const auto& l : leaves_)
+      if (l.path == path) return &l;
+    return nullptr;
+  }
+
+  TrainerFile& out_;
+  std::vector<Leaf> leaves_;
+};
+
+// --- Names shared by several trainers --------------------------------------------------------
+
+// Transformers' `optim` names (also axolotl's `optimizer`, LLaMA-Factory's `optim`).
+std::string hf_optimizer(Reader& r, std::string_view path, const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"adamw_torch", "adamw"},
+      {"adamw_torch_fused", "adamw"},
+      {"adamw_hf", "adamw"},
+      {"adamw_apex_fused", "adamw"},
+      {"adamw_anyprecision", "adamw"},
+      {"adamw_torch_xla", "adamw"},
+      {"adamw_torch_npu_fused", "adamw"},
+      {"adamw_bnb_8bit", "adamw-8bit"},
+      {"adamw_8bit", "adamw-8bit"},
+      {"ademamix_8bit", "adamw-8bit"},
+      {"paged_adamw_32bit", "paged-adamw"},
+      {"paged_adamw", "paged-adamw"},
+      {"paged_adamw_8bit", "paged-adamw-8bit"},
+      {"adafactor", "adafactor"},
+      {"sgd", "sgd"},
+      {"lion_32bit", "lion"},
+      {"paged_lion_32bit", "lion"},
+  };
+  const std::string n = lower(name);
+  for (const auto& [from, to] : table)
+    if (n == from) return to;
+  if (n == "lion_8bit" || n == "paged_lion_8bit" || n == "adamw_torch_4bit" ||
+      n == "adamw_torch_8bit" || n.starts_with("galore") || n.starts_with("apollo") ||
+      n == "lomo" || n == "adalomo" || n == "grokadamw" || n == "schedule_free_adamw") {
+    r.ignore(path, fmt::format("optimizer '{}' is not in ftplan's optimizer table (ftplan "
+                               "optimizers --help lists them): give --optimizer",
+                               name));
+    return "";
+  }
+  std::vector<std::string> known;
+  for (const auto& [from, to] : table)
+    known.push_back(from);
+  r.fail(path, fmt::format("a Transformers optimizer name ({})", fmt::join(known, ", ")), name);
+}
+
+// Attention implementations as Transformers, TRL and LLaMA-Factory name them.
+std::string attention_name(Reader& r, std::string_view path, const std::string& v) {
+  const std::string s = lower(v);
+  if (s == "flash_attention_2" || s == "flash_attention_3" || s == "fa2" || s == "fa3" ||
+      s == "flash" || s == "kernels-community/flash-attn" ||
+      s == "kernels-community/vllm-flash-attn3")
+    return "flash";
+  if (s == "sdpa") return "sdpa";
+  if (s == "eager" || s == "disabled") return "eager";
+  if (s == "auto") {
+    r.ignore(path, "'auto': the library picks the kernel; the stack's default applies");
+    return "";
+  }
+  r.fail(path, "an attention implementation (flash_attention_2, sdpa, eager)", v);
+}
+
+// FSDP's sharding strategies by name or number (Transformers, accelerate, axolotl).
+std::string fsdp_strategy(Reader& r, std::string_view path, const std::string& v) {
+  const std::string s = lower(v);
+  if (s == "full_shard" || s == "1" || s == "hybrid_shard" || s == "4" ||
+      s == "_hybrid_shard_zero2")
+    return "fsdp";
+  if (s == "shard_grad_op" || s == "2") return "zero2";
+  if (s == "no_shard" || s == "3") return "ddp";
+  r.fail(path, "an FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD)", v);
+}
+
+// Transformers' `fsdp` option: "full_shard auto_wrap offload" (or a list of those words).
+void hf_fsdp(Reader& r, std::string_view path) {
+  auto v = r.text(path);
+  if (!v || v->empty() || lower(*v) == "false") return;
+  std::string words = *v;
+  std::replace(words.begin(), words.end(), ',', ' ');
+  std::size_t pos = 0;
+  while (pos < words.size()) {
+    const auto end = words.find(' ', pos);
+    const std::string w = lower(words.substr(pos, end - pos));
+    pos = end == std::string::npos ? words.size() : end + 1;
+    if (w.empty() || w == "auto_wrap") continue;
+    if (w == "offload") {
+      r.use(path, *v, "offload_params", "true");
+      r.use(path, *v, "offload_optimizer", "true");
+    } else if (w == "true") {
+      r.use(path, *v, "shard", "fsdp");
+    } else {
+      r.use(path, *v, "shard", fsdp_strategy(r, path, w));
+    }
+  }
+}
+
+// ZeRO stages as ftplan's sharding: stage 3 shards parameters too, as FSDP's full sharding does.
+std::string zero_stage(Reader& r, std::string_view path, const std::string& v) {
+  if (v == "0") return "ddp";
+  if (v == "1") return "zero1";
+  if (v == "2") return "zero2";
+  if (v == "3") return "fsdp";
+  r.fail(path, "a ZeRO stage 0, 1, 2 or 3", v);
+}
+
+// A DeepSpeed config (ds_config.json, or inline under `prefix`, as Transformers takes it).
+void read_deepspeed(Reader& r, const std::string& prefix) {
+  const auto p = [&](std::string_view key) { return prefix + std::string(key); };
+  const std::string stage_key = p("zero_optimization.stage");
+  r.map_text(stage_key, "shard", [&](const std::string& v) { return zero_stage(r, stage_key, v); });
+  for (const auto& entry :
+       {std::pair{"zero_optimization.offload_optimizer.device", "offload_optimizer"},
+        std::pair{"zero_optimization.offload_param.device", "offload_params"}}) {
+    const std::string key = p(entry.first);
+    r.map_text(key, entry.second, [&](const std::string& v) -> std::string {
+      const std::string s = lower(v);
+      if (s == "cpu" || s == "nvme") return "true";  // NVMe is timed as host memory
+      if (s == "none") return "false";
+      r.fail(key, "cpu, nvme or none", v);
+    });
+  }
+  r.copy_integer(p("train_micro_batch_size_per_gpu"), "micro_batch", 1, 1 << 20);
+  r.copy_integer(p("gradient_accumulation_steps"), "grad_accum", 1, 1 << 20);
+  for (const auto& entry : {std::pair{"bf16.enabled", "bf16"}, std::pair{"fp16.enabled", "fp16"}}) {
+    const std::string key = p(entry.first);
+    if (auto v = r.text(key)) {
+      if (lower(*v) == "auto")
+        r.ignore(key, "'auto': the trainer fills it in from its own arguments");
+      else if (lower(*v) == "true")
+        r.use(key, *v, "precision", entry.second);
+    }
+  }
+  r.copy_bool(p("activation_checkpointing.cpu_checkpointing"), "offload_activations");
+  for (const char* key :
+       {"zero_optimization.reduce_bucket_size", "zero_optimization.allgather_bucket_size",
+        "zero_optimization.stage3_prefetch_bucket_size",
+        "zero_optimization.stage3_param_persistence_threshold",
+        "zero_optimization.stage3_max_live_parameters",
+        "zero_optimization.stage3_max_reuse_distance"})
+    if (r.has(p(key)))
+      r.ignore(p(key),
+               "bucket and prefetch sizes are not modelled: collectives are timed whole, with "
+               "the stack's overlap, and their buffers come from the stack's data");
+  if (prefix.empty())
+    r.use("(file)", "", "stack", "deepspeed");
+  else if (r.has_prefix(prefix))
+    r.use(prefix.substr(0, prefix.size() - 1), "(inline)", "stack", "deepspeed");
+}
+
+void set_method(Reader& r, const MethodBits& m) {
+  if (!m.adapter) return;
+  std::string method;
+  if (!*m.adapter) {
+    method = "full";
+  } else if (m.quant_bits > 0) {
+    method = m.dora ? "qdora" : "qlora";
+  } else {
+    method = m.dora ? "dora" : "lora";
+  }
+  r.use(m.key, m.value, "method", method);
+  if (m.quant_bits > 0 && *m.adapter) {
+    const std::string format = !m.quant_format.empty() ? m.quant_format
+                               : m.quant_bits == 8     ? "int8"
+                                                       : "nf4";
+    r.use(m.key, m.value, "base_quant", format);
+  }
+}
+
+// Target module lists as PEFT writes them; "all-linear" and lists pass to ftplan's own parser.
+std::string lora_targets(Reader& r, std::string_view path, const std::string& v) {
+  if (v.find_first_of("*.()[]|\\^$?+") != std::string::npos) {
+    r.ignore(path, "a regular expression over module names: give --targets");
+    return "";
+  }
+  return v;
+}
+
+// --- The formats ------------------------------------------------------------------------------
+
+void read_peft(Reader& r) {
+  const std::string type = r.text("peft_type").value_or("");
+  if (lower(type) != "lora")
+    r.fail("peft_type", "LORA (ftplan models LoRA and, with use_dora, DoRA adapters)", type);
+  MethodBits m;
+  m.adapter = true;
+  m.key = "peft_type";
+  m.value = type;
+  m.dora = r.boolean("use_dora").value_or(false);
+  set_method(r, m);
+  r.map_text("base_model_name_or_path", "model", [](const std::string& v) { return v; });
+  r.copy_integer("r", "rank", 1, 65536);
+  r.map_text("target_modules", "targets",
+             [&](const std::string& v) { return lora_targets(r, "target_modules", v); });
+  if (auto d = r.number("lora_dropout", 0, 0.999))
+    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.map_text("modules_to_save", "train_modules", [](const std::string& v) { return v; });
+}
+
+void read_hf_trainer(Reader& r) {
+  r.copy_integer("per_device_train_batch_size", "micro_batch", 1, 1 << 20);
+  r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
+  if (auto g = r.boolean("gradient_checkpointing"))
+    r.use("gradient_checkpointing", *g ? "true" : "false", "recompute", *g ? "full" : "none");
+  if (r.boolean("bf16").value_or(false)) r.use("bf16", "true", "precision", "bf16");
+  if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
+  r.map_text("optim", "optimizer",
+             [&](const std::string& v) { return hf_optimizer(r, "optim", v); });
+  r.copy_integer("max_seq_length", "seq", 1, 1 << 24);  // TRL before 0.20
+  r.copy_integer("max_length", "seq", 1, 1 << 24);      // TRL 0.20 and later
+  r.copy_bool("packing", "packing");
+  r.copy_bool("padding_free", "padding_free");
+  hf_fsdp(r, "fsdp");
+  if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a)
+    r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
+  r.use("(file)", "", "stack", "hf");
+  if (r.has("deepspeed"))
+    r.ignore("deepspeed",
+             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  read_deepspeed(r, "deepspeed.");  // a config given inline
+  r.copy_bool("torch_compile", "compile");
+  if (r.boolean("use_liger_kernel").value_or(false))
+    r.use("use_liger_kernel", "true", "loss", "fused");
+  for (const char* key : {"model_init_kwargs.attn_implementation", "attn_implementation"})
+    r.map_text(key, "attention", [&](const std::string& v) { return attention_name(r, key, v); });
+  // TRL's ModelConfig keys, when its script arguments are one YAML file.
+  r.map_text("model_name_or_path", "model", [](const std::string& v) { return v; });
+  MethodBits m;
+  if (auto peft = r.boolean("use_peft")) {
+    m.adapter = *peft;
+    m.key = "use_peft";
+    m.value = *peft ? "true" : "false";
+  }
+  if (r.boolean("load_in_4bit").value_or(false)) m.quant_bits = 4;
+  if (r.boolean("load_in_8bit").value_or(false)) m.quant_bits = 8;
+  m.dora = r.boolean("use_dora").value_or(false);
+  if (m.adapter && *m.adapter) {
+    r.copy_integer("lora_r", "rank", 1, 65536);
+    r.map_text("lora_target_modules", "targets",
+               [&](const std::string& v) { return lora_targets(r, "lora_target_modules", v); });
+    if (auto d = r.number("lora_dropout", 0, 0.999))
+      r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  }
+  set_method(r, m);
+}
+
+void read_axolotl(Reader& r) {
+  r.map_text("base_model", "model", [](const std::string& v) { return v; });
+  MethodBits m;
+  m.adapter = false;
+  m.key = "adapter";
+  m.value = "(none: full fine-tune)";
+  if (auto a = r.text("adapter"); a && !a->empty()) {
+    const std::string s = lower(*a);
+    if (s != "lora" && s != "qlora") r.fail("adapter", "lora or qlora", *a);
+    m.adapter = true;
+    m.value = *a;
+    if (s == "qlora") m.quant_bits = 4;
+  }
+  if (r.boolean("load_in_4bit").value_or(false)) m.quant_bits = 4;
+  if (r.boolean("load_in_8bit").value_or(false) && *m.adapter) m.quant_bits = 8;
+  m.dora = r.boolean("peft_use_dora").value_or(false);
+  set_method(r, m);
+  r.copy_integer("lora_r", "rank", 1, 65536);
+  if (auto d = r.number("lora_dropout", 0, 0.999))
+    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.map_text("lora_target_modules", "targets",
+             [&](const std::string& v) { return lora_targets(r, "lora_target_modules", v); });
+  if (r.boolean("lora_target_linear").value_or(false))
+    r.use("lora_target_linear", "true", "targets", "all");
+  r.map_text("lora_modules_to_save", "train_modules", [](const std::string& v) { return v; });
+  r.copy_integer("sequence_len", "seq", 1, 1 << 24);
+  r.copy_bool("sample_packing", "packing");
+  r.copy_integer("micro_batch_size", "micro_batch", 1, 1 << 20);
+  r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
+  r.map_text("optimizer", "optimizer",
+             [&](const std::string& v) { return hf_optimizer(r, "optimizer", v); });
+  if (auto b = r.text("bf16"); b && (lower(*b) == "true" || lower(*b) == "auto"))
+    r.use("bf16", *b, "precision", "bf16");
+  if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
+  if (auto g = r.text("gradient_checkpointing")) {
+    const std::string s = lower(*g);
+    if (s == "offload") {
+      r.use("gradient_checkpointing", *g, "recompute", "full");
+      r.use("gradient_checkpointing", *g, "offload_activations", "true");
+    } else if (s == "true" || s == "unsloth") {
+      r.use("gradient_checkpointing", *g, "recompute", "full");
+    } else if (s == "false") {
+      r.use("gradient_checkpointing", *g, "recompute", "none");
+    } else {
+      r.fail("gradient_checkpointing", "true, false, unsloth or offload", *g);
+    }
+  }
+  if (r.boolean("flash_attention").value_or(false))
+    r.use("flash_attention", "true", "attention", "flash");
+  if (r.boolean("sdp_attention").value_or(false))
+    r.use("sdp_attention", "true", "attention", "sdpa");
+  if (r.boolean("xformers_attention").value_or(false))
+    r.use("xformers_attention", "true", "attention", "flash");  // no s x s scores kept either
+  if (r.boolean("eager_attention").value_or(false))
+    r.use("eager_attention", "true", "attention", "eager");
+  if (r.has("deepspeed"))
+    r.ignore("deepspeed",
+             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  hf_fsdp(r, "fsdp");
+  for (const char* key : {"fsdp_config.fsdp_offload_params", "fsdp_config.offload_params"})
+    if (auto o = r.boolean(key); o && *o) {
+      r.use(key, "true", "offload_params", "true");
+      r.use(key, "true", "offload_optimizer", "true");
+    }
+  for (const char* key : {"fsdp_config.fsdp_sharding_strategy"})
+    r.map_text(key, "shard", [&](const std::string& v) { return fsdp_strategy(r, key, v); });
+  for (const char* key :
+       {"fsdp_config.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing"})
+    if (auto a = r.boolean(key); a && *a) r.use(key, "true", "recompute", "full");
+  r.copy_bool("torch_compile", "compile");
+  for (const char* key : {"liger_fused_linear_cross_entropy", "cut_cross_entropy"})
+    if (r.boolean(key).value_or(false)) r.use(key, "true", "loss", "fused");
+  r.use("(file)", "", "stack", "axolotl");
+}
+
+// torchtune builder names ("qlora_llama3_1_8b") to catalog ids ("llama-3.1-8b").
+std::optional<std::string> match_builder(std::string builder, const std::vector<std::string>& ids) {
+  for (const char* prefix : {"qlora_", "lora_"})
+    if (builder.starts_with(prefix)) builder = builder.substr(std::string_view(prefix).size());
+  std::vector<std::string> names = {builder};
+  for (const char* suffix : {"_instruct", "_base"})
+    if (builder.ends_with(suffix))
+      names.push_back(builder.substr(0, builder.size() - std::string_view(suffix).size()));
+  for (const auto& n : names) {
+    const std::string want = alnum_lower(n);
+    std::vector<std::string> exact, longer, shorter;
+    for (const auto& id : ids) {
+      const std::string have = alnum_lower(id);
+      if (have == want) exact.push_back(id);
+      if (have.starts_with(want)) longer.push_back(id);
+      if (want.starts_with(have)) shorter.push_back(id);
+    }
+    if (exact.size() == 1) return exact[0];
+    if (longer.size() == 1) return longer[0];
+    if (shorter.size() == 1) return shorter[0];
+  }
+  return std::nullopt;
+}
+
+std::string torchtune_optimizer(Reader& r, std::string_view path, const std::string& component) {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"torch.optim.AdamW", "adamw"},
+      {"torch.optim.Adam", "adamw"},
+      {"torch.optim.SGD", "sgd"},
+      {"bitsandbytes.optim.AdamW8bit", "adamw-8bit"},
+      {"bitsandbytes.optim.PagedAdamW8bit", "paged-adamw-8bit"},
+      {"bitsandbytes.optim.PagedAdamW", "paged-adamw"},
+      {"bitsandbytes.optim.PagedAdamW32bit", "paged-adamw"},
+      {"torchao.optim.AdamW8bit", "adamw-8bit"},
+      {"torchao.prototype.low_bit_optim.AdamW8bit", "adamw-8bit"},
+      {"torch.optim.Adafactor", "adafactor"},
+  };
+  for (const auto& [from, to] : table)
+    if (component == from) return to;
+  std::vector<std::string> known;
+  for (const auto& [from, to] : table)
+    known.push_back(from);
+  r.fail(path, fmt::format("an optimizer component ({})", fmt::join(known, ", ")), component);
+}
+
+void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
+  const std::string component = r.text("model._component_").value_or("");
+  const std::string builder = component.substr(component.rfind('.') + 1);
+  MethodBits m;
+  m.key = "model._component_";
+  m.value = component;
+  m.adapter = builder.starts_with("lora_") || builder.starts_with("qlora_");
+  if (builder.starts_with("qlora_") || r.boolean("model.quantize_base").value_or(false))
+    m.quant_bits = 4;
+  m.dora = r.boolean("model.use_dora").value_or(false);
+  if (!component.empty()) {
+    set_method(r, m);
+    if (auto id = match_builder(builder, model_ids))
+      r.use("model._component_", component, "model", *id);
+    else
+      r.out().ignored.push_back(
+          {"model._component_",
+           fmt::format("builder '{}' matches no catalog model: give --model", builder)});
+  }
+  r.copy_integer("model.lora_rank", "rank", 1, 65536);
+  if (auto d = r.number("model.lora_dropout", 0, 0.999))
+    r.use("model.lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  if (auto attn = r.text("model.lora_attn_modules")) {
+    std::string targets = *attn;
+    const bool mlp = r.boolean("model.apply_lora_to_mlp").value_or(false);
+    const bool output = r.boolean("model.apply_lora_to_output").value_or(false);
+    if (mlp) targets += std::string(targets.empty() ? "" : ",") + "gate,up,down";
+    if (output) targets += std::string(targets.empty() ? "" : ",") + "lm_head";
+    r.use("model.lora_attn_modules", *attn, "targets", targets);
+  }
+  r.copy_integer("batch_size", "micro_batch", 1, 1 << 20);
+  r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
+  if (auto a = r.boolean("enable_activation_checkpointing"))
+    r.use("enable_activation_checkpointing", *a ? "true" : "false", "recompute",
+          *a ? "full" : "none");
+  r.copy_bool("enable_activation_offloading", "offload_activations");
+  r.copy_bool("compile", "compile");
+  if (auto d = r.text("dtype")) {
+    const std::string s = lower(*d);
+    if (s == "bf16") {
+      r.use("dtype", *d, "precision", "bf16");
+      r.use("dtype", *d, "pure_bf16", "true");  // torchtune keeps no FP32 master copy
+    } else if (s == "fp32") {
+      r.ignore("dtype", "FP32 training is not modelled: estimated as BF16 mixed precision");
+    } else {
+      r.fail("dtype", "bf16 or fp32", *d);
+    }
+  }
+  r.map_text("optimizer._component_", "optimizer", [&](const std::string& v) {
+    return torchtune_optimizer(r, "optimizer._component_", v);
+  });
+  r.copy_bool("optimizer_in_bwd", "optimizer_in_backward");
+  if (auto loss = r.text("loss._component_")) {
+    if (loss->ends_with("CEWithChunkedOutputLoss") || loss->ends_with("LinearCrossEntropyLoss"))
+      r.use("loss._component_", *loss, "loss", "chunked");
+    else
+      r.ignore("loss._component_", "this loss is estimated as the stack's default");
+  }
+  r.copy_integer("tokenizer.max_seq_len", "seq", 1, 1 << 24);
+  r.copy_bool("dataset.packed", "packing");
+  if (auto o = r.boolean("fsdp_cpu_offload"); o && *o) {
+    r.use("fsdp_cpu_offload", "true", "offload_params", "true");
+    r.use("fsdp_cpu_offload", "true", "offload_optimizer", "true");
+  }
+  r.use("(file)", "", "stack", "torchtune");
+}
+
+void read_llama_factory(Reader& r) {
+  r.map_text("model_name_or_path", "model", [](const std::string& v) { return v; });
+  if (auto stage = r.text("stage")) {
+    const std::string s = lower(*stage);
+    if (s != "sft" && s != "pt")
+      r.ignore("stage", fmt::format("stage '{}' is estimated as supervised fine-tuning of one "
+                                    "model (no reference model, reward model or rollouts)",
+                                    *stage));
+  }
+  MethodBits m;
+  m.key = "finetuning_type";
+  const std::string type = r.text("finetuning_type").value_or("lora");  // LLaMA-Factory's default
+  m.value = r.has("finetuning_type") ? type : "lora (LLaMA-Factory's default)";
+  if (lower(type) == "lora") {
+    m.adapter = true;
+  } else if (lower(type) == "full") {
+    m.adapter = false;
+  } else if (lower(type) == "freeze") {
+    r.ignore("finetuning_type",
+             "freeze (only some layers trained) is not modelled: give --method full or lora");
+  } else {
+    r.fail("finetuning_type", "lora, full or freeze", type);
+  }
+  if (auto bits = r.integer("quantization_bit", 2, 8)) {
+    if (*bits != 4 && *bits != 8) r.fail("quantization_bit", "4 or 8", std::to_string(*bits));
+    m.quant_bits = static_cast<int>(*bits);
+    const std::string method = lower(r.text("quantization_method").value_or("bnb"));
+    if (method == "hqq" && *bits == 4)
+      m.quant_format = "hqq-4";
+    else if (method == "eetq" || *bits == 8)
+      m.quant_format = "int8";
+    else if (method == "bnb" || method == "bitsandbytes")
+      m.quant_format = "nf4";
+    else
+      r.fail("quantization_method", "bnb, hqq or eetq", method);
+  }
+  m.dora = r.boolean("use_dora").value_or(false);
+  set_method(r, m);
+  r.copy_integer("lora_rank", "rank", 1, 65536);
+  if (auto d = r.number("lora_dropout", 0, 0.999))
+    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.map_text("lora_target", "targets",
+             [&](const std::string& v) { return lora_targets(r, "lora_target", v); });
+  r.map_text("additional_target", "train_modules", [](const std::string& v) { return v; });
+  r.copy_integer("cutoff_len", "seq", 1, 1 << 24);
+  r.copy_bool("packing", "packing");
+  if (r.boolean("neat_packing").value_or(false)) {
+    r.use("neat_packing", "true", "packing", "true");
+    r.use("neat_packing", "true", "padding_free", "true");
+  }
+  r.copy_integer("per_device_train_batch_size", "micro_batch", 1, 1 << 20);
+  r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
+  if (r.boolean("bf16").value_or(false)) r.use("bf16", "true", "precision", "bf16");
+  if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
+  r.copy_bool("pure_bf16", "pure_bf16");
+  r.map_text("flash_attn", "attention",
+             [&](const std::string& v) { return attention_name(r, "flash_attn", v); });
+  if (r.boolean("enable_liger_kernel").value_or(false))
+    r.use("enable_liger_kernel", "true", "loss", "fused");
+  r.map_text("optim", "optimizer",
+             [&](const std::string& v) { return hf_optimizer(r, "optim", v); });
+  if (auto d = r.boolean("disable_gradient_checkpointing"); d && *d)
+    r.use("disable_gradient_checkpointing", "true", "recompute", "none");
+  r.copy_bool("torch_compile", "compile");
+  if (r.has("deepspeed"))
+    r.ignore("deepspeed",
+             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  const bool unsloth = r.boolean("use_unsloth").value_or(false);
+  r.use(unsloth ? "use_unsloth" : "(file)", unsloth ? "true" : "", "stack",
+        unsloth ? "unsloth" : "llama-factory");
+}
+
+void read_accelerate(Reader& r) {
+  const std::string type = r.text("distributed_type").value_or("NO");
+  const std::string t = lower(type);
+  if (t == "fsdp") {
+    r.use("distributed_type", type, "shard", "fsdp");
+  } else if (t == "multi_gpu") {
+    r.use("distributed_type", type, "shard", "ddp");
+  } else if (t == "deepspeed") {
+    r.map_text("deepspeed_config.zero_stage", "shard", [&](const std::string& v) {
+      return zero_stage(r, "deepspeed_config.zero_stage", v);
+    });
+    r.use("distributed_type", type, "stack", "deepspeed");
+  } else if (t != "no") {
+    r.ignore("distributed_type", fmt::format("'{}' is not modelled", type));
+  }
+  r.copy_integer("num_processes", "gpu_count", 1, 65536);
+  if (auto machines = r.integer("num_machines", 1, 65536); machines && *machines > 1)
+    r.ignore("num_machines",
+             "several machines: num_processes counts every card; give the node layout with "
+             "ftplan scale");
+  if (auto mp = r.text("mixed_precision")) {
+    const std::string s = lower(*mp);
+    if (s == "bf16" || s == "fp16" || s == "fp8")
+      r.use("mixed_precision", *mp, "precision", s);
+    else if (s == "no")
+      r.ignore("mixed_precision", "FP32 training is not modelled: estimated as BF16");
+    else
+      r.fail("mixed_precision", "no, fp16, bf16 or fp8", *mp);
+  }
+  r.map_text("fsdp_config.fsdp_sharding_strategy", "shard", [&](const std::string& v) {
+    return fsdp_strategy(r, "fsdp_config.fsdp_sharding_strategy", v);
+  });
+  if (auto o = r.boolean("fsdp_config.fsdp_offload_params"); o && *o) {
+    r.use("fsdp_config.fsdp_offload_params", "true", "offload_params", "true");
+    r.use("fsdp_config.fsdp_offload_params", "true", "offload_optimizer", "true");
+  }
+  if (auto a = r.boolean("fsdp_config.fsdp_activation_checkpointing"); a && *a)
+    r.use("fsdp_config.fsdp_activation_checkpointing", "true", "recompute", "full");
+  for (const auto& entry :
+       {std::pair{"deepspeed_config.offload_optimizer_device", "offload_optimizer"},
+        std::pair{"deepspeed_config.offload_param_device", "offload_params"}}) {
+    const std::string key = entry.first;
+    r.map_text(key, entry.second, [&](const std::string& v) -> std::string {
+      const std::string s = lower(v);
+      if (s == "cpu" || s == "nvme") return "true";
+      if (s == "none") return "false";
+      r.fail(key, "cpu, nvme or none", v);
+    });
+  }
+  r.copy_integer("deepspeed_config.gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
+  if (r.has("deepspeed_config.deepspeed_config_file"))
+    r.ignore("deepspeed_config.deepspeed_config_file",
+             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  if (auto d = r.text("dynamo_config.dynamo_backend"); d && lower(*d) != "no")
+    r.use("dynamo_config.dynamo_backend", *d, "compile", "true");
+}
+
+bool has_key(const std::vector<Leaf>& leaves, std::string_view key) {
+  for (const auto& l : leaves)
+    if (l.path == key || l.path.starts_with(std::string(key) + ".")) return true;
+  return false;
+}
+
+bool has_component(const std::vector<Leaf>& leaves) {
+  for (const auto& l : leaves)
+    if (l.path.ends_with("._component_")) return true;
+  return false;
+}
+
+TrainerFormat detect(const std::vector<Leaf>& leaves, const std::string& file) {
+  if (has_key(leaves, "peft_type")) return TrainerFormat::kPeftAdapter;
+  if (has_key(leaves, "zero_optimization") || has_key(leaves, "train_micro_batch_size_per_gpu"))
+    return TrainerFormat::kDeepSpeed;
+  if (has_key(leaves, "distributed_type") || has_key(leaves, "compute_environment"))
+    return TrainerFormat::kAccelerate;
+  if (has_component(leaves)) return TrainerFormat::kTorchtune;
+  if (has_key(leaves, "base_model")) return TrainerFormat::kAxolotl;
+  if (has_key(leaves, "finetuning_type") || has_key(leaves, "cutoff_len") ||
+      (has_key(leaves, "stage") && has_key(leaves, "template")))
+    return TrainerFormat::kLlamaFactory;
+  if (has_key(leaves, "per_device_train_batch_size") || has_key(leaves, "output_dir") ||
+      has_key(leaves, "gradient_accumulation_steps") || has_key(leaves, "optim"))
+    return TrainerFormat::kHfTrainer;
+  throw UserError(
+      ErrorCode::kInvalidValue,
+      fmt::format("{}: cannot tell which trainer this file is for: expected keys such as "
+                  "peft_type (PEFT adapter_config.json), base_model (axolotl), "
+                  "model._component_ (torchtune), finetuning_type (LLaMA-Factory), "
+                  "per_device_train_batch_size (Transformers/TRL), zero_optimization "
+                  "(DeepSpeed) or distributed_type (accelerate)",
+                  file),
+      "from");
+}
+
+}  // namespace
+
+TrainerFile read_trainer_file(std::string_view text, const std::string& file,
+                              const std::vector<std::string>& model_ids) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{')
+    check_json_text(text, file, "from");  // duplicate keys, depth, UTF-8
+  const YAML::Node root = parse_yaml_document(text, file);
+  if (!root.IsMap())
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("{}: expected a map of trainer settings, got {}", file, describe_node(root)),
+        "from");
+  TrainerFile out;
+  out.file = file;
+  std::vector<Leaf> leaves;
+  flatten(root, "", leaves);
+  out.format = detect(leaves, file);
+  Reader r(out, std::move(leaves));
+  switch (out.format) {
+    case TrainerFormat::kPeftAdapter:
+      read_peft(r);
+      break;
+    case TrainerFormat::kHfTrainer:
+      read_hf_trainer(r);
+      break;
+    case TrainerFormat::kAxolotl:
+      read_axolotl(r);
+      break;
+    case TrainerFormat::kTorchtune:
+      read_torchtune(r, model_ids);
+      break;
+    case TrainerFormat::kLlamaFactory:
+      read_llama_factory(r);
+      break;
+    case TrainerFormat::kDeepSpeed:
+      read_deepspeed(r, "");
+      break;
+    case TrainerFormat::kAccelerate:
+      read_accelerate(r);
+      break;
+  }
+  r.finish();
+  return out;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,278 @@
+// Trainer files as runs (--from): each format's keys become the run settings its documentation
+// gives them, the rest is listed as ignored, flags beside --from win, and bad files get errors that
+// name the file, key and value. The files in tests/data/trainers are shaped like the examples in
+// each project's documentation.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iterator>
+
+#include "core/error.hpp"
+#include "plan/runs.hpp"
+#include "support.hpp"
+#include "workload/trainer_file.hpp"
+
+namespace ftplan {
+namespace {
+
+using json = nlohmann::json;
+
+std::string path(const std::string& name) {
+  return std::string(FTPLAN_SOURCE_DIR) + "/tests/data/trainers/" + name;
+}
+
+std::string text(const std::string& name) {
+  std::ifstream in(path(name), std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TrainerFile read(const std::string& name) {
+  return read_trainer_file(text(name), name, test::catalog().model_ids());
+}
+
+bool ignored(const TrainerFile& f, const std::string& key) {
+  for (const auto& k : f.ignored)
+    if (k.key == key) return true;
+  return false;
+}
+
+TEST(TrainerFiles, PeftAdapterConfig) {
+  const TrainerFile f = read("adapter_config.json");
+  EXPECT_EQ(f.format, TrainerFormat::kPeftAdapter);
+  EXPECT_EQ(f.setting("method"), "lora");
+  EXPECT_EQ(f.setting("rank"), "64");
+  EXPECT_EQ(f.setting("targets"), "q_proj,k_proj,v_proj,o_proj");
+  EXPECT_EQ(f.setting("lora_dropout"), "0.05");
+  EXPECT_EQ(f.setting("model"), "meta-llama/Llama-3.1-8B");
+  // lora_alpha scales the update: no effect on memory or time.
+  EXPECT_TRUE(ignored(f, "lora_alpha"));
+  EXPECT_TRUE(ignored(f, "task_type"));
+  EXPECT_EQ(f.setting("stack"), "");  // an adapter file does not say which trainer ran it
+}
+
+TEST(TrainerFiles, AxolotlQlora) {
+  const TrainerFile f = read("axolotl-qlora.yml");
+  EXPECT_EQ(f.format, TrainerFormat::kAxolotl);
+  EXPECT_EQ(f.setting("method"), "qlora");
+  EXPECT_EQ(f.setting("base_quant"), "nf4");
+  EXPECT_EQ(f.setting("rank"), "32");
+  EXPECT_EQ(f.setting("targets"), "all");   // lora_target_linear: true
+  EXPECT_EQ(f.setting("seq"), "4096");      // sequence_len
+  EXPECT_EQ(f.setting("packing"), "true");  // sample_packing
+  EXPECT_EQ(f.setting("micro_batch"), "2");
+  EXPECT_EQ(f.setting("grad_accum"), "4");
+  EXPECT_EQ(f.setting("optimizer"), "paged-adamw-8bit");
+  EXPECT_EQ(f.setting("precision"), "bf16");  // bf16: auto
+  EXPECT_EQ(f.setting("recompute"), "full");
+  EXPECT_EQ(f.setting("attention"), "flash");
+  EXPECT_EQ(f.setting("stack"), "axolotl");
+  EXPECT_TRUE(ignored(f, "datasets"));
+  EXPECT_TRUE(ignored(f, "learning_rate"));
+}
+
+TEST(TrainerFiles, TorchtuneRecipe) {
+  const TrainerFile f = read("torchtune-lora.yaml");
+  EXPECT_EQ(f.format, TrainerFormat::kTorchtune);
+  EXPECT_EQ(f.setting("model"), "llama-3.1-8b");  // the builder lora_llama3_1_8b
+  EXPECT_EQ(f.setting("method"), "lora");
+  EXPECT_EQ(f.setting("rank"), "8");
+  EXPECT_EQ(f.setting("targets"), "q_proj,v_proj,output_proj,gate,up,down");
+  EXPECT_EQ(f.setting("micro_batch"), "2");
+  EXPECT_EQ(f.setting("grad_accum"), "8");
+  EXPECT_EQ(f.setting("pure_bf16"), "true");  // dtype: bf16 keeps no FP32 master copy
+  EXPECT_EQ(f.setting("loss"), "chunked");
+  EXPECT_EQ(f.setting("recompute"), "full");
+  EXPECT_EQ(f.setting("stack"), "torchtune");
+  EXPECT_TRUE(ignored(f, "checkpointer"));  // a whole section nobody reads, listed once
+  EXPECT_TRUE(ignored(f, "optimizer.lr"));
+}
+
+TEST(TrainerFiles, LlamaFactoryQloraAndTheQuantizationBit) {
+  const TrainerFile f = read("llamafactory-lora.yaml");
+  EXPECT_EQ(f.format, TrainerFormat::kLlamaFactory);
+  EXPECT_EQ(f.setting("method"), "qlora");  // lora + quantization_bit 4
+  EXPECT_EQ(f.setting("base_quant"), "nf4");
+  EXPECT_EQ(f.setting("targets"), "all");
+  EXPECT_EQ(f.setting("seq"), "2048");  // cutoff_len
+  EXPECT_EQ(f.setting("micro_batch"), "1");
+  EXPECT_EQ(f.setting("stack"), "llama-factory");
+  EXPECT_TRUE(ignored(f, "template"));
+}
+
+TEST(TrainerFiles, TrlSftConfig) {
+  const TrainerFile f = read("sft_config.json");
+  EXPECT_EQ(f.format, TrainerFormat::kHfTrainer);
+  EXPECT_EQ(f.setting("micro_batch"), "4");
+  EXPECT_EQ(f.setting("grad_accum"), "4");
+  EXPECT_EQ(f.setting("seq"), "4096");  // max_length
+  EXPECT_EQ(f.setting("optimizer"), "adamw");
+  EXPECT_EQ(f.setting("padding_free"), "true");
+  EXPECT_EQ(f.setting("attention"), "flash");
+  EXPECT_EQ(f.setting("method"), "");  // training arguments do not say LoRA or full
+}
+
+TEST(TrainerFiles, DeepSpeedZero3WithAutoValues) {
+  const TrainerFile f = read("ds_config_zero3.json");
+  EXPECT_EQ(f.format, TrainerFormat::kDeepSpeed);
+  EXPECT_EQ(f.setting("shard"), "fsdp");  // stage 3 shards the parameters too
+  EXPECT_EQ(f.setting("offload_optimizer"), "true");
+  EXPECT_EQ(f.setting("offload_params"), "false");
+  EXPECT_EQ(f.setting("stack"), "deepspeed");
+  EXPECT_EQ(f.setting("micro_batch"), "");  // "auto": the trainer fills it in
+  EXPECT_TRUE(ignored(f, "train_micro_batch_size_per_gpu"));
+  EXPECT_TRUE(ignored(f, "zero_optimization.reduce_bucket_size"));
+}
+
+TEST(TrainerFiles, AccelerateFsdp) {
+  const TrainerFile f = read("accelerate_fsdp.yaml");
+  EXPECT_EQ(f.format, TrainerFormat::kAccelerate);
+  EXPECT_EQ(f.setting("shard"), "fsdp");
+  EXPECT_EQ(f.setting("gpu_count"), "4");
+  EXPECT_EQ(f.setting("precision"), "bf16");
+  EXPECT_EQ(f.setting("recompute"), "full");
+}
+
+TEST(TrainerFiles, BadFilesNameTheFileKeyAndValue) {
+  const auto error = [](const std::string& body) -> std::string {
+    try {
+      read_trainer_file(body, "train.yaml", test::catalog().model_ids());
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string optim = error("per_device_train_batch_size: 2\noptim: adamw_turbo\n");
+  EXPECT_NE(optim.find("train.yaml"), std::string::npos) << optim;
+  EXPECT_NE(optim.find("'optim'"), std::string::npos) << optim;
+  EXPECT_NE(optim.find("adamw_turbo"), std::string::npos) << optim;
+  const std::string peft = error(R"({"peft_type": "IA3", "r": 8})");
+  EXPECT_NE(peft.find("peft_type"), std::string::npos) << peft;
+  EXPECT_NE(peft.find("IA3"), std::string::npos) << peft;
+  const std::string batch = error("base_model: x\nmicro_batch_size: -3\n");
+  EXPECT_NE(batch.find("micro_batch_size"), std::string::npos) << batch;
+  EXPECT_NE(batch.find("-3"), std::string::npos) << batch;
+  const std::string unknown = error("learning_rate: 0.1\n");
+  EXPECT_NE(unknown.find("cannot tell which trainer"), std::string::npos) << unknown;
+  EXPECT_NE(error(R"({"peft_type": "LORA", "r": 8, "r": 16})").find("appears twice"),
+            std::string::npos);
+  EXPECT_NE(error("- a\n- b\n").find("expected a map"), std::string::npos);
+}
+
+TEST(TrainerFiles, FromGivesTheSameRunAsTheFlags) {
+  const auto fit = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "fit");
+    args.insert(args.end(), {"--gpu", "h200-nvl", "--json"});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json from = fit({"--from", path("torchtune-lora.yaml")});
+  const json flags = fit({"--model",       "llama-3.1-8b",
+                          "--method",      "lora",
+                          "--rank",        "8",
+                          "--targets",     "q,v,o,gate,up,down",
+                          "--micro-batch", "2",
+                          "--grad-accum",  "8",
+                          "--pure-bf16",   "--loss",
+                          "chunked",       "--stack",
+                          "torchtune",     "--recompute",
+                          "full",          "--no-compile"});
+  EXPECT_EQ(from["memory_GB"], flags["memory_GB"]);
+  EXPECT_EQ(from["from"]["format"], "torchtune");
+  EXPECT_FALSE(flags.contains("from"));
+}
+
+TEST(TrainerFiles, FlagsBesideFromWinAndTheJsonSaysSo) {
+  const auto r = test::run_cli({"fit", "--from", path("adapter_config.json"), "--model",
+                                "llama-3.1-8b", "--rank", "8", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["from"]["file"], path("adapter_config.json"));
+  EXPECT_EQ(j["from"]["format"], "peft-adapter");
+  bool rank_seen = false;
+  for (const auto& u : j["from"]["used"])
+    if (u["as"] == "rank") {
+      rank_seen = true;
+      EXPECT_FALSE(u["applied"].get<bool>());
+      EXPECT_NE(u["why"].get<std::string>().find("--rank"), std::string::npos);
+    }
+  EXPECT_TRUE(rank_seen);
+  EXPECT_FALSE(j["from"]["ignored"].empty());
+  // The method came from the file (peft_type LORA), the rank from the flag.
+  EXPECT_EQ(j["method"], "lora");
+  EXPECT_EQ(j["rank"], 8);
+}
+
+TEST(TrainerFiles, ALaterFileWinsAndAnOptionTheCommandLacksIsSaid) {
+  // accelerate sets 4 processes and FSDP; DeepSpeed ZeRO-3 then sets the sharding again.
+  const auto r = test::run_cli({"scale", "--from", path("accelerate_fsdp.yaml"), "--from",
+                                path("ds_config_zero3.json"), "--model", "llama-3.1-8b", "--method",
+                                "full", "--gpu", "h100-sxm", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["from"]["files"].size(), 2u);
+  EXPECT_EQ(j["gpus"], 4);
+  EXPECT_EQ(j["shard"], "fsdp");
+  int shard_applied = 0;
+  for (const auto& u : j["from"]["used"])
+    if (u["as"] == "shard" && u["applied"].get<bool>()) {
+      ++shard_applied;
+      EXPECT_EQ(u["file"], path("ds_config_zero3.json"));
+    }
+  EXPECT_EQ(shard_applied, 1);
+}
+
+TEST(TrainerFiles, WithoutModelOrMethodTheErrorPointsAtFrom) {
+  const auto r = test::run_cli(
+      {"fit", "--from", path("sft_config.json"), "--model", "llama-3.1-8b", "--gpu", "h200-nvl"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--method is required"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--from"), std::string::npos) << r.err;
+}
+
+TEST(TrainerFiles, RunsFilesTakeFromBelowTheRunsOwnKeys) {
+  const std::string runs = R"(
+defaults:
+  from: ds
+runs:
+  - name: a
+    model: llama-3.1-8b
+    from: axolotl
+    rank: 4
+    tokens: 1e9
+  - name: b
+    model: llama-3.1-8b
+    method: full
+    tokens: 1e9
+)";
+  const FileReader reader = [](const std::string& p, const std::string&) {
+    return text(p == "axolotl" ? "axolotl-qlora.yml" : "ds_config_zero3.json");
+  };
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, reader);
+  ASSERT_EQ(f.runs.size(), 2u);
+  const Workload& a = f.runs[0].workload;
+  EXPECT_EQ(a.method, Method::kQlora);  // the run's file
+  EXPECT_EQ(a.lora.rank, 4);            // the run's own key beats its file's lora_r 32
+  EXPECT_EQ(a.seq, 4096);
+  EXPECT_EQ(f.runs[0].micro_batch, 2);
+  EXPECT_EQ(a.optimizer, Optimizer::kPagedAdamW8bit);
+  EXPECT_EQ(a.stack->name, "axolotl");       // the run's file beats the defaults' file
+  EXPECT_TRUE(a.options.offload_optimizer);  // from the defaults' DeepSpeed file
+  const Workload& b = f.runs[1].workload;
+  EXPECT_EQ(b.method, Method::kFull);
+  EXPECT_EQ(b.stack->name, "deepspeed");
+  EXPECT_TRUE(b.options.offload_optimizer);
+  // A file that cannot be read here is an error naming the key.
+  try {
+    parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, {});
+    ADD_FAILURE() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("from"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ftplan
