@@ -227,6 +227,20 @@ TEST_F(HubTest, DownloadsConfigAndHeaderOnlyThenWorksOffline) {
   EXPECT_EQ(code3, 0) << err3;
 }
 
+TEST_F(HubTest, RunsFilesTakeHubIds) {
+  const fs::path runs = root_ / "runs.yaml";
+  write(runs,
+        "candidates:\n  gpus: [rtx-4090]\n  counts: [1]\nruns:\n  - name: tiny\n"
+        "    model: org/tiny\n    method: lora\n    tokens: 1e6\n");
+  auto [code, out, err] = ftplan({"plan", runs.string()});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_NE(out.find("tiny"), std::string::npos);
+  bool fetched = false;
+  for (const auto& r : hub_.requests())
+    fetched |= r.path == "/org/tiny/resolve/main/config.json";
+  EXPECT_TRUE(fetched);
+}
+
 TEST_F(HubTest, ShardedFollowsRedirectsAndReadsEveryShardHeader) {
   auto [code, out, err] = ftplan({"params", "--model", "org/sharded", "--json"});
   ASSERT_EQ(code, 0) << err;
