@@ -304,6 +304,20 @@ TEST_F(HubTest, CatalogHfRepoNeedsNoNetwork) {
   auto [code, out, err] = ftplan({"params", "--model", "META-LLAMA/llama-3.1-8b", "--json"});
   ASSERT_EQ(code, 0) << err;
   EXPECT_EQ(nlohmann::json::parse(out)["origin"], "catalog");
+  EXPECT_FALSE(nlohmann::json::parse(out).contains("checkpoint"));
+  EXPECT_TRUE(hub_.requests().empty());
+  // Its snapshot in the Hugging Face cache: the headers are read and cross-checked (the tiny
+  // tensors against Llama 3.1 8B: 1352 elements on disk).
+  const fs::path repo = root_ / "hf/models--meta-llama--Llama-3.1-8B";
+  const std::string commit(40, 'c');
+  write(repo / "refs/main", commit);
+  write(repo / "snapshots" / commit / "config.json", kTinyConfig);
+  write(repo / "snapshots" / commit / "model.safetensors", tiny_tensors(true, 0, 2, true).file());
+  auto [code2, out2, err2] = ftplan({"params", "--model", "llama-3.1-8b", "--json"});
+  ASSERT_EQ(code2, 0) << err2;
+  const auto j = nlohmann::json::parse(out2);
+  EXPECT_EQ(j["total"], 8030261248);  // the catalog's model, not the snapshot's config.json
+  EXPECT_EQ(j["checkpoint"]["cross_check"]["checkpoint_params"], 1352);
   EXPECT_TRUE(hub_.requests().empty());
 }
 

@@ -71,10 +71,9 @@ void add_checkpoint(ModelFiles& files, const fs::path& dir, const std::string& s
 }
 
 fs::path repo_folder(const std::string& root, const HubId& id) {
-  std::string name = "models--" + id.repo;
-  std::replace(name.begin(), name.end(), '/', '-');
-  name.insert(name.find('-', 8), "-");  // models--org--name
-  return fs::path(root) / name;
+  const auto slash = id.repo.find('/');
+  return fs::path(root) /
+         ("models--" + id.repo.substr(0, slash) + "--" + id.repo.substr(slash + 1));
 }
 
 std::string encoded_revision(const std::string& revision) {
