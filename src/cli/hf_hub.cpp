@@ -128,6 +128,7 @@ class HubClient {
       client.set_connection_timeout(10);
       client.set_read_timeout(60);
       client.set_follow_location(false);
+      client.enable_server_certificate_verification(true);  // the system's CA certificates
       httplib::Headers headers;
       if (origin == origin_ && !settings_.token.empty())
         headers.emplace("Authorization", "Bearer " + settings_.token);
