@@ -16,10 +16,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/hf_hub.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 #include "core/work_budget.hpp"
 #include "embedded_files.hpp"
+#include "model/checkpoint.hpp"
 #include "model/config_reader.hpp"
 #include "render/reason_words.hpp"
 
@@ -246,21 +248,138 @@ const QuantFormats& Context::quant_formats() {
   return *quant_formats_;
 }
 
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+ModelPtr find_by_hf_repo(const Catalog& c, const std::string& repo) {
+  for (const auto& m : c.models())
+    if (!m->hf_repo.empty() && lowercase(m->hf_repo) == lowercase(repo)) return m;
+  return nullptr;
+}
+
+std::vector<std::string> catalog_repos(const Catalog& c) {
+  std::vector<std::string> repos;
+  for (const auto& m : c.models())
+    if (!m->hf_repo.empty()) repos.push_back(m->hf_repo);
+  return repos;
+}
+
+void attach_checkpoint(ModelSource& s, const ModelFiles& files) {
+  s.checkpoint = std::make_shared<const CheckpointInventory>(read_checkpoint(files));
+  s.checkpoint_origin = files.origin;
+}
+
+}  // namespace
+
 ModelPtr Context::resolve_model(const std::string& arg) {
+  return resolve_model_source(arg, false).model;
+}
+
+ModelSource Context::resolve_model_source(const std::string& arg, bool want_checkpoint,
+                                          const std::string& safetensors) {
   const Catalog& c = catalog();
-  if (auto m = c.find_model(arg)) return m;
-  if (looks_like_path(arg)) {
-    std::string text = read_file(arg, "model");
-    return make_model(read_hf_config(text, arg, arg));
+  // A name ending in .json or .yaml is a file, never a hub id.
+  const bool file_name = arg.ends_with(".json") || arg.ends_with(".yaml") || arg.ends_with(".yml");
+  const auto id = file_name ? std::nullopt : parse_hub_id(arg);
+  const auto unknown = [&]() -> UserError {
+    auto near = closest_names(arg, c.model_ids());
+    return UserError(
+        ErrorCode::kUnknownName,
+        fmt::format("unknown model '{}'{}; give a catalog id (ftplan models), a Hugging Face id "
+                    "(org/name), a folder holding config.json or a path to a Hugging Face "
+                    "config.json",
+                    arg,
+                    near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
+        "model");
+  };
+  ModelSource s;
+  s.model = c.find_model(arg);
+  if (!s.model && id && !id->revision_given) s.model = find_by_hf_repo(c, id->repo);
+  if (s.model) {
+    s.origin = "catalog";
+    if (!safetensors.empty()) {
+      attach_checkpoint(s, checkpoint_files(safetensors));
+    } else if (want_checkpoint && allow_files && !s.model->hf_repo.empty()) {
+      // A catalog model's headers only from the local caches: no download for a known model.
+      if (const auto repo = parse_hub_id(s.model->hf_repo)) {
+        const HubSettings hub = HubSettings::from_environment();
+        auto files = find_in_hf_cache(*repo, hub);
+        if (!files || !files->has_checkpoint()) files = find_in_ftplan_cache(*repo, hub);
+        if (files && files->has_checkpoint()) attach_checkpoint(s, *files);
+      }
+    }
+    return s;
   }
-  auto near = closest_names(arg, c.model_ids());
-  throw UserError(
-      ErrorCode::kUnknownName,
-      fmt::format("unknown model '{}'{}; give a catalog id (ftplan models) or a path to a "
-                  "Hugging Face config.json",
-                  arg,
-                  near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
-      "model");
+  if (!allow_files || inline_files.count(arg)) {
+    // Requests from the network: a pasted config.json, never a file, a cache or a download.
+    if (!looks_like_path(arg)) throw unknown();
+    std::string text = read_file(arg, "model");
+    s.model = make_model(read_hf_config(text, arg, arg));
+    s.origin = arg;
+    return s;
+  }
+  std::error_code ec;
+  std::optional<ModelFiles> files;
+  if (fs::is_regular_file(arg, ec)) {
+    // A config.json: safetensors beside it (its folder's) are its checkpoint.
+    const fs::path dir =
+        fs::path(arg).parent_path().empty() ? fs::path(".") : fs::path(arg).parent_path();
+    std::optional<ModelFiles> folder;
+    try {
+      folder = files_in_folder(dir.string());
+    } catch (const UserError&) {
+      if (want_checkpoint) throw;  // a broken index beside it matters only to its headers
+    }
+    if (folder && fs::path(arg).filename() == "config.json") {
+      files = std::move(folder);
+    } else {
+      files = ModelFiles{};
+    }
+    files->config = arg;
+    files->origin = arg;
+  }
+  const HubSettings hub = HubSettings::from_environment();
+  if (!files && id) files = find_in_hf_cache(*id, hub);
+  if (!files && id) files = find_in_ftplan_cache(*id, hub);
+  if (!files && fs::is_directory(arg, ec)) {
+    files = files_in_folder(arg);
+    if (!files)
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: the folder holds no config.json (given for --model)", arg),
+                      "model");
+  }
+  if (!files && id) files = download_model_files(*id, hub, catalog_repos(c));
+  if (!files) {
+    if (looks_like_path(arg)) read_file(arg, "model");  // "no such file"
+    throw unknown();
+  }
+  if (!safetensors.empty()) {
+    const std::string config = files->config;
+    files = checkpoint_files(safetensors);
+    files->config = config;
+  }
+
+  const std::string name = id && !fs::exists(arg, ec) ? id->text() : arg;
+  s.origin = files->origin;
+  const std::string text = read_file(files->config, "model");
+  try {
+    s.model = make_model(read_hf_config(text, files->config, name));
+  } catch (const UserError& e) {
+    // A model_type ftplan does not know: counted from its safetensors headers when there are any.
+    if (e.code() != ErrorCode::kUnsupported || e.field() != "model_type" ||
+        !files->has_checkpoint())
+      throw;
+    attach_checkpoint(s, *files);
+    s.model = model_from_checkpoint(text, files->config, name, *s.checkpoint);
+    s.counted_from_checkpoint = true;
+  }
+  if (want_checkpoint && !s.checkpoint && files->has_checkpoint()) attach_checkpoint(s, *files);
+  return s;
 }
 
 const GpuSpec& Context::resolve_gpu(const std::string& arg) {

@@ -18,6 +18,7 @@
 
 namespace ftplan {
 struct RunsFile;
+struct CheckpointInventory;
 }  // namespace ftplan
 
 namespace ftplan::cli {
@@ -25,6 +26,16 @@ namespace ftplan::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitUserError = 2;
+
+// A model with where it came from and, when asked for or needed, its checkpoint's inventory read
+// from safetensors headers.
+struct ModelSource {
+  ModelPtr model;
+  std::string origin;  // "catalog", "folder …", "Hugging Face cache …", "downloaded …", a path
+  std::shared_ptr<const CheckpointInventory> checkpoint;  // null: no safetensors headers at hand
+  std::string checkpoint_origin;
+  bool counted_from_checkpoint = false;  // a model_type ftplan does not know, counted from headers
+};
 
 // What a subcommand works with: the catalog (built-in data plus --data folders) and the streams.
 class Context {
@@ -41,8 +52,17 @@ class Context {
   const Stacks& stacks();
   // The quantized base formats of the catalog (data/quant_formats.yaml), parsed once.
   const QuantFormats& quant_formats();
-  // A catalog id, or a path to a Hugging Face config.json.
+  // A catalog id, a Hugging Face id (org/name[@revision]), a folder holding config.json, or a
+  // path to a Hugging Face config.json (see resolve_model_source).
   ModelPtr resolve_model(const std::string& id_or_path);
+  // The model and its files. In order: a catalog id; a catalog model whose hf_repo is the id
+  // (case-insensitive, no revision); a config.json file (safetensors beside it are its
+  // checkpoint); the Hugging Face cache; ftplan's cache; a folder holding config.json; online, a
+  // download of config.json and the safetensors headers. `want_checkpoint`: read the headers
+  // when there are any (a catalog model's only from the local caches). `safetensors`: a
+  // .safetensors file or index to read instead.
+  ModelSource resolve_model_source(const std::string& id_or_path, bool want_checkpoint,
+                                   const std::string& safetensors = {});
   // A catalog id, or a path to a card file in the data/gpus schema.
   const GpuSpec& resolve_gpu(const std::string& id_or_path);
   // Reads a whole file; a missing or unreadable one is a UserError naming it.

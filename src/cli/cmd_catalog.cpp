@@ -1,6 +1,10 @@
 // ftplan gpus / ftplan models / ftplan params: what the catalogs hold.
+#include <optional>
+
 #include "cli/cli.hpp"
+#include "model/checkpoint.hpp"
 #include "render/catalog_text.hpp"
+#include "render/checkpoint_text.hpp"
 #include "render/json.hpp"
 
 namespace ftplan::cli {
@@ -32,13 +36,29 @@ void list_models(Context& ctx, bool json_out) {
   ctx.out << nlohmann::json{{"models", arr}}.dump(2) << "\n";
 }
 
-// The parameter inventory of a catalog model or a config.json, as JSON or as text.
-void show_params(Context& ctx, const std::string& id, bool json_out) {
-  ModelPtr m = ctx.resolve_model(id);
-  if (json_out)
-    ctx.out << params_json(*m).dump(2) << "\n";
-  else
-    print_params(ctx.out, *m);
+// The parameter inventory of a model, and its checkpoint's when safetensors headers are at hand
+// (a cache, a folder, a download, or --safetensors), as JSON or as text.
+void show_params(Context& ctx, const std::string& id, const std::string& safetensors,
+                 bool json_out) {
+  const ModelSource source = ctx.resolve_model_source(id, true, safetensors);
+  const Model& m = *source.model;
+  std::optional<CheckpointCheck> check;
+  if (source.checkpoint && !source.counted_from_checkpoint)
+    check = cross_check(*source.checkpoint, m.params);
+  const std::string note = source.counted_from_checkpoint ? m.note : std::string();
+  if (json_out) {
+    auto j = params_json(m);
+    j["origin"] = source.origin;
+    if (source.checkpoint)
+      j["checkpoint"] = checkpoint_json(*source.checkpoint, source.checkpoint_origin,
+                                        check ? &*check : nullptr, note);
+    ctx.out << j.dump(2) << "\n";
+    return;
+  }
+  print_params(ctx.out, m);
+  if (source.checkpoint)
+    print_checkpoint(ctx.out, *source.checkpoint, source.checkpoint_origin,
+                     check ? &*check : nullptr, note);
 }
 
 const bool registered_gpus =
@@ -63,11 +83,19 @@ const bool registered_params = register_command(
     {"params", "Exact parameter inventory of a model: every tensor, its shape and kind",
      [](CLI::App& app, Context& ctx) {
        auto model = std::make_shared<std::string>();
+       auto safetensors = std::make_shared<std::string>();
        auto json_out = std::make_shared<bool>(false);
-       app.add_option("--model", *model, "Catalog model id or path to a Hugging Face config.json")
+       app.add_option("--model", *model,
+                      "Catalog model id, Hugging Face id (org/name[@revision]), folder holding "
+                      "config.json, or path to a config.json")
            ->required();
+       app.add_option("--safetensors", *safetensors,
+                      "A .safetensors file or model.safetensors.index.json whose headers to "
+                      "count and cross-check (only the headers are read)");
        app.add_flag("--json", *json_out, "Print JSON");
-       return [&ctx, model, json_out] { show_params(ctx, *model, *json_out); };
+       return [&ctx, model, safetensors, json_out] {
+         show_params(ctx, *model, *safetensors, *json_out);
+       };
      },
      12});
 
