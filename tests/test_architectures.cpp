@@ -212,6 +212,21 @@ TEST(Architectures, VisionTowerAndProjectorStayFrozen) {
   }
 }
 
+TEST(Architectures, Qwen2_5_VlVisionTowerAndMergerAreFrozenParts) {
+  const auto& m = test::catalog().model("qwen2.5-vl-7b");
+  // A fine-tuning script's count: visual 676,550,144, the language model 7,615,616,512 (the
+  // Qwen2.5-7B decoder).
+  EXPECT_EQ(m->params.vision + m->params.projector, 676'550'144);
+  EXPECT_EQ(m->params.text, 7'615'616'512);
+  EXPECT_EQ(shape_of(m->params, "visual.patch_embed.proj.weight"), (Shape{1280, 3, 2, 14, 14}));
+  EXPECT_EQ(shape_of(m->params, "visual.blocks.{L}.attn.qkv.weight"), (Shape{3840, 1280}));
+  EXPECT_EQ(shape_of(m->params, "visual.merger.mlp.0.weight"), (Shape{5120, 5120}));
+  EXPECT_EQ(shape_of(m->params, "visual.merger.mlp.2.weight"), (Shape{3584, 5120}));
+  EXPECT_EQ(tensor(m->params, "visual.merger.mlp.2.weight")->part, ModelPart::kProjector);
+  const TrainedSet full = trained_set(test::workload("qwen2.5-vl-7b", Method::kFull));
+  EXPECT_EQ(full.trained_params, m->params.text);
+}
+
 void expect_error(const std::string& config, const std::string& key, const std::string& text) {
   try {
     read_hf_config(config, "bad/config.json", "x");
@@ -258,7 +273,8 @@ TEST(Architectures, UnknownModelTypeListsTheNewFamilies) {
     FAIL();
   } catch (const UserError& e) {
     const std::string what = e.what();
-    for (const char* type : {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3"})
+    for (const char* type :
+         {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3", "qwen2_5_vl"})
       EXPECT_NE(what.find(type), std::string::npos) << type;
   }
 }

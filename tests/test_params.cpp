@@ -57,6 +57,9 @@ const Expected kReference[] = {
     {"granite-3.1-3b-a800m", 3'298'793'472, 0},
     {"deepseek-v2-lite", 15'706'484'224, 0},
     {"deepseek-v3", 671'026'419'200, 0},
+    // HF parameter count of Qwen/Qwen2.5-VL-7B-Instruct, vision tower and merger included; LoRA
+    // adapts the decoder only, Qwen2.5-7B's (models.md §10.4).
+    {"qwen2.5-vl-7b", 8'292'166'656, 40'370'176},
 };
 
 // Models whose publisher gives a rounded total only: the count must round to it.

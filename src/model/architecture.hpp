@@ -13,7 +13,9 @@ std::string_view mlp_activation_name(MlpActivation a);
 // A vision encoder beside the text decoder (a multimodal checkpoint). Its weights are a part of
 // their own in the inventory; training keeps them frozen.
 struct VisionTower {
-  std::string kind;  // "siglip" (Gemma 3: SiglipVisionModel); empty: no vision tower
+  // "siglip" (Gemma 3: SiglipVisionModel), "qwen2_5_vl" (Qwen2_5_VisionTransformer); empty: no
+  // vision tower
+  std::string kind;
   std::int64_t hidden = 0;
   std::int64_t layers = 0;
   std::int64_t heads = 0;
@@ -21,9 +23,13 @@ struct VisionTower {
   std::int64_t image_size = 0;
   std::int64_t patch_size = 0;
   std::int64_t channels = 3;
+  std::int64_t temporal_patch_size = 1;  // Qwen2.5-VL: frames per patch (a 3-D convolution)
+  std::int64_t spatial_merge_size = 1;   // Qwen2.5-VL: patches merged per side by the merger
   // The projector into the text decoder's width: "gemma3" (mm_input_projection_weight
-  // [vision hidden, text hidden] and mm_soft_emb_norm over the vision width).
+  // [vision hidden, text hidden] and mm_soft_emb_norm over the vision width), "qwen2_5_vl" (the
+  // patch merger: ln_q and a two-layer MLP to out_hidden_size).
   std::string projector;
+  std::int64_t out_hidden = 0;  // the projector's output width (the text hidden size)
 };
 
 struct ModelArch {

@@ -19,9 +19,11 @@ std::string_view mlp_activation_name(MlpActivation a) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {
-      "llama",    "mistral",     "mixtral", "qwen2",   "qwen3",       "qwen3_moe",        "gemma2",
-      "gemma3",   "gemma3_text", "olmo2",   "granite", "granitemoe",  "granitemoeshared", "glm4",
-      "glm4_moe", "phi3",        "phimoe",  "gpt_oss", "deepseek_v2", "deepseek_v3"};
+      "llama",     "mistral",    "mixtral",          "qwen2",       "qwen3",
+      "qwen3_moe", "gemma2",     "gemma3",           "gemma3_text", "olmo2",
+      "granite",   "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",
+      "phi3",      "phimoe",     "gpt_oss",          "deepseek_v2", "deepseek_v3",
+      "qwen2_5_vl"};
   return types;
 }
 
@@ -274,6 +276,29 @@ void read_siglip_vision(ModelArch& m, const json& obj, const std::string& file) 
       note = "vision_config." + note;
 }
 
+// Qwen2.5-VL's vision transformer and patch merger (vision_config, Qwen2_5_VLVisionConfig; the
+// published files name the channel count in_chans).
+void read_qwen2_5_vision(ModelArch& m, const json& obj, const std::string& file) {
+  ConfigKeys v(obj, file, "vision_config");
+  auto& notes = m.defaults_applied;
+  const std::string why = "Qwen2_5_VLVisionConfig default";
+  VisionTower& t = m.vision;
+  t.kind = "qwen2_5_vl";
+  t.projector = "qwen2_5_vl";
+  t.layers = v.dim_or("depth", 32, notes, why);
+  t.hidden = v.dim_or("hidden_size", 3584, notes, why);
+  t.intermediate = v.dim_or("intermediate_size", 3420, notes, why);
+  t.heads = v.dim_or("num_heads", 16, notes, why);
+  t.channels = v.has("in_chans") ? v.dim("in_chans") : v.dim_or("in_channels", 3, notes, why);
+  t.patch_size = v.dim_or("patch_size", 14, notes, why);
+  t.temporal_patch_size = v.dim_or("temporal_patch_size", 2, notes, why);
+  t.spatial_merge_size = v.dim_or("spatial_merge_size", 2, notes, why);
+  t.out_hidden = v.dim_or("out_hidden_size", 3584, notes, why);
+  for (auto& note : notes)
+    if (note.find(why) != std::string::npos && !note.starts_with("vision_config."))
+      note = "vision_config." + note;
+}
+
 }  // namespace
 
 ModelArch read_hf_config(std::string_view json_text, const std::string& file,
@@ -325,6 +350,21 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
                         "vision_config");
       read_siglip_vision(m, root["vision_config"], file);
     }
+  }
+  if (type == "qwen2_5_vl") {
+    // Qwen2_5_VLForConditionalGeneration: a Qwen2 decoder (its keys at the top level, or under
+    // text_config in files saved by newer transformers) and a vision tower (vision_config).
+    if (root.contains("text_config") && root["text_config"].is_object()) {
+      text = &root["text_config"];
+      prefix = "text_config";
+    }
+    if (!root.contains("vision_config") || !root["vision_config"].is_object())
+      throw UserError(
+          ErrorCode::kMissingKey,
+          fmt::format("{}: model_type 'qwen2_5_vl' needs a 'vision_config' object", file),
+          "vision_config");
+    read_qwen2_5_vision(m, root["vision_config"], file);
+    type = "qwen2";
   }
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())

@@ -337,6 +337,36 @@ void add_gemma3_projector(InventoryBuilder& b, const ModelArch& a) {
            false);
 }
 
+// Qwen2.5-VL's vision transformer (modeling_qwen2_5_vl.py
+// Qwen2_5_VisionTransformerPretrainedModel): a bias-free 3-D patch convolution [C, channels,
+// temporal, patch, patch], blocks of RMSNorm, a fused biased qkv [3C, C] and proj, a biased SwiGLU
+// MLP; no position embedding (2-D RoPE).
+void add_qwen2_5_vision(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t C = v.hidden, N = v.layers, I = v.intermediate;
+  TensorSpec patch;
+  patch.name = "visual.patch_embed.proj.weight";
+  patch.shape = {C, v.channels, v.temporal_patch_size, v.patch_size, v.patch_size};
+  patch.kind = TensorKind::kOther;
+  b.add(patch);
+  const std::string l = "visual.blocks.{L}.";
+  b.vector(l + "norm1.weight", C, TensorKind::kNorm, N, false);
+  b.vector(l + "norm2.weight", C, TensorKind::kNorm, N, false);
+  weight_and_bias(b, l + "attn.qkv", {3 * C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "attn.proj", {C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.gate_proj", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.up_proj", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.down_proj", {C, I}, TensorKind::kLinear, N);
+}
+
+// Qwen2_5_VLPatchMerger: RMSNorm over C, then spatial_merge_size² neighbouring patches
+// concatenated (C·m² wide) through Linear(C·m², C·m²), GELU, Linear(C·m², out_hidden).
+void add_qwen2_5_merger(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t merged = v.hidden * v.spatial_merge_size * v.spatial_merge_size;
+  b.vector("visual.merger.ln_q.weight", v.hidden, TensorKind::kNorm, 1, false);
+  weight_and_bias(b, "visual.merger.mlp.0", {merged, merged}, TensorKind::kLinear, 1);
+  weight_and_bias(b, "visual.merger.mlp.2", {v.out_hidden, merged}, TensorKind::kLinear, 1);
+}
+
 }  // namespace
 
 ParamInventory build_param_inventory(const ModelArch& a) {
@@ -377,10 +407,17 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   }
 
   if (a.has_vision()) {
+    const bool qwen = a.vision.kind == "qwen2_5_vl";
     b.set_part(ModelPart::kVision);
-    add_siglip_vision(b, a.vision);
+    if (qwen)
+      add_qwen2_5_vision(b, a.vision);
+    else
+      add_siglip_vision(b, a.vision);
     b.set_part(ModelPart::kProjector);
-    add_gemma3_projector(b, a);
+    if (qwen)
+      add_qwen2_5_merger(b, a.vision);
+    else
+      add_gemma3_projector(b, a);
   }
 
   ParamInventory& inv = b.inventory();
