@@ -96,21 +96,44 @@ int mlp_adapters(const ActivationSettings& s, const BlockShape& shape) {
          adapted_modules(s.adapted, kProjDown, false);
 }
 
+// LoRA modules on the attention projections: a fused module counts once; MLA has two modules
+// on the query path when it has a q latent (q_a_proj, q_b_proj) and two on the key/value path
+// (kv_a_proj_with_mqa, kv_b_proj), each producing keys and values together.
+int attention_adapters(const ActivationSettings& s, const BlockShape& shape) {
+  if (shape.kv_latent == 0)
+    return adapted_modules(s.adapted, kProjQ | kProjK | kProjV, shape.fused_qkv);
+  int modules = 0;
+  if (s.adapted & kProjQ) modules += shape.q_latent > 0 ? 2 : 1;
+  if (s.adapted & (kProjK | kProjV)) modules += 2;
+  return modules;
+}
+
 // The attention sublayer's saved tensors (Korthikanti et al. §4.1, with the kernels' own rules).
 void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockActivations& out) {
   const double e = kActivationBytes;
   const std::int64_t h = shape.hidden, q = shape.q_dim, a = shape.heads;
+  const std::int64_t o = shape.output_width();
   // K and V as the attention kernel keeps them: FlashAttention handles grouped-query attention
   // natively (kv_dim wide); PyTorch SDPA and eager attention receive K and V repeated to every
   // query head (transformers repeat_kv, torchtune's expand), q_dim wide.
-  const std::int64_t kv = s.attention == Attention::kFlash ? shape.kv_dim : q;
+  const bool repeated = s.attention != Attention::kFlash;
+  const std::int64_t k = repeated ? q : shape.kv_dim;
+  const std::int64_t v = repeated ? shape.value_width() * (q / shape.kv_dim) : shape.value_width();
   double t = norm_bytes(shape, s, h);  // input norm
   // q, k, v read the norm's output (Korthikanti: "their shared input, 2sbh").
   t += group_input_bytes(s, kProjQ | kProjK | kProjV, shape.fused_qkv, h);
   if (shape.qk_norm) t += norm_bytes(shape, s, q) + norm_bytes(shape, s, shape.kv_dim);
+  if (shape.kv_latent > 0) {
+    // MLA (DeepSeek-V2 §2.1): q_b_proj and kv_b_proj read the normed latents; each norm keeps
+    // its input and each up-projection its own input when it needs one.
+    if (shape.q_latent > 0)
+      t += norm_bytes(shape, s, shape.q_latent) + single_input_bytes(s, kProjQ, shape.q_latent);
+    t += norm_bytes(shape, s, shape.kv_latent) +
+         single_input_bytes(s, kProjK | kProjV, shape.kv_latent);
+  }
   // Q and K for QK^T and V for the product with the probabilities: Korthikanti's 4sbh + 2sbh,
   // here with the widths the kernel keeps. RoPE multiplies by constant tables: nothing more.
-  t += e * d(q + 2 * kv);
+  t += e * d(q + k + v);
   if (s.attention == Attention::kEager) {
     // softmax(QK^T) keeps its output, a x s x s per sequence (2as²b); with dropout, the mask
     // (as²b) and the dropped probabilities (2as²b): Korthikanti's 5as²b. The product with V
@@ -119,22 +142,21 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     out.saved.per_seq_squared += core;
     out.attention_core.per_seq_squared += core;
     // The output projection keeps its input, the attention output (Korthikanti's 2sbh).
-    t += single_input_bytes(s, kProjO, q);
+    t += single_input_bytes(s, kProjO, o);
   } else {
     // FlashAttention and SDPA's kernels keep their output O and one FP32 logsumexp per row and
     // head (Dao et al. 2022 §3.1): no s x s matrix. With FlashAttention's [b, s, heads, d]
     // layout O is the output projection's input itself; SDPA's [b, heads, s, d] output is
     // transposed into a new tensor that the projection keeps when it needs its input.
-    t += e * d(q) + kFp32Bytes * d(a);
+    t += e * d(o) + kFp32Bytes * d(a);
     if (s.attention == Attention::kSdpa)
-      t += single_input_bytes(s, kProjO, q);
+      t += single_input_bytes(s, kProjO, o);
     else if (!s.full_finetune && s.lora_dropout > 0 && (s.adapted & kProjO))
-      t += dropout_input_bytes(s, 1, q);  // the dropped copy an adapted o_proj keeps
+      t += dropout_input_bytes(s, 1, o);  // the dropped copy an adapted o_proj keeps
     else if (!s.full_finetune && s.fp32_adapters && (s.adapted & kProjO))
-      t += kFp32Bytes * d(q);  // the FP32 copy an adapted o_proj casts its input to
+      t += kFp32Bytes * d(o);  // the FP32 copy an adapted o_proj casts its input to
   }
-  t += adapter_bytes(s, adapted_modules(s.adapted, kProjQ | kProjK | kProjV, shape.fused_qkv) +
-                            adapted_modules(s.adapted, kProjO, false));
+  t += adapter_bytes(s, attention_adapters(s, shape) + adapted_modules(s.adapted, kProjO, false));
   t += dora_bytes(s, shape, kProjQ | kProjK | kProjV | kProjO, 0);
   if (shape.dropout) t += kMaskBytes * d(h);           // dropout after the attention block (sbh)
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);  // Gemma: norm on the attention output
@@ -187,6 +209,16 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
   t += k * per_expert_token;
   // The routing weights multiply each expert's output: that product keeps the output (k·h).
   t += k * e * d(h);
+  if (shape.shared_expert_width > 0) {
+    // Shared experts (DeepSeek-V2 §2.2): a gated MLP every token passes, reading the norm's
+    // output, with the saved tensors of a dense MLP of that width.
+    const std::int64_t S = shape.shared_expert_width;
+    t += group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
+    t += e * d(S) * 2 + (s.compiled ? 0 : e * d(S));
+    t += single_input_bytes(s, kProjDown, S);
+    t += adapter_bytes(s, mlp_adapters(s, shape));
+    t += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, S);
+  }
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);
   out.saved.per_token += t;
 }
@@ -198,6 +230,12 @@ BlockShape dense_block_shape(const ModelArch& a) {
   b.hidden = a.hidden;
   b.q_dim = a.q_dim();
   b.kv_dim = a.kv_dim();
+  b.v_dim = a.v_dim();
+  b.attention_out_dim = a.attention_out_dim();
+  if (a.mla) {
+    b.q_latent = a.q_lora_rank;
+    b.kv_latent = a.kv_lora_rank;
+  }
   b.heads = a.heads;
   b.mlp_width = a.intermediate;
   b.gated_mlp = true;  // every supported architecture: SwiGLU or GeGLU
@@ -215,6 +253,7 @@ BlockShape moe_block_shape(const ModelArch& a) {
   b.experts = a.num_experts;
   b.experts_per_token = a.experts_per_token;
   b.expert_width = a.moe_intermediate;
+  b.shared_expert_width = a.shared_expert_intermediate;
   b.mlp_width = 0;
   return b;
 }
@@ -255,11 +294,15 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
   // gradients of its activations at once: dQ, dK, dV, dO in attention, or the gradients of the
   // product, gate and up in a gated MLP (fc1/fc2 outputs in a GPT MLP); eager attention also
   // holds the gradients of the probabilities and scores (2 x a x s²).
-  const std::int64_t kv = s.attention == Attention::kFlash ? shape.kv_dim : shape.q_dim;
-  const double attention = e * d(2 * shape.q_dim + 2 * kv);
+  const bool repeated = s.attention != Attention::kFlash;
+  const std::int64_t k = repeated ? shape.q_dim : shape.kv_dim;
+  const std::int64_t v =
+      repeated ? shape.value_width() * (shape.q_dim / shape.kv_dim) : shape.value_width();
+  const double attention = e * d(shape.q_dim + k + v + shape.output_width());
   double mlp = 0;
   if (shape.experts > 0)
-    mlp = d(shape.experts_per_token) * (3 * e * d(shape.expert_width) + e * d(shape.hidden));
+    mlp = d(shape.experts_per_token) * (3 * e * d(shape.expert_width) + e * d(shape.hidden)) +
+          3 * e * d(shape.shared_expert_width);
   else
     mlp = (shape.gated_mlp ? 3 : 2) * e * d(shape.mlp_width);
   out.backward_transient.per_token = 2 * e * d(shape.hidden) + std::max(attention, mlp);

@@ -40,23 +40,30 @@ struct TokenBytes {
 
 // What one decoder block looks like to the activation model.
 struct BlockShape {
-  std::int64_t hidden = 0;     // h
-  std::int64_t q_dim = 0;      // n_h · d
-  std::int64_t kv_dim = 0;     // n_kv · d (GQA: narrower than q_dim)
-  std::int64_t heads = 0;      // a
-  std::int64_t mlp_width = 0;  // I of a dense MLP (GPT: 4h)
-  bool gated_mlp = true;       // SwiGLU / GeGLU: act(gate) * up; else fc1 -> act -> fc2
-  int norms = 2;               // norms per block (Gemma 3: 4)
-  bool norm_upcasts = true;    // RMSNorm written in PyTorch ops (Hugging Face, torchtune): in
-                               // eager mode it keeps an FP32 copy of its input
-  bool qk_norm = false;        // Qwen3, Gemma 3: RMSNorm on q and k
-  bool dropout = false;    // GPT-style dropout after attention and MLP, and on the probabilities
-  bool fused_qkv = false;  // one qkv_proj module (one LoRA adapter for q, k, v)
+  std::int64_t hidden = 0;             // h
+  std::int64_t q_dim = 0;              // n_h · d
+  std::int64_t kv_dim = 0;             // n_kv · d (GQA: narrower than q_dim); the width of K
+  std::int64_t v_dim = 0;              // the width of V (MLA: n_h · v_head_dim); 0: kv_dim
+  std::int64_t attention_out_dim = 0;  // o_proj's input (MLA: n_h · v_head_dim); 0: q_dim
+  std::int64_t q_latent = 0;           // MLA: q_lora_rank (0: a plain q_proj, or no MLA)
+  std::int64_t kv_latent = 0;          // MLA: kv_lora_rank
+  std::int64_t heads = 0;              // a
+  std::int64_t mlp_width = 0;          // I of a dense MLP (GPT: 4h)
+  bool gated_mlp = true;               // SwiGLU / GeGLU: act(gate) * up; else fc1 -> act -> fc2
+  int norms = 2;                       // norms per block (Gemma 3: 4)
+  bool norm_upcasts = true;  // RMSNorm written in PyTorch ops (Hugging Face, torchtune): in
+                             // eager mode it keeps an FP32 copy of its input
+  bool qk_norm = false;      // Qwen3, Gemma 3: RMSNorm on q and k
+  bool dropout = false;      // GPT-style dropout after attention and MLP, and on the probabilities
+  bool fused_qkv = false;    // one qkv_proj module (one LoRA adapter for q, k, v)
   bool fused_gate_up = false;  // one gate_up_proj module
   // Mixture of experts (experts == 0: a dense MLP).
   std::int64_t experts = 0;
-  std::int64_t experts_per_token = 0;  // k
-  std::int64_t expert_width = 0;       // I of one expert
+  std::int64_t experts_per_token = 0;    // k
+  std::int64_t expert_width = 0;         // I of one expert
+  std::int64_t shared_expert_width = 0;  // the shared experts' gated MLP (0: none)
+  std::int64_t value_width() const { return v_dim > 0 ? v_dim : kv_dim; }
+  std::int64_t output_width() const { return attention_out_dim > 0 ? attention_out_dim : q_dim; }
 };
 
 // The dense and the MoE block of a catalog architecture (a dense model has no MoE block).

@@ -10,6 +10,28 @@ namespace ftplan {
 enum class MlpActivation { kSwiGLU, kGeGLU };  // both gated: gate, up and down projections
 std::string_view mlp_activation_name(MlpActivation a);
 
+// A vision encoder beside the text decoder (a multimodal checkpoint). Its weights are a part of
+// their own in the inventory; training keeps them frozen.
+struct VisionTower {
+  // "siglip" (Gemma 3: SiglipVisionModel), "qwen2_5_vl" (Qwen2_5_VisionTransformer); empty: no
+  // vision tower
+  std::string kind;
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t intermediate = 0;
+  std::int64_t image_size = 0;
+  std::int64_t patch_size = 0;
+  std::int64_t channels = 3;
+  std::int64_t temporal_patch_size = 1;  // Qwen2.5-VL: frames per patch (a 3-D convolution)
+  std::int64_t spatial_merge_size = 1;   // Qwen2.5-VL: patches merged per side by the merger
+  // The projector into the text decoder's width: "gemma3" (mm_input_projection_weight
+  // [vision hidden, text hidden] and mm_soft_emb_norm over the vision width), "qwen2_5_vl" (the
+  // patch merger: ln_q and a two-layer MLP to out_hidden_size).
+  std::string projector;
+  std::int64_t out_hidden = 0;  // the projector's output width (the text hidden size)
+};
+
 struct ModelArch {
   std::string id;          // catalog id, or the config file's path
   std::string name;        // display name
@@ -28,8 +50,14 @@ struct ModelArch {
   bool qkv_bias = false;  // Qwen2: biases on q, k, v
   bool o_bias = false;
   bool mlp_bias = false;
-  bool qk_norm = false;          // Qwen3, Gemma 3: RMSNorm over head_dim on q and k
-  int norms_per_layer = 2;       // Gemma 3: 4 (input, post-attn, pre-FFW, post-FFW)
+  bool qk_norm = false;             // Qwen3, Gemma 3: RMSNorm over head_dim on q and k
+  bool qk_norm_full_width = false;  // OLMo 2: q_norm over n_h·d and k_norm over n_kv·d
+  int norms_per_layer = 2;          // Gemma 2/3: 4 (input, post-attn, pre-FFW, post-FFW)
+  // Module names of the per-layer norms where they differ from input_layernorm,
+  // post_attention_layernorm(, pre_feedforward_layernorm, post_feedforward_layernorm).
+  std::vector<std::string> norm_names;
+  bool norm_bias = false;        // LayerNorm with a bias (Phi-3.5-MoE)
+  bool lm_head_bias = false;     // Phi-3.5-MoE
   bool fused_qkv = false;        // Phi-3: one qkv_proj
   bool fused_gate_up = false;    // Phi-3, gpt-oss experts: one gate_up_proj
   bool attention_sinks = false;  // gpt-oss: a learned sink per head
@@ -42,18 +70,40 @@ struct ModelArch {
   std::int64_t moe_layers = 0;        // layers whose MLP is a mixture of experts
   bool router_bias = false;
   bool expert_bias = false;
-  std::string expert_naming;  // "gate_proj" (Qwen), "w1" (Mixtral), "fused" (gpt-oss)
+  // "gate_proj" (Qwen, DeepSeek, GLM-4.5), "w1" (Mixtral, Phi-3.5-MoE), "fused" (gpt-oss),
+  // "granite" (Granite-MoE: input_linear [E, 2I, H] and output_linear [E, H, I])
+  std::string expert_naming;
+  std::int64_t shared_expert_intermediate = 0;  // width of the shared-expert MLP (0: none)
+  bool router_score_bias = false;  // DeepSeek-V3, GLM-4.5: gate.e_score_correction_bias [E]
+  // Multi-token-prediction layers in the checkpoint: transformers does not load them, so they
+  // are not in the inventory (DeepSeek-V3, GLM-4.5: num_nextn_predict_layers).
+  std::int64_t mtp_layers = 0;
+
+  // Multi-head latent attention (DeepSeek-V2/V3). With `mla`, head_dim is the query/key head
+  // width (qk_nope_head_dim + qk_rope_head_dim), kv_heads equals heads, and values are
+  // v_head_dim wide; keys and values are projected up from a kv_lora_rank latent.
+  bool mla = false;
+  std::int64_t q_lora_rank = 0;  // 0: a plain q_proj
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
 
   // Attention span: layers with a sliding window attend to at most `sliding_window` tokens.
   std::int64_t sliding_window = 0;
   std::int64_t sliding_layers = 0;
 
+  VisionTower vision;
+
   // Values that came from the model class's defaults because config.json omits the key.
   std::vector<std::string> defaults_applied;
 
   bool is_moe() const { return num_experts > 0; }
+  bool has_vision() const { return !vision.kind.empty(); }
   std::int64_t q_dim() const { return heads * head_dim; }
-  std::int64_t kv_dim() const { return kv_heads * head_dim; }
+  std::int64_t kv_dim() const { return kv_heads * head_dim; }  // K (MLA: per-head q/k width)
+  std::int64_t v_dim() const { return mla ? heads * v_head_dim : kv_dim(); }  // V
+  std::int64_t attention_out_dim() const { return mla ? heads * v_head_dim : q_dim(); }
   std::int64_t dense_layers() const { return layers - moe_layers; }
 };
 

@@ -18,9 +18,12 @@ std::string_view mlp_activation_name(MlpActivation a) {
 }
 
 const std::vector<std::string>& supported_model_types() {
-  static const std::vector<std::string> types = {"llama", "mistral",   "mixtral", "qwen2",
-                                                 "qwen3", "qwen3_moe", "gemma3",  "gemma3_text",
-                                                 "phi3",  "gpt_oss"};
+  static const std::vector<std::string> types = {
+      "llama",     "mistral",    "mixtral",          "qwen2",       "qwen3",
+      "qwen3_moe", "gemma2",     "gemma3",           "gemma3_text", "olmo2",
+      "granite",   "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",
+      "phi3",      "phimoe",     "gpt_oss",          "deepseek_v2", "deepseek_v3",
+      "qwen2_5_vl"};
   return types;
 }
 
@@ -35,6 +38,7 @@ class ConfigKeys {
       : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
 
   bool has(const char* key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
+  bool has_key(const char* key) const { return obj_.contains(key); }  // null included
 
   std::int64_t dim(const char* key) const {
     if (!obj_.contains(key))
@@ -202,6 +206,99 @@ void read_sliding_window(ModelArch& m, const ConfigKeys& k, std::int64_t every_n
   m.sliding_layers = every_nth_global > 0 ? m.layers - m.layers / every_nth_global : m.layers;
 }
 
+// DeepSeek-V2/V3 multi-head latent attention (configuration_deepseek_v3.py). Every MLA key is
+// required: q_lora_rank may be null (a plain q_proj, as in DeepSeek-V2-Lite) but not absent.
+void read_latent_attention(ModelArch& m, const ConfigKeys& k) {
+  m.mla = true;
+  if (!k.has_key("q_lora_rank"))
+    throw UserError(ErrorCode::kMissingKey,
+                    fmt::format("{}: required key '{}' is missing (a positive whole number, or "
+                                "null for a plain q_proj)",
+                                k.file(), k.name("q_lora_rank")),
+                    k.name("q_lora_rank"));
+  m.q_lora_rank = k.has("q_lora_rank") ? k.dim("q_lora_rank") : 0;
+  m.kv_lora_rank = k.dim("kv_lora_rank");
+  m.qk_nope_head_dim = k.dim("qk_nope_head_dim");
+  m.qk_rope_head_dim = k.dim("qk_rope_head_dim");
+  m.v_head_dim = k.dim("v_head_dim");
+  require(!k.flag_or("attention_bias", false), k.file(), k.name("attention_bias"),
+          "key 'attention_bias' = true is not supported with multi-head latent attention");
+  // Keys and queries are qk_nope + qk_rope wide per head, one key/value head per query head.
+  std::erase_if(m.defaults_applied, [](const std::string& note) {
+    return note.starts_with("head_dim") || note.starts_with("num_key_value_heads");
+  });
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  m.kv_heads = m.heads;
+}
+
+// Routed + shared experts after `first_k_dense_replace` dense layers (DeepSeek-V2/V3, GLM-4.5):
+// layer i is a mixture of experts when i >= first_k_dense_replace and i % moe_layer_freq == 0
+// (modeling_deepseek.py DeepseekV2DecoderLayer).
+void read_shared_expert_moe(ModelArch& m, const ConfigKeys& k) {
+  m.intermediate = k.dim("intermediate_size");
+  m.num_experts = k.dim("n_routed_experts");
+  m.experts_per_token = k.dim("num_experts_per_tok");
+  m.moe_intermediate = k.dim("moe_intermediate_size");
+  m.shared_expert_intermediate = k.optional_count("n_shared_experts") * m.moe_intermediate;
+  const std::int64_t first_dense = k.optional_count("first_k_dense_replace");
+  const std::int64_t freq = k.has("moe_layer_freq") ? k.dim("moe_layer_freq") : 1;
+  for (std::int64_t i = first_dense; i < m.layers; ++i)
+    if (i % freq == 0) ++m.moe_layers;
+  m.expert_naming = "gate_proj";
+  m.mtp_layers = k.optional_count("num_nextn_predict_layers");
+}
+
+// Gemma 3's SigLIP vision tower (vision_config, SiglipVisionConfig). Gemma3Config builds a
+// SiglipVisionConfig from the keys present; the absent ones take SiglipVisionConfig's defaults.
+void read_siglip_vision(ModelArch& m, const json& obj, const std::string& file) {
+  ConfigKeys v(obj, file, "vision_config");
+  auto& notes = m.defaults_applied;
+  const std::string why = "SiglipVisionConfig default";
+  VisionTower& t = m.vision;
+  t.kind = "siglip";
+  t.projector = "gemma3";
+  t.hidden = v.dim_or("hidden_size", 768, notes, why);
+  t.intermediate = v.dim_or("intermediate_size", 3072, notes, why);
+  t.layers = v.dim_or("num_hidden_layers", 12, notes, why);
+  t.heads = v.dim_or("num_attention_heads", 12, notes, why);
+  t.channels = v.dim_or("num_channels", 3, notes, why);
+  t.image_size = v.dim_or("image_size", 224, notes, why);
+  t.patch_size = v.dim_or("patch_size", 16, notes, why);
+  require(t.image_size % t.patch_size == 0, file, v.name("patch_size"),
+          fmt::format("vision_config image_size {} is not a multiple of patch_size {}",
+                      t.image_size, t.patch_size));
+  require(!v.flag_or("vision_use_head", false), file, v.name("vision_use_head"),
+          "vision_config.vision_use_head = true (an attention-pooling head) is not supported; "
+          "Gemma 3 checkpoints set it to false");
+  // Keep the notes apart from the text decoder's: they name the vision_config keys.
+  for (auto& note : notes)
+    if (note.find(why) != std::string::npos && !note.starts_with("vision_config."))
+      note = "vision_config." + note;
+}
+
+// Qwen2.5-VL's vision transformer and patch merger (vision_config, Qwen2_5_VLVisionConfig; the
+// published files name the channel count in_chans).
+void read_qwen2_5_vision(ModelArch& m, const json& obj, const std::string& file) {
+  ConfigKeys v(obj, file, "vision_config");
+  auto& notes = m.defaults_applied;
+  const std::string why = "Qwen2_5_VLVisionConfig default";
+  VisionTower& t = m.vision;
+  t.kind = "qwen2_5_vl";
+  t.projector = "qwen2_5_vl";
+  t.layers = v.dim_or("depth", 32, notes, why);
+  t.hidden = v.dim_or("hidden_size", 3584, notes, why);
+  t.intermediate = v.dim_or("intermediate_size", 3420, notes, why);
+  t.heads = v.dim_or("num_heads", 16, notes, why);
+  t.channels = v.has("in_chans") ? v.dim("in_chans") : v.dim_or("in_channels", 3, notes, why);
+  t.patch_size = v.dim_or("patch_size", 14, notes, why);
+  t.temporal_patch_size = v.dim_or("temporal_patch_size", 2, notes, why);
+  t.spatial_merge_size = v.dim_or("spatial_merge_size", 2, notes, why);
+  t.out_hidden = v.dim_or("out_hidden_size", 3584, notes, why);
+  for (auto& note : notes)
+    if (note.find(why) != std::string::npos && !note.starts_with("vision_config."))
+      note = "vision_config." + note;
+}
+
 }  // namespace
 
 ModelArch read_hf_config(std::string_view json_text, const std::string& file,
@@ -246,6 +343,28 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     text = &root["text_config"];
     prefix = "text_config";
     type = "gemma3_text";
+    if (root.contains("vision_config") && !root["vision_config"].is_null()) {
+      if (!root["vision_config"].is_object())
+        throw UserError(ErrorCode::kInvalidValue,
+                        fmt::format("{}: key 'vision_config' must be an object", file),
+                        "vision_config");
+      read_siglip_vision(m, root["vision_config"], file);
+    }
+  }
+  if (type == "qwen2_5_vl") {
+    // Qwen2_5_VLForConditionalGeneration: a Qwen2 decoder (its keys at the top level, or under
+    // text_config in files saved by newer transformers) and a vision tower (vision_config).
+    if (root.contains("text_config") && root["text_config"].is_object()) {
+      text = &root["text_config"];
+      prefix = "text_config";
+    }
+    if (!root.contains("vision_config") || !root["vision_config"].is_object())
+      throw UserError(
+          ErrorCode::kMissingKey,
+          fmt::format("{}: model_type 'qwen2_5_vl' needs a 'vision_config' object", file),
+          "vision_config");
+    read_qwen2_5_vision(m, root["vision_config"], file);
+    type = "qwen2";
   }
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
@@ -324,6 +443,80 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     m.sliding_layers = layer_types.empty() ? m.layers - m.layers / pattern
                                            : std::count(layer_types.begin(), layer_types.end(),
                                                         "sliding_attention");
+  } else if (type == "gemma2") {
+    // Gemma2ForCausalLM (modeling_gemma2.py): Gemma 3's layout without q/k norms; sliding and
+    // global attention alternate, the even layers (0, 2, ...) sliding.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", true);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.norms_per_layer = 4;
+    m.activation = MlpActivation::kGeGLU;
+    read_sliding_window(m, k, 2);
+  } else if (type == "olmo2") {
+    // Olmo2ForCausalLM (modeling_olmo2.py): norms after attention and after the MLP instead of
+    // before; q_norm and k_norm over the whole projections.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.qk_norm = true;
+    m.qk_norm_full_width = true;
+    m.norm_names = {"post_attention_layernorm", "post_feedforward_layernorm"};
+  } else if (type == "granite") {
+    // GraniteForCausalLM: Llama's layout; embedding, attention, residual and logit multipliers
+    // scale activations and hold no parameters.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.mlp_bias = k.flag_or("mlp_bias", false);
+  } else if (type == "granitemoe" || type == "granitemoeshared") {
+    m.intermediate = k.dim("intermediate_size");  // per expert
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.num_experts = k.dim("num_local_experts");
+    m.experts_per_token = k.dim("num_experts_per_tok");
+    m.moe_intermediate = m.intermediate;
+    m.moe_layers = m.layers;
+    m.expert_naming = "granite";
+    if (type == "granitemoeshared")
+      m.shared_expert_intermediate = k.optional_count("shared_intermediate_size");
+  } else if (type == "glm4") {
+    // Glm4ForCausalLM (modeling_glm4.py): q, k, v with bias, o without; a fused gate_up_proj;
+    // four norms per layer, two of them on the attention and MLP outputs.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = k.flag_or("attention_bias", true);
+    m.fused_gate_up = true;
+    m.norms_per_layer = 4;
+    m.norm_names = {"input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm",
+                    "post_mlp_layernorm"};
+  } else if (type == "glm4_moe") {
+    // Glm4MoeForCausalLM (modeling_glm4_moe.py): q, k, v with bias, optional q/k norms over
+    // head_dim, DeepSeek-V3's router and shared experts after first_k_dense_replace dense layers.
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = k.flag_or("attention_bias", false);
+    m.qk_norm = k.flag_or("use_qk_norm", false);
+    read_shared_expert_moe(m, k);
+    m.router_score_bias = true;  // Glm4MoeTopkRouter.e_score_correction_bias
+  } else if (type == "phimoe") {
+    // PhimoeForCausalLM (modeling_phimoe.py): biased attention projections, LayerNorms with a
+    // bias, Mixtral's experts and an lm_head with a bias.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.norm_bias = true;
+    m.lm_head_bias = k.flag_or("lm_head_bias", false);
+    m.num_experts = k.dim("num_local_experts");
+    m.experts_per_token = k.dim("num_experts_per_tok");
+    m.moe_intermediate = m.intermediate;
+    m.moe_layers = m.layers;
+    m.expert_naming = "w1";
+    read_sliding_window(m, k, 0);
+  } else if (type == "deepseek_v2" || type == "deepseek_v3") {
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    read_latent_attention(m, k);
+    read_shared_expert_moe(m, k);
+    // DeepseekV3TopkRouter: sigmoid scores with a per-expert correction bias (noaux_tc).
+    m.router_score_bias = type == "deepseek_v3";
   } else if (type == "phi3") {
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);

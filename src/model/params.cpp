@@ -26,6 +26,18 @@ std::string_view tensor_kind_name(TensorKind k) {
   return "other";
 }
 
+std::string_view model_part_name(ModelPart p) {
+  switch (p) {
+    case ModelPart::kText:
+      return "text";
+    case ModelPart::kVision:
+      return "vision";
+    case ModelPart::kProjector:
+      return "projector";
+  }
+  return "text";
+}
+
 std::string projection_set_name(ProjectionSet s) {
   static constexpr const char* names[] = {"q", "k", "v", "o", "gate", "up", "down"};
   std::string out;
@@ -78,14 +90,49 @@ class InventoryBuilder {
     add(std::move(t));
   }
 
-  void add(TensorSpec t) { inv_.tensors.push_back(std::move(t)); }
+  void add(TensorSpec t) {
+    t.part = part_;
+    inv_.tensors.push_back(std::move(t));
+  }
   ParamInventory& inventory() { return inv_; }
+  // Tensors added from now on belong to `p`.
+  void set_part(ModelPart p) { part_ = p; }
 
  private:
   ParamInventory inv_;
+  ModelPart part_ = ModelPart::kText;
 };
 
+// Multi-head latent attention (DeepSeek-V2 §2.1; modeling_deepseek_v3.py DeepseekV3Attention):
+// queries through a q_lora_rank latent (or a plain q_proj), keys and values through one shared
+// kv_lora_rank latent that kv_b_proj expands per head; the rotary part of the key
+// (qk_rope_head_dim) comes straight from kv_a_proj_with_mqa and is shared by all heads.
+void add_latent_attention(InventoryBuilder& b, const ModelArch& a) {
+  const std::int64_t H = a.hidden, L = a.layers, n = a.heads;
+  const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const std::string p = "model.layers.{L}.self_attn.";
+  if (a.q_lora_rank == 0) {
+    b.linear(p + "q_proj.weight", H, n * qk, kProjQ, L);  // [n_h·(nope+rope), H]
+  } else {
+    b.linear(p + "q_a_proj.weight", H, a.q_lora_rank, kProjQ, L);  // [q_lora, H]
+    b.vector(p + "q_a_layernorm.weight", a.q_lora_rank, TensorKind::kNorm, L, true);
+    b.linear(p + "q_b_proj.weight", a.q_lora_rank, n * qk, kProjQ, L);  // [n_h·qk, q_lora]
+  }
+  // [kv_lora + rope, H]: the latent and the shared rotary key.
+  b.linear(p + "kv_a_proj_with_mqa.weight", H, a.kv_lora_rank + a.qk_rope_head_dim, kProjK | kProjV,
+           L);
+  b.vector(p + "kv_a_layernorm.weight", a.kv_lora_rank, TensorKind::kNorm, L, true);
+  // [n_h·(nope + v), kv_lora]: per head the key's non-rotary part and the value.
+  b.linear(p + "kv_b_proj.weight", a.kv_lora_rank, n * (a.qk_nope_head_dim + a.v_head_dim),
+           kProjK | kProjV, L);
+  b.linear(p + "o_proj.weight", n * a.v_head_dim, H, kProjO, L);  // [H, n_h·v]
+}
+
 void add_attention(InventoryBuilder& b, const ModelArch& a) {
+  if (a.mla) {
+    add_latent_attention(b, a);
+    return;
+  }
   const std::int64_t H = a.hidden, L = a.layers, q = a.q_dim(), kv = a.kv_dim();
   const std::string p = "model.layers.{L}.self_attn.";
   // Shapes (modeling_llama.py and relatives): q [n_h·d, H], k and v [n_kv·d, H], o [H, n_h·d].
@@ -104,17 +151,20 @@ void add_attention(InventoryBuilder& b, const ModelArch& a) {
   b.linear(p + "o_proj.weight", q, H, kProjO, L);
   if (a.o_bias) b.vector(p + "o_proj.bias", H, TensorKind::kBias, L, true);
   if (a.qk_norm) {
-    // Qwen3 / Gemma 3: RMSNorm weights over head_dim, shared by all heads.
-    b.vector(p + "q_norm.weight", a.head_dim, TensorKind::kNorm, L, true);
-    b.vector(p + "k_norm.weight", a.head_dim, TensorKind::kNorm, L, true);
+    // Qwen3 / Gemma 3: RMSNorm weights over head_dim, shared by all heads; OLMo 2: over the
+    // whole q and k projections (modeling_olmo2.py: q_norm(n_h·d), k_norm(n_kv·d)).
+    b.vector(p + "q_norm.weight", a.qk_norm_full_width ? q : a.head_dim, TensorKind::kNorm, L,
+             true);
+    b.vector(p + "k_norm.weight", a.qk_norm_full_width ? kv : a.head_dim, TensorKind::kNorm, L,
+             true);
   }
   if (a.attention_sinks) b.vector(p + "sinks", a.heads, TensorKind::kOther, L, true);
 }
 
-void add_dense_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers) {
-  if (layers == 0) return;
-  const std::int64_t H = a.hidden, I = a.intermediate;
-  const std::string p = "model.layers.{L}.mlp.";
+// A gated MLP under `p` (gate, up [I, H], down [H, I]), or Phi-3's fused gate_up_proj [2I, H].
+void add_gated_mlp(InventoryBuilder& b, const ModelArch& a, const std::string& p, std::int64_t I,
+                   std::int64_t layers) {
+  const std::int64_t H = a.hidden;
   if (a.fused_gate_up) {
     b.linear(p + "gate_up_proj.weight", H, 2 * I, kProjGate | kProjUp, layers);
   } else {
@@ -129,6 +179,28 @@ void add_dense_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers)
   }
 }
 
+void add_dense_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers) {
+  if (layers == 0) return;
+  add_gated_mlp(b, a, "model.layers.{L}.mlp.", a.intermediate, layers);
+}
+
+// One tensor holding every expert of a layer (gpt-oss, Granite-MoE): `shape` includes E.
+TensorSpec stacked_experts(std::string name, std::vector<std::int64_t> shape, std::int64_t in,
+                           std::int64_t out, ProjectionSet proj, const ModelArch& a) {
+  TensorSpec t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.kind = TensorKind::kExpert;
+  t.projections = proj;
+  t.in_features = in;
+  t.out_features = out;
+  t.layers = a.moe_layers;
+  t.experts = a.num_experts;
+  t.shape_has_experts = true;
+  t.in_blocks = true;
+  return t;
+}
+
 void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
   const std::int64_t H = a.hidden, I = a.moe_intermediate, E = a.num_experts, L = a.moe_layers;
   if (L == 0) return;
@@ -140,6 +212,20 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
     b.linear(p + "experts.{E}.w1.weight", H, I, kProjGate, L, TensorKind::kExpert, E);
     b.linear(p + "experts.{E}.w2.weight", I, H, kProjDown, L, TensorKind::kExpert, E);
     b.linear(p + "experts.{E}.w3.weight", H, I, kProjUp, L, TensorKind::kExpert, E);
+  } else if (a.expert_naming == "granite") {
+    // Granite-MoE (modeling_granitemoe.py): router.layer [E, H]; GraniteMoeParallelExperts
+    // input_linear [E, 2I, H] (gate and up) and output_linear [E, H, I], without biases.
+    const std::string p = "model.layers.{L}.block_sparse_moe.";
+    b.linear(p + "router.layer.weight", H, E, 0, L, TensorKind::kRouter);
+    b.add(stacked_experts(p + "input_linear.weight", {E, 2 * I, H}, H, 2 * I, kProjGate | kProjUp,
+                          a));
+    b.add(stacked_experts(p + "output_linear.weight", {E, H, I}, I, H, kProjDown, a));
+    if (a.shared_expert_intermediate > 0) {
+      // GraniteMoeShared: shared_mlp.input_linear [2·I_s, H], output_linear [H, I_s].
+      const std::int64_t S = a.shared_expert_intermediate;
+      b.linear("model.layers.{L}.shared_mlp.input_linear.weight", H, 2 * S, kProjGate | kProjUp, L);
+      b.linear("model.layers.{L}.shared_mlp.output_linear.weight", S, H, kProjDown, L);
+    }
   } else if (a.expert_naming == "fused") {
     // gpt-oss: router with bias; per layer one 3-D tensor for all experts' gate_up [E, H, 2I]
     // and down [E, I, H], each with a bias (modeling_gpt_oss.py GptOssExperts).
@@ -178,13 +264,107 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
     down_bias.projections = 0;
     b.add(down_bias);
   } else {
-    // Qwen3-MoE: mlp.gate [E, H]; experts.{E}.gate_proj / up_proj [I, H], down_proj [H, I].
+    // Qwen3-MoE, DeepSeek, GLM-4.5: mlp.gate [E, H]; experts.{E}.gate_proj / up_proj [I, H],
+    // down_proj [H, I]. DeepSeek-V3 and GLM-4.5 route with a learned per-expert score bias
+    // (gate.e_score_correction_bias [E]) and add shared experts that every token passes through
+    // (mlp.shared_experts: a gated MLP n_shared_experts·I wide).
     const std::string p = "model.layers.{L}.mlp.";
     b.linear(p + "gate.weight", H, E, 0, L, TensorKind::kRouter);
+    if (a.router_score_bias)
+      b.vector(p + "gate.e_score_correction_bias", E, TensorKind::kBias, L, true);
     b.linear(p + "experts.{E}.gate_proj.weight", H, I, kProjGate, L, TensorKind::kExpert, E);
     b.linear(p + "experts.{E}.up_proj.weight", H, I, kProjUp, L, TensorKind::kExpert, E);
     b.linear(p + "experts.{E}.down_proj.weight", I, H, kProjDown, L, TensorKind::kExpert, E);
+    if (a.shared_expert_intermediate > 0)
+      add_gated_mlp(b, a, p + "shared_experts.", a.shared_expert_intermediate, L);
   }
+}
+
+// A weight and its bias outside the decoder blocks (a vision layer's linear or LayerNorm).
+void weight_and_bias(InventoryBuilder& b, const std::string& name, std::vector<std::int64_t> shape,
+                     TensorKind kind, std::int64_t layers) {
+  TensorSpec w;
+  w.name = name + ".weight";
+  w.shape = std::move(shape);
+  w.kind = kind;
+  w.layers = layers;
+  if (kind == TensorKind::kLinear) {
+    w.out_features = w.shape[0];
+    w.in_features = w.shape[1];
+  }
+  const std::int64_t out = w.shape[0];
+  b.add(std::move(w));
+  b.vector(name + ".bias", out, TensorKind::kBias, layers, false);
+}
+
+// SigLIP's vision transformer (transformers modeling_siglip.py SiglipVisionTransformer, as
+// Gemma 3 loads it with vision_use_head false): a patch-embedding convolution, one learned
+// position embedding per patch, pre-LayerNorm encoder layers with biased q, k, v, out_proj and a
+// GELU MLP (fc1, fc2), and a final LayerNorm.
+void add_siglip_vision(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t C = v.hidden, N = v.layers, I = v.intermediate;
+  const std::int64_t patches = (v.image_size / v.patch_size) * (v.image_size / v.patch_size);
+  const std::string p = "vision_tower.vision_model.";
+  // Conv2d weight [C, channels, patch, patch] with a bias.
+  weight_and_bias(b, p + "embeddings.patch_embedding", {C, v.channels, v.patch_size, v.patch_size},
+                  TensorKind::kOther, 1);
+  TensorSpec pos;
+  pos.name = p + "embeddings.position_embedding.weight";
+  pos.shape = {patches, C};  // (image_size / patch_size)² positions
+  pos.kind = TensorKind::kOther;
+  b.add(pos);
+  const std::string l = p + "encoder.layers.{L}.";
+  for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"})
+    weight_and_bias(b, l + "self_attn." + proj, {C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "layer_norm1", {C}, TensorKind::kNorm, N);
+  weight_and_bias(b, l + "mlp.fc1", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.fc2", {C, I}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "layer_norm2", {C}, TensorKind::kNorm, N);
+  weight_and_bias(b, p + "post_layernorm", {C}, TensorKind::kNorm, 1);
+}
+
+// Gemma3MultiModalProjector: RMSNorm over the vision width, then a [vision, text] matrix (stored
+// as a bare parameter, input dimension first).
+void add_gemma3_projector(InventoryBuilder& b, const ModelArch& a) {
+  TensorSpec proj;
+  proj.name = "multi_modal_projector.mm_input_projection_weight";
+  proj.shape = {a.vision.hidden, a.hidden};
+  proj.kind = TensorKind::kLinear;
+  proj.in_features = a.vision.hidden;
+  proj.out_features = a.hidden;
+  b.add(proj);
+  b.vector("multi_modal_projector.mm_soft_emb_norm.weight", a.vision.hidden, TensorKind::kNorm, 1,
+           false);
+}
+
+// Qwen2.5-VL's vision transformer (modeling_qwen2_5_vl.py
+// Qwen2_5_VisionTransformerPretrainedModel): a bias-free 3-D patch convolution [C, channels,
+// temporal, patch, patch], blocks of RMSNorm, a fused biased qkv [3C, C] and proj, a biased SwiGLU
+// MLP; no position embedding (2-D RoPE).
+void add_qwen2_5_vision(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t C = v.hidden, N = v.layers, I = v.intermediate;
+  TensorSpec patch;
+  patch.name = "visual.patch_embed.proj.weight";
+  patch.shape = {C, v.channels, v.temporal_patch_size, v.patch_size, v.patch_size};
+  patch.kind = TensorKind::kOther;
+  b.add(patch);
+  const std::string l = "visual.blocks.{L}.";
+  b.vector(l + "norm1.weight", C, TensorKind::kNorm, N, false);
+  b.vector(l + "norm2.weight", C, TensorKind::kNorm, N, false);
+  weight_and_bias(b, l + "attn.qkv", {3 * C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "attn.proj", {C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.gate_proj", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.up_proj", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.down_proj", {C, I}, TensorKind::kLinear, N);
+}
+
+// Qwen2_5_VLPatchMerger: RMSNorm over C, then spatial_merge_size² neighbouring patches
+// concatenated (C·m² wide) through Linear(C·m², C·m²), GELU, Linear(C·m², out_hidden).
+void add_qwen2_5_merger(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t merged = v.hidden * v.spatial_merge_size * v.spatial_merge_size;
+  b.vector("visual.merger.ln_q.weight", v.hidden, TensorKind::kNorm, 1, false);
+  weight_and_bias(b, "visual.merger.mlp.0", {merged, merged}, TensorKind::kLinear, 1);
+  weight_and_bias(b, "visual.merger.mlp.2", {v.out_hidden, merged}, TensorKind::kLinear, 1);
 }
 
 }  // namespace
@@ -206,10 +386,15 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   static constexpr const char* norm_names[] = {"input_layernorm", "post_attention_layernorm",
                                                "pre_feedforward_layernorm",
                                                "post_feedforward_layernorm"};
-  for (int i = 0; i < a.norms_per_layer; ++i)
-    b.vector(fmt::format("model.layers.{{L}}.{}.weight", norm_names[i]), H, TensorKind::kNorm, L,
-             true);
+  for (int i = 0; i < a.norms_per_layer; ++i) {
+    const std::string norm =
+        a.norm_names.empty() ? norm_names[i] : a.norm_names[static_cast<std::size_t>(i)];
+    b.vector(fmt::format("model.layers.{{L}}.{}.weight", norm), H, TensorKind::kNorm, L, true);
+    if (a.norm_bias)
+      b.vector(fmt::format("model.layers.{{L}}.{}.bias", norm), H, TensorKind::kBias, L, true);
+  }
   b.vector("model.norm.weight", H, TensorKind::kNorm, 1, false);
+  if (a.norm_bias) b.vector("model.norm.bias", H, TensorKind::kBias, 1, false);
   if (!a.tied_embeddings) {
     TensorSpec head;
     head.name = "lm_head.weight";
@@ -218,12 +403,40 @@ ParamInventory build_param_inventory(const ModelArch& a) {
     head.in_features = H;
     head.out_features = a.vocab;
     b.add(head);
+    if (a.lm_head_bias) b.vector("lm_head.bias", a.vocab, TensorKind::kBias, 1, false);
+  }
+
+  if (a.has_vision()) {
+    const bool qwen = a.vision.kind == "qwen2_5_vl";
+    b.set_part(ModelPart::kVision);
+    if (qwen)
+      add_qwen2_5_vision(b, a.vision);
+    else
+      add_siglip_vision(b, a.vision);
+    b.set_part(ModelPart::kProjector);
+    if (qwen)
+      add_qwen2_5_merger(b, a.vision);
+    else
+      add_gemma3_projector(b, a);
   }
 
   ParamInventory& inv = b.inventory();
   for (const auto& t : inv.tensors) {
     const ParamCount n = t.total();
     inv.total += n;
+    switch (t.part) {
+      case ModelPart::kText:
+        inv.text += n;
+        break;
+      case ModelPart::kVision:
+        inv.vision += n;
+        break;
+      case ModelPart::kProjector:
+        inv.projector += n;
+        break;
+    }
+    // The groups below and the active count describe the text decoder.
+    if (t.part != ModelPart::kText) continue;
     if (t.is_block_linear()) inv.block_linear += n;
     switch (t.kind) {
       case TensorKind::kEmbedding:

@@ -11,6 +11,11 @@
 
 namespace ftplan {
 
+// Which part of a checkpoint a tensor belongs to: the text decoder, a vision tower, or the
+// projector between them.
+enum class ModelPart { kText, kVision, kProjector };
+std::string_view model_part_name(ModelPart p);
+
 enum class TensorKind { kLinear, kEmbedding, kOutput, kNorm, kBias, kRouter, kExpert, kOther };
 std::string_view tensor_kind_name(TensorKind k);
 
@@ -39,6 +44,7 @@ struct TensorSpec {
   std::int64_t layers = 1;   // how many decoder layers hold this tensor (1 outside blocks)
   std::int64_t experts = 1;  // expert copies per layer (1 for everything but experts)
   bool in_blocks = false;    // inside the decoder blocks
+  ModelPart part = ModelPart::kText;
   // Elements of one tensor (for a fused expert tensor: all experts of one layer).
   std::int64_t numel() const;
   // Elements of all copies: numel x layers (x experts where they are separate tensors).
@@ -60,6 +66,10 @@ struct ParamInventory {
   ParamCount norms = 0;
   ParamCount biases = 0;
   ParamCount other = 0;  // attention sinks and the like
+  // Totals per part (text + vision + projector = total).
+  ParamCount text = 0;
+  ParamCount vision = 0;
+  ParamCount projector = 0;
   ParamCount active_per_token =
       0;  // MoE: parameters one token passes through (embedding lookup excluded)
 };

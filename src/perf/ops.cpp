@@ -183,9 +183,23 @@ std::string replace_suffix(const std::string& name, std::string_view from, std::
 }
 
 // The short, stable name of a block linear layer.
+// The module of a Hugging Face weight name: "model.layers.{L}.self_attn.q_a_proj.weight" ->
+// "q_a_proj"; empty unless the name holds `part` (".self_attn.", ".shared_experts.").
+std::string module_after(const std::string& name, const std::string& part) {
+  const auto at = name.find(part);
+  if (at == std::string::npos) return "";
+  const auto begin = at + part.size();
+  return name.substr(begin, name.find('.', begin) - begin);
+}
+
 std::string linear_name(const TensorSpec& t) {
   const bool expert = t.kind == TensorKind::kExpert;
   if (t.kind == TensorKind::kRouter) return "moe.router";
+  // Attention modules by their own names (q_proj, ..., MLA's q_a_proj, kv_b_proj), shared
+  // experts apart from the dense MLP.
+  if (const std::string m = module_after(t.name, ".self_attn."); !m.empty()) return "attn." + m;
+  for (const char* shared : {".shared_experts.", ".shared_mlp."})
+    if (const std::string m = module_after(t.name, shared); !m.empty()) return "moe.shared." + m;
   const char* prefix = expert ? "moe.expert." : nullptr;
   auto mlp = [&](const char* n) { return std::string(prefix ? prefix : "mlp.") + n; };
   switch (t.projections) {
@@ -431,11 +445,28 @@ class Builder {
   }
 
   void emit_qk_norm() {
+    if (a_.mla) {
+      // MLA: RMSNorm on the query latent (q_a_layernorm) and the key/value latent
+      // (kv_a_layernorm), one row each per token.
+      const double width = static_cast<double>(a_.q_lora_rank + a_.kv_lora_rank);
+      const double elems = T_ * width;
+      const double rows = T_ * (a_.q_lora_rank > 0 ? 2 : 1);
+      forward(vector_op("attn.latent_norm.fwd", OpClass::kNorm, Phase::kForward,
+                        kRmsNormFlops * elems, 2 * kAct * elems + kAct * width + kFp32 * rows,
+                        a_.layers));
+      backward_group({vector_op("attn.latent_norm.bwd", OpClass::kNorm, Phase::kBackward,
+                                kRmsNormBackwardFlops * elems,
+                                3 * kAct * elems + kAct * width + kFp32 * rows, a_.layers)});
+      return;
+    }
     if (!a_.qk_norm) return;
-    // Qwen3 / Gemma 3: RMSNorm over head_dim on every query and key head.
+    // Qwen3 / Gemma 3: RMSNorm over head_dim on every query and key head (OLMo 2: over the
+    // whole projection, one row per token).
     const double elems = T_ * static_cast<double>(a_.q_dim() + a_.kv_dim());
-    const double rows = T_ * static_cast<double>(a_.heads + a_.kv_heads);
-    const double d = static_cast<double>(a_.head_dim);
+    const double rows =
+        a_.qk_norm_full_width ? 2 * T_ : T_ * static_cast<double>(a_.heads + a_.kv_heads);
+    const double d = a_.qk_norm_full_width ? static_cast<double>(a_.q_dim() + a_.kv_dim()) / 2
+                                           : static_cast<double>(a_.head_dim);
     forward(vector_op("attn.qk_norm.fwd", OpClass::kNorm, Phase::kForward, kRmsNormFlops * elems,
                       2 * kAct * elems + 2 * kAct * d + kFp32 * rows, a_.layers));
     backward_group({vector_op("attn.qk_norm.bwd", OpClass::kNorm, Phase::kBackward,
@@ -446,8 +477,12 @@ class Builder {
   void emit_rotary() {
     // Rotary position embedding on q and k (Su et al. 2021): reads x and the cos/sin tables of
     // the sequence's positions, writes the rotated x; the backward rotates by −θ (same cost).
-    const double elems = T_ * static_cast<double>(a_.q_dim() + a_.kv_dim());
-    const double tables = 2 * kAct * static_cast<double>(w_.seq * a_.head_dim);
+    // MLA rotates only the qk_rope_head_dim part: per head of q, and once for the shared key.
+    const double rotated = a_.mla ? static_cast<double>((a_.heads + 1) * a_.qk_rope_head_dim)
+                                  : static_cast<double>(a_.q_dim() + a_.kv_dim());
+    const double elems = T_ * rotated;
+    const std::int64_t table_width = a_.mla ? a_.qk_rope_head_dim : a_.head_dim;
+    const double tables = 2 * kAct * static_cast<double>(w_.seq * table_width);
     const double bytes = 2 * kAct * elems + tables;
     forward(vector_op("attn.rotary.fwd", OpClass::kElementwise, Phase::kForward,
                       kRotaryFlops * elems, bytes, a_.layers));
@@ -477,9 +512,14 @@ class Builder {
 
   void emit_attention_group(const std::string& name, std::int64_t layers, std::int64_t window) {
     if (layers <= 0) return;
-    const double q = T_ * static_cast<double>(a_.q_dim());    // elements of Q (and O, dO, dQ)
-    const double kv = T_ * static_cast<double>(a_.kv_dim());  // elements of K (and V, dK, dV)
-    const double d = static_cast<double>(a_.head_dim);
+    const double q = T_ * static_cast<double>(a_.q_dim());              // elements of Q (and dQ)
+    const double k = T_ * static_cast<double>(a_.kv_dim());             // elements of K (and dK)
+    const double v = T_ * static_cast<double>(a_.v_dim());              // elements of V (and dV)
+    const double o = T_ * static_cast<double>(a_.attention_out_dim());  // O and dO
+    // Per (query, key) pair and head: QKᵀ is 2·d_qk FLOPs, P·V 2·d_v (d_qk = d_v = head_dim
+    // except under MLA, where d_qk = qk_nope + qk_rope and d_v = v_head_dim).
+    const double d_qk = static_cast<double>(a_.head_dim);
+    const double d_v = static_cast<double>(a_.mla ? a_.v_head_dim : a_.head_dim);
     const double heads = static_cast<double>(a_.heads);
     const double b = static_cast<double>(w_.micro_batch);
     const double lse = kFp32 * T_ * heads;  // the log-sum-exp FlashAttention saves per row
@@ -488,25 +528,27 @@ class Builder {
       // PyTorch SDPA runs the same FlashAttention-2 kernels (PyTorch 2.2 and later) on K and V
       // repeated to every query head (Hugging Face repeat_kv, torchtune's expand): the kernel
       // reads them q_dim wide, and the copies are made (and their gradients summed back) first.
-      const bool repeated = w_.attention == Attention::kSdpa && kv < q;
-      if (repeated) emit_repeat_kv(name, q, kv, layers);
-      const double kv_read = repeated ? q : kv;
-      // FlashAttention (Dao et al. 2022): tiles in on-chip memory, no s² traffic. QKᵀ and P·V
-      // are 2·d FLOPs per (query, key) pair each; causal masking skips the masked tiles, and a
-      // sliding window limits each query to its last W keys (Dao 2023, FlashAttention-2).
+      const bool repeated = w_.attention == Attention::kSdpa && k < q;
+      if (repeated) emit_repeat_kv(name, q, k, layers);
+      const double k_read = repeated ? q : k;
+      const double v_read = repeated ? q : v;
+      // FlashAttention (Dao et al. 2022): tiles in on-chip memory, no s² traffic. Causal
+      // masking skips the masked tiles, and a sliding window limits each query to its last W
+      // keys (Dao 2023, FlashAttention-2).
       const double pairs = (w_.lengths.varies() ? attention_sum([&](double s) {
                              return causal_pairs_at(s, static_cast<double>(window));
                            })
                                                 : causal_pairs(w_.seq, window) * b) *
                            heads;
-      const double flops = 4 * d * pairs;
+      const double flops = 2 * (d_qk + d_v) * pairs;
       fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward, flops,
-                      kAct * (2 * q + 2 * kv_read) + lse, layers);
+                      kAct * (q + k_read + v_read + o) + lse, layers);
       // Backward recomputes S = QKᵀ and computes dV, dP, dQ, dK: five products of the forward's
       // size against two, 2.5× the forward FLOPs (FlashAttention-2 §4 counts it so). Reads Q, K,
       // V, O, dO and the log-sum-exp; writes dQ, dK, dV.
       bwd = vector_op(name + ".bwd", OpClass::kAttention, Phase::kBackward, 2.5 * flops,
-                      kAct * (3 * q + 2 * kv_read) + lse + kAct * (q + 2 * kv_read), layers);
+                      kAct * (q + k_read + v_read + 2 * o) + lse + kAct * (q + k_read + v_read),
+                      layers);
     } else {
       // Eager attention (Hugging Face "eager"): the full s×s score matrix per head is computed
       // (the mask is applied, not skipped), written and read back. Forward: write S, read S and
@@ -516,13 +558,13 @@ class Builder {
                                 ? attention_sum([](double t) { return t * t; }) * heads
                                 : b * heads * s * s;
       fwd = vector_op(name + ".fwd", OpClass::kAttention, Phase::kForward,
-                      4 * d * scores + kSoftmaxFlops * scores,
-                      kAct * (2 * q + 2 * kv) + 4 * kAct * scores, layers);
+                      2 * (d_qk + d_v) * scores + kSoftmaxFlops * scores,
+                      kAct * (q + k + v + o) + 4 * kAct * scores, layers);
       // Backward: dV = Pᵀ·dO, dP = dO·Vᵀ, dS = softmax'(dP), dQ = dS·K, dK = dSᵀ·Q: read P, write
       // dP, read dP and P, write dS, read dS twice: 7 passes of 2 B per score.
       bwd = vector_op(name + ".bwd", OpClass::kAttention, Phase::kBackward,
-                      8 * d * scores + 4 * scores,
-                      kAct * (2 * q + 2 * kv) + 7 * kAct * scores + kAct * (q + 2 * kv), layers);
+                      4 * (d_qk + d_v) * scores + 4 * scores,
+                      kAct * (q + k + v + o) + 7 * kAct * scores + kAct * (q + k + v), layers);
     }
     // The attention core runs on the tensor cores in BF16 (FlashAttention-2/3's training path).
     for (Op* op : {&fwd, &bwd}) {
@@ -615,12 +657,16 @@ class Builder {
       return t.kind == TensorKind::kLinear && t.projections == kProjO;
     });
     emit_residuals();
-    // Dense MLP layers.
-    if (a_.dense_layers() > 0) {
+    // Dense MLP layers, and the shared experts of MoE layers (a gated MLP every token passes).
+    if (a_.dense_layers() > 0 || a_.shared_expert_intermediate > 0) {
       each([&](const TensorSpec& t) {
         return t.kind == TensorKind::kLinear && (t.projections & gate_up) != 0;
       });
-      emit_activation("mlp.act", T_, static_cast<double>(a_.intermediate), a_.dense_layers());
+      if (a_.dense_layers() > 0)
+        emit_activation("mlp.act", T_, static_cast<double>(a_.intermediate), a_.dense_layers());
+      if (a_.shared_expert_intermediate > 0)
+        emit_activation("moe.shared.act", T_, static_cast<double>(a_.shared_expert_intermediate),
+                        a_.moe_layers);
       each([&](const TensorSpec& t) {
         return t.kind == TensorKind::kLinear && t.projections == kProjDown;
       });

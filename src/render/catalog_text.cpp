@@ -62,15 +62,37 @@ void print_params(std::ostream& out, const Model& m) {
   const ParamInventory& inv = m.params;
   out << fmt::format("{} ({}): {} parameters ({})\n\n", m.arch.name, m.arch.model_type,
                      group_digits(inv.total), format_count_short(static_cast<double>(inv.total)));
-  TextTable t({"tensor", "shape", "kind", "copies>", "parameters>"});
-  for (const auto& tensor : inv.tensors)
-    t.row({tensor.name, shape_text(tensor.shape), std::string(tensor_kind_name(tensor.kind)),
-           std::to_string(tensor.copies()), group_digits(tensor.total())});
+  const bool parts = inv.vision + inv.projector > 0;
+  std::vector<std::string> header = {"tensor", "shape", "kind", "copies>", "parameters>"};
+  if (parts) header.insert(header.begin() + 3, "part");
+  TextTable t(header);
+  for (const auto& tensor : inv.tensors) {
+    std::vector<std::string> row = {tensor.name, shape_text(tensor.shape),
+                                    std::string(tensor_kind_name(tensor.kind)),
+                                    std::to_string(tensor.copies()), group_digits(tensor.total())};
+    if (parts) row.insert(row.begin() + 3, std::string(model_part_name(tensor.part)));
+    t.row(row);
+  }
   t.print(out);
   out << fmt::format(
-      "\n{{L}}: decoder layer index (0..{}), {{E}}: expert index. Copies = layers (x experts).\n\n",
+      "\n{{L}}: decoder layer index (0..{}), {{E}}: expert index. Copies = layers (x experts).\n",
       m.arch.layers - 1);
+  if (m.arch.has_vision())
+    out << fmt::format(
+        "Vision tower: {{L}} is its encoder layer (0..{}). Vision tower and projector are frozen "
+        "in training.\n",
+        m.arch.vision.layers - 1);
+  out << "\n";
+  if (parts) {
+    TextTable p({"part", "parameters>"});
+    p.row({"text decoder", group_digits(inv.text)});
+    p.row({"vision tower", group_digits(inv.vision)});
+    p.row({"projector", group_digits(inv.projector)});
+    p.print(out);
+    out << "\n";
+  }
   TextTable s({"group", "parameters>"});
+  if (parts) s.row({"text decoder:", ""});
   s.row({"block linear weights", group_digits(inv.block_linear)});
   s.row({"embedding + output", group_digits(inv.embedding_and_output)});
   s.row({"norms", group_digits(inv.norms)});
@@ -83,6 +105,11 @@ void print_params(std::ostream& out, const Model& m) {
   s.print(out);
   for (const auto& note : m.arch.defaults_applied)
     out << "default applied: " << note << "\n";
+  if (m.arch.mtp_layers > 0)
+    out << fmt::format(
+        "not counted: {} multi-token-prediction layer(s) in the checkpoint "
+        "(num_nextn_predict_layers); transformers does not load them\n",
+        m.arch.mtp_layers);
 }
 
 }  // namespace ftplan

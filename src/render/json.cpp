@@ -122,6 +122,15 @@ json model_summary_json(const Model& m) {
                 {"experts_per_token", a.experts_per_token},
                 {"expert_intermediate_size", a.moe_intermediate},
                 {"moe_layers", a.moe_layers}};
+  if (a.shared_expert_intermediate > 0)
+    j["moe"]["shared_expert_intermediate_size"] = a.shared_expert_intermediate;
+  if (a.mla)
+    j["latent_attention"] = {{"q_lora_rank", a.q_lora_rank},
+                             {"kv_lora_rank", a.kv_lora_rank},
+                             {"qk_nope_head_dim", a.qk_nope_head_dim},
+                             {"qk_rope_head_dim", a.qk_rope_head_dim},
+                             {"v_head_dim", a.v_head_dim}};
+  if (a.mtp_layers > 0) j["mtp_layers_not_counted"] = a.mtp_layers;
   if (a.sliding_window > 0)
     j["sliding_window"] = {{"window", a.sliding_window}, {"layers", a.sliding_layers}};
   if (!m.hf_repo.empty()) j["hf_repo"] = m.hf_repo;
@@ -141,10 +150,22 @@ json params_json(const Model& m) {
                    {"norms", inv.norms},
                    {"biases", inv.biases},
                    {"other", inv.other}};
+  j["by_part"] = {{"text", inv.text}, {"vision", inv.vision}, {"projector", inv.projector}};
+  if (m.arch.has_vision())
+    j["vision_tower"] = {{"kind", m.arch.vision.kind},
+                         {"hidden_size", m.arch.vision.hidden},
+                         {"layers", m.arch.vision.layers},
+                         {"attention_heads", m.arch.vision.heads},
+                         {"intermediate_size", m.arch.vision.intermediate},
+                         {"image_size", m.arch.vision.image_size},
+                         {"patch_size", m.arch.vision.patch_size},
+                         {"projector", m.arch.vision.projector},
+                         {"trained", false}};
   json tensors = json::array();
   for (const auto& t : inv.tensors) {
     json tj = {{"name", t.name},     {"shape", t.shape},     {"kind", tensor_kind_name(t.kind)},
                {"layers", t.layers}, {"copies", t.copies()}, {"params", t.total()}};
+    tj["part"] = model_part_name(t.part);
     if (t.experts > 1) tj["experts"] = t.experts;
     if (t.projections) tj["projections"] = projection_set_name(t.projections);
     tensors.push_back(tj);

@@ -92,6 +92,12 @@ TrainedSet trained_set(const Workload& w) {
   for (const auto& t : w.model->params.tensors) {
     TensorRole r;
     r.tensor = &t;
+    if (t.part != ModelPart::kText) {
+      // A vision tower and its projector stay frozen in 16 bits: held, without gradients,
+      // optimizer states or adapters, whatever the method does to the text decoder.
+      set.roles.push_back(r);
+      continue;
+    }
     if (m.trains_base) {
       r.base = BaseRole::kTrained;
     } else if (m.quantized_base && t.is_block_linear()) {
