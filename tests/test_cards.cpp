@@ -249,6 +249,27 @@ TEST(Cards, AMinimalUserCardWorks) {
   EXPECT_FALSE(g.mig.supported);
 }
 
+TEST(Cards, GpusListsACardFileWithItsUserSuppliedFigures) {
+  const std::string file = cases("cards/minimal.yaml");
+  const auto text = test::run_cli({"gpus", "--gpu", file});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("minimal (user-supplied)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("assumption: " + file + ": compute_capability not given"),
+            std::string::npos)
+      << text.out;
+  const auto json = test::run_cli({"gpus", "--gpu", file, "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto listed = nlohmann::json::parse(json.out);
+  for (const auto& g : listed["gpus"])
+    if (g["id"] == "minimal") {
+      EXPECT_EQ(g["user_supplied"], true);
+      EXPECT_EQ(g["memory"]["bandwidth_GBps"]["source"], "user-supplied");
+      EXPECT_FALSE(g["assumptions"].empty());
+      return;
+    }
+  FAIL() << "the card file is not listed";
+}
+
 TEST(Cards, AUserCardWithoutBandwidthNamesFileKeyAndForm) {
   const auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
                                 cases("cards/no-bandwidth.yaml")});

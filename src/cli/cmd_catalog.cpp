@@ -7,8 +7,10 @@
 namespace ftplan::cli {
 namespace {
 
-// The catalog's cards as JSON or as the text table.
-void list_gpus(Context& ctx, bool json_out) {
+// The catalog's cards (with the card files given by path) as JSON or as the text table.
+void list_gpus(Context& ctx, const std::vector<std::string>& files, bool json_out) {
+  for (const auto& f : files)
+    ctx.resolve_gpu(f);
   const Catalog& c = ctx.catalog();
   if (!json_out) {
     print_gpus(ctx.out, c);
@@ -56,18 +58,22 @@ const bool registered_gpus =
                       [](CLI::App& app, Context& ctx) {
                         auto json_out = std::make_shared<bool>(false);
                         auto detect = std::make_shared<std::string>();
+                        auto files = std::make_shared<std::vector<std::string>>();
                         app.add_flag("--json", *json_out, "Print JSON");
+                        app.add_option("--gpu", *files,
+                                       "A card file to list with the catalog (repeatable): its "
+                                       "figures without a source show as user-supplied");
                         CLI::Option* detect_option =
                             app.add_option("--detect", *detect,
                                            "List this machine's cards (runs nvidia-smi), or "
                                            "those of a saved output of `" +
                                                std::string(kSmiQuery) + "` given as FILE")
                                 ->expected(0, 1);
-                        return [&ctx, json_out, detect, detect_option] {
+                        return [&ctx, json_out, detect, detect_option, files] {
                           if (detect_option->count() > 0)
                             list_detected(ctx, *detect, *json_out);
                           else
-                            list_gpus(ctx, *json_out);
+                            list_gpus(ctx, *files, *json_out);
                         };
                       },
                       10});
