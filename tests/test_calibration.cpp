@@ -117,18 +117,24 @@ TEST(CalibrationCard, ThePlainNameIsTheSxmModuleAndExactNamesWin) {
   EXPECT_EQ(
       match_card(test::catalog(), device("NVIDIA GeForce RTX 4090", "8.9", 24564), "r").gpu->id,
       "rtx-4090");
+  // A name nvidia-smi prints, from the card files' smi_names.
+  const CardMatch h100 =
+      match_card(test::catalog(), device("NVIDIA H100 80GB HBM3", "9.0", 81559), "r");
+  EXPECT_EQ(h100.gpu->id, "h100-sxm");
+  EXPECT_NE(h100.basis.find("smi_names"), std::string::npos) << h100.basis;
   // No name matches: the only card of that compute capability and memory.
-  const CardMatch l40s = match_card(test::catalog(), device("Some L40S", "8.9", 46068), "r");
-  EXPECT_EQ(l40s.gpu->id, "l40s");
-  EXPECT_NE(l40s.basis.find("46068 MiB"), std::string::npos) << l40s.basis;
+  const CardMatch ada = match_card(test::catalog(), device("Some RTX 6000", "8.9", 49140), "r");
+  EXPECT_EQ(ada.gpu->id, "rtx-6000-ada");
+  EXPECT_NE(ada.basis.find("49140 MiB"), std::string::npos) << ada.basis;
 }
 
 TEST(CalibrationCard, AmbiguousAndContradictoryDevicesAreErrorsListingTheCandidates) {
-  // 'NVIDIA H100 80GB HBM3' (the SXM's name) prefixes no catalog name; PCIe and SXM share
-  // compute capability and memory.
-  const std::string h100 = match_error(device("NVIDIA H100 80GB HBM3", "9.0", 81559));
+  // A name no card lists: PCIe and SXM share compute capability and memory (and the L40 and
+  // L40S theirs).
+  const std::string h100 = match_error(device("Some H100", "9.0", 81559));
   EXPECT_NE(h100.find("matches several catalog cards: h100-pcie, h100-sxm"), std::string::npos)
       << h100;
+  EXPECT_NE(match_error(device("Some L40S", "8.9", 46068)).find("l40, l40s"), std::string::npos);
   EXPECT_NE(h100.find("--gpu ID"), std::string::npos);
   const std::string rtx = match_error(device("NVIDIA RTX PRO 6000 Blackwell", "12.0", 97887));
   for (const char* id : {"rtx-pro-6000;", "rtx-pro-6000-maxq", "rtx-pro-6000-server"})

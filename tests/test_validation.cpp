@@ -148,7 +148,7 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
   EXPECT_NE(parse_error(with("llama-3.2-3b", "llama-3.2-3bb"))
                 .find("unknown model 'llama-3.2-3bb'; did you mean llama-3.2-3b"),
             std::string::npos);
-  EXPECT_NE(parse_error(with("l40s", "l40")).find("unknown GPU 'l40'; did you mean l40s"),
+  EXPECT_NE(parse_error(with("l40s", "l40ss")).find("unknown GPU 'l40ss'; did you mean l40s"),
             std::string::npos);
   EXPECT_NE(parse_error(with("unit: GB", "unit: gb")).find("runs[0].unit"), std::string::npos);
   EXPECT_NE(parse_error(with("    peak: reserved\n", "")).find("needs the kind of peak"),

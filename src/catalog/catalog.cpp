@@ -1,9 +1,12 @@
 #include "catalog/catalog.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "catalog/figure_reader.hpp"
 #include "catalog/strict_yaml.hpp"
@@ -83,10 +86,20 @@ bool is_sources_file(const DataFile& f) {
          ends_with(rel, ".yaml");
 }
 
+// Where a figure's `source` is optional: in a user's own card file (outside the data folders).
+enum class SourcePolicy { kRequired, kOptional };
+
+std::vector<std::string> figure_sources(StrictMap& m, const SourceTable& sources,
+                                        SourcePolicy policy) {
+  if (policy == SourcePolicy::kOptional && !m.has("source")) return {};
+  return read_source_ids(m, sources);
+}
+
 // Reads the keys every figure may have besides its value.
 template <class T>
-void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, bool tensor_rate) {
-  f.sources = read_source_ids(m, sources);
+void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, bool tensor_rate,
+                        SourcePolicy policy = SourcePolicy::kRequired) {
+  f.sources = figure_sources(m, sources, policy);
   f.note = m.optional_string("note").value_or("");
   f.dispute = m.optional_string("dispute").value_or("");
   if (tensor_rate) {
@@ -106,21 +119,39 @@ void read_figure_common(StrictMap& m, Figure<T>& f, const SourceTable& sources, 
 
 }  // namespace
 
-Figure<double> read_number_figure(StrictMap& parent, std::string_view key, double min, double max,
-                                  const SourceTable& sources, bool required, bool tensor_rate) {
+namespace {
+
+// A numeric figure; in a user's card (kOptional) also a plain number (`bandwidth_GBps: 960`).
+Figure<double> number_figure(StrictMap& parent, std::string_view key, double min, double max,
+                             const SourceTable& sources, bool required, bool tensor_rate,
+                             SourcePolicy policy) {
   Figure<double> f;
   if (!parent.has(key)) {
     if (required) parent.required_map(key);  // throws, naming a misspelt key if there is one
     parent.raw(key);
-    f.unknown_reason = "not listed in the data file";
+    f.unknown_reason = policy == SourcePolicy::kOptional ? "not given in the card file"
+                                                         : "not listed in the data file";
+    return f;
+  }
+  if (policy == SourcePolicy::kOptional && parent.node()[std::string(key)].IsScalar()) {
+    f.value = parent.nullable_number(key, min, max);
+    if (!f.value) f.unknown_reason = "not given in the card file";
     return f;
   }
   StrictMap m = parent.required_map(key);
   f.value = m.optional_number("value", min, max);
   if (!m.has("value"))
     m.fail("value", "required key is missing (use null with a 'reason' when unknown)");
-  read_figure_common(m, f, sources, tensor_rate);
+  read_figure_common(m, f, sources, tensor_rate, policy);
   return f;
+}
+
+}  // namespace
+
+Figure<double> read_number_figure(StrictMap& parent, std::string_view key, double min, double max,
+                                  const SourceTable& sources, bool required, bool tensor_rate) {
+  return number_figure(parent, key, min, max, sources, required, tensor_rate,
+                       SourcePolicy::kRequired);
 }
 
 double required_known(StrictMap& parent, std::string_view key, double min, double max,
@@ -133,8 +164,21 @@ double required_known(StrictMap& parent, std::string_view key, double min, doubl
 namespace {
 
 Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const SourceTable& sources,
-                                const std::vector<std::string>& allowed = {}) {
+                                const std::vector<std::string>& allowed = {},
+                                SourcePolicy policy = SourcePolicy::kRequired) {
   Figure<std::string> f;
+  if (policy == SourcePolicy::kOptional) {
+    if (!parent.has(key)) {
+      parent.raw(key);  // known, for the hint on a misspelt key
+      f.unknown_reason = "not given in the card file";
+      return f;
+    }
+    if (parent.node()[std::string(key)].IsScalar()) {
+      f.value =
+          allowed.empty() ? parent.required_string(key) : parent.required_choice(key, allowed);
+      return f;
+    }
+  }
   StrictMap m = parent.required_map(key);
   if (!m.has("value")) m.fail("value", "required key is missing");
   if (m.is_null("value")) {
@@ -142,7 +186,7 @@ Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const S
   } else {
     f.value = allowed.empty() ? m.required_string("value") : m.required_choice("value", allowed);
   }
-  read_figure_common(m, f, sources, false);
+  read_figure_common(m, f, sources, false, policy);
   return f;
 }
 
@@ -162,11 +206,16 @@ void parse_sources_file(const DataFile& file, SourceTable& sources) {
   root.finish();
 }
 
-MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
+MigSpec parse_mig(StrictMap& card, const SourceTable& sources, SourcePolicy policy) {
   MigSpec mig;
+  if (policy == SourcePolicy::kOptional && !card.has("mig")) {
+    card.raw("mig");  // known, for the hint on a misspelt key
+    mig.unsupported_reason = "not given in the card file";
+    return mig;
+  }
   StrictMap m = card.required_map("mig");
   mig.supported = m.required_bool("supported");
-  mig.sources = read_source_ids(m, sources);
+  mig.sources = figure_sources(m, sources, policy);
   mig.note = m.optional_string("note").value_or("");
   if (!mig.supported) {
     mig.unsupported_reason = m.required_string("reason");
@@ -180,7 +229,7 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources) {
   for (auto& p : m.map_list("profiles", true)) {
     MigProfile prof;
     prof.name = p.required_string("name");
-    prof.memory_GB = read_number_figure(p, "memory_GB", 0.1, 1e4, sources, true);
+    prof.memory_GB = number_figure(p, "memory_GB", 0.1, 1e4, sources, true, false, policy);
     if (!prof.memory_GB.value) p.fail("memory_GB", "a MIG profile needs a known memory size");
     prof.compute_slices =
         static_cast<int>(p.required_integer("compute_slices", 1, mig.compute_slices));
@@ -226,22 +275,170 @@ bool parse_compute_capability(std::string_view cc, int& major, int& minor) {
   return ok && major >= 1 && major <= 99 && minor >= 0 && minor <= 9;
 }
 
-GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
+namespace {
+
+// The architectures a card may name. The efficiency table's `architectures` section scales the
+// compute fractions of those it lists; the others keep the default fractions (multiplier 1).
+const std::vector<std::string>& known_architectures() {
+  static const std::vector<std::string> names = {"volta",  "turing",    "ampere", "ada",
+                                                 "hopper", "blackwell", "cdna3",  "cdna4"};
+  return names;
+}
+
+void read_smi_names(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
+  auto m = root.optional_map("smi_names");
+  if (!m) return;
+  g.smi_names = m->string_list("names", true);
+  for (const auto& n : g.smi_names)
+    if (n.empty() || n.find(',') != std::string::npos)
+      m->fail("names",
+              fmt::format("'{}' is not a name nvidia-smi prints (empty or with a comma)", n));
+  g.smi_names_sources = figure_sources(*m, sources, policy);
+  m->optional_string("note");
+  m->finish();
+}
+
+void read_memory(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
+  const bool user = policy == SourcePolicy::kOptional;
+  StrictMap mem = root.required_map("memory");
+  g.visible_MiB = number_figure(mem, "visible_MiB", 1024, 1e8, sources, !user, false, policy);
+  g.datasheet_GB = number_figure(mem, "datasheet_GB", 1, 1e5, sources, !user, false, policy);
+  g.memory_type = text_figure(mem, "type", sources, {}, policy);
+  g.bandwidth_GBps = number_figure(mem, "bandwidth_GBps", 10, 1e6, sources, !user, false, policy);
+  mem.finish();
+  if (user && !g.visible_MiB.value && g.datasheet_GB.value) {
+    // GB (1e9 B) in MiB (2^20 B): the whole printed capacity, as the driver would show it.
+    g.visible_MiB.value = std::floor(*g.datasheet_GB.value * 1e9 / kBytesPerMiB);
+    g.visible_MiB.note = "derived from datasheet_GB";
+    g.assumptions.push_back(fmt::format(
+        "{}: memory.visible_MiB not given; taken as datasheet_GB {} GB = {} MiB (the driver "
+        "reserves some of it: nvidia-smi's memory.total is more accurate)",
+        g.source_file, *g.datasheet_GB.value, *g.visible_MiB.value));
+  }
+  if (!g.visible_MiB.value)
+    mem.fail("visible_MiB",
+             user ? "the card's memory must be given: visible_MiB (what nvidia-smi prints as "
+                    "memory.total, e.g. `visible_MiB: 49140`) or datasheet_GB (e.g. "
+                    "`datasheet_GB: 48`)"
+                  : "the driver-visible memory must be known");
+  if (!g.bandwidth_GBps.value)
+    mem.fail("bandwidth_GBps",
+             user ? "the memory bandwidth must be given, in GB/s (1e9 bytes per second), e.g. "
+                    "`bandwidth_GBps: 960`"
+                  : "the memory bandwidth must be known");
+}
+
+void read_rates(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
+  const bool user = policy == SourcePolicy::kOptional;
+  StrictMap rates = root.required_map("tensor_dense_TFLOPS");
+  for (auto p : kAllTensorPrecisions) {
+    if (p == TensorPrecision::kINT8) continue;
+    g.tensor_dense[static_cast<std::size_t>(p)] =
+        number_figure(rates, tensor_precision_name(p), 0.01, 1e6, sources, !user, true, policy);
+  }
+  if (user && !g.tensor_figure(TensorPrecision::kBF16).value &&
+      !g.tensor_figure(TensorPrecision::kFP16).value)
+    rates.fail("bf16",
+               "a card file needs at least the dense BF16 (or FP16) tensor rate in TFLOPS, e.g. "
+               "`bf16: 181` (half the vendor's 'with sparsity' figure)");
+  rates.finish();
+  auto& int8 = g.tensor_dense[static_cast<std::size_t>(TensorPrecision::kINT8)];
+  if (user && !root.has("tensor_dense_TOPS")) {
+    root.raw("tensor_dense_TOPS");
+    int8.unknown_reason = "not given in the card file";
+    return;
+  }
+  StrictMap tops = root.required_map("tensor_dense_TOPS");
+  int8 = number_figure(tops, "int8", 0.01, 1e6, sources, !user, true, policy);
+  tops.finish();
+}
+
+void read_pcie(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
+  if (policy == SourcePolicy::kOptional && !root.has("pcie")) {
+    root.raw("pcie");
+    g.pcie.generation = 4;
+    g.pcie.lanes = 16;
+    g.pcie.GBps_both_directions = 64;
+    g.assumptions.push_back(fmt::format(
+        "{}: pcie not given; assumed PCIe Gen4 x16 (64 GB/s both directions)", g.source_file));
+    return;
+  }
+  StrictMap pcie = root.required_map("pcie");
+  g.pcie.generation = static_cast<int>(pcie.required_integer("generation", 1, 9));
+  g.pcie.lanes = static_cast<int>(pcie.required_integer("lanes", 1, 32));
+  g.pcie.GBps_both_directions = pcie.required_number("GBps_both_directions", 0.1, 1e4);
+  g.pcie.sources = figure_sources(pcie, sources, policy);
+  g.pcie.p2p = pcie.optional_bool("p2p").value_or(true);
+  g.pcie.p2p_note = pcie.optional_string("p2p_note").value_or("");
+  pcie.finish();
+}
+
+void read_links(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
+  if (policy == SourcePolicy::kOptional && !root.has("nvlink")) {
+    root.raw("nvlink");
+    g.nvlink.note = "not given in the card file: cards exchange data over PCIe";
+    return;
+  }
+  StrictMap nv = root.required_map("nvlink");
+  const std::string kind = nv.required_choice("kind", {"none", "bridge", "switch"});
+  g.nvlink.fabric = nv.optional_choice("fabric", {"nvlink", "infinity-fabric"}).value_or("nvlink");
+  g.nvlink.sources = figure_sources(nv, sources, policy);
+  g.nvlink.note = nv.optional_string("note").value_or("");
+  if (kind == "none") {
+    g.nvlink.kind = LinkKind::kNone;
+    if (g.nvlink.note.empty())
+      nv.fail("note", "kind 'none' needs a note saying how the cards exchange data");
+  } else {
+    g.nvlink.kind = kind == "bridge" ? LinkKind::kBridge : LinkKind::kSwitch;
+    g.nvlink.generation = static_cast<int>(nv.required_integer("generation", 1, 9));
+    g.nvlink.GBps_per_gpu_both_directions =
+        nv.required_number("GBps_per_gpu_both_directions", 1, 1e5);
+    if (kind == "bridge")
+      g.nvlink.bridge_max_cards = static_cast<int>(nv.required_integer("bridge_max_cards", 2, 16));
+  }
+  nv.finish();
+}
+
+}  // namespace
+
+GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool user_file) {
+  const SourcePolicy policy = user_file ? SourcePolicy::kOptional : SourcePolicy::kRequired;
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
   GpuSpec g;
   g.source_file = file.path;
-  g.id = root.required_string("id");
+  g.user_supplied = user_file;
+  const std::string stem = file_stem(file.path);
+  g.id = user_file ? root.optional_string("id").value_or(stem) : root.required_string("id");
   g.name = root.required_string("name");
-  g.vendor = root.required_choice("vendor", {"nvidia", "amd"});
+  g.vendor = user_file ? root.optional_choice("vendor", {"nvidia", "amd"}).value_or("nvidia")
+                       : root.required_choice("vendor", {"nvidia", "amd"});
   // Optional; by default the name without the vendor ("NVIDIA H200 NVL" -> "H200 NVL").
   g.short_name = root.optional_string("short_name").value_or("");
   if (g.short_name.empty()) {
     const std::string vendor = g.vendor == "nvidia" ? "NVIDIA " : "AMD ";
     g.short_name = g.name.starts_with(vendor) ? g.name.substr(vendor.size()) : g.name;
   }
-  g.architecture =
-      root.required_choice("architecture", {"ampere", "ada", "hopper", "blackwell", "cdna3"});
-  g.compute_capability = text_figure(root, "compute_capability", sources);
+  if (user_file && !root.has("architecture")) {
+    root.raw("architecture");
+    g.architecture = "unspecified";
+    g.assumptions.push_back(fmt::format(
+        "{}: architecture not given; the default efficiencies apply (no per-architecture "
+        "multiplier)",
+        file.path));
+  } else {
+    g.architecture = root.required_choice("architecture", known_architectures());
+  }
+  if (user_file && !root.has("compute_capability")) {
+    root.raw("compute_capability");
+    g.compute_capability.value = "8.0";
+    g.compute_capability.note = "assumed";
+    g.assumptions.push_back(fmt::format(
+        "{}: compute_capability not given; assumed 8.0 (BF16 and FP16 training, no FP8): set it "
+        "(e.g. `compute_capability: \"8.9\"`) for the formats the card has",
+        file.path));
+  } else {
+    g.compute_capability = text_figure(root, "compute_capability", sources, {}, policy);
+  }
   if (g.compute_capability.value) {
     const std::string& cc = *g.compute_capability.value;
     int major = 0, minor = 0;
@@ -251,69 +448,36 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources) {
     g.cc_major = major;
     g.cc_minor = minor;
   }
+  read_smi_names(root, g, sources, policy);
   g.form_factor = text_figure(root, "form_factor", sources,
-                              {"pcie-dual-slot", "pcie-single-slot", "sxm", "oam"});
-  g.cooling = text_figure(root, "cooling", sources, {"passive", "active", "liquid", "system"});
-  g.tdp_W = read_number_figure(root, "tdp_W", 10, 5000, sources, true);
-  g.boost_clock_MHz = read_number_figure(root, "boost_clock_MHz", 100, 10000, sources, false);
-  {
-    StrictMap mem = root.required_map("memory");
-    g.visible_MiB = read_number_figure(mem, "visible_MiB", 1024, 1e8, sources, true);
-    g.datasheet_GB = read_number_figure(mem, "datasheet_GB", 1, 1e5, sources, true);
-    g.memory_type = text_figure(mem, "type", sources);
-    g.bandwidth_GBps = read_number_figure(mem, "bandwidth_GBps", 10, 1e6, sources, true);
-    mem.finish();
-    if (!g.visible_MiB.value) mem.fail("visible_MiB", "the driver-visible memory must be known");
-    if (!g.bandwidth_GBps.value) mem.fail("bandwidth_GBps", "the memory bandwidth must be known");
+                              {"pcie-dual-slot", "pcie-single-slot", "sxm", "oam"}, policy);
+  g.cooling =
+      text_figure(root, "cooling", sources, {"passive", "active", "liquid", "system"}, policy);
+  g.tdp_W = number_figure(root, "tdp_W", 10, 5000, sources, !user_file, false, policy);
+  g.boost_clock_MHz =
+      number_figure(root, "boost_clock_MHz", 100, 10000, sources, false, false, policy);
+  read_memory(root, g, sources, policy);
+  g.fp32_TFLOPS = number_figure(root, "fp32_TFLOPS", 0.01, 1e5, sources, !user_file, false, policy);
+  read_rates(root, g, sources, policy);
+  if (user_file && !g.fp32_TFLOPS.value) {
+    // CUDA-core work (norms, element-wise ops, the optimizer) needs a plain FP32 rate; those ops
+    // are mostly memory-bound, so a low estimate costs little: the dense 16-bit tensor rate / 16
+    // (the A100's ratio, 312 / 19.5; H100 SXM 989.5 / 67 = 14.8, RTX 4090 165.2 / 82.6 = 2).
+    const auto& half = g.tensor_figure(TensorPrecision::kBF16).value
+                           ? g.tensor_figure(TensorPrecision::kBF16)
+                           : g.tensor_figure(TensorPrecision::kFP16);
+    g.fp32_TFLOPS.value = *half.value / 16;
+    g.fp32_TFLOPS.note = "assumed";
+    g.assumptions.push_back(fmt::format(
+        "{}: fp32_TFLOPS not given; assumed {:.4g} (the dense 16-bit tensor rate / 16, as on the "
+        "A100): set it for CUDA-core-heavy work",
+        file.path, *g.fp32_TFLOPS.value));
   }
-  g.fp32_TFLOPS = read_number_figure(root, "fp32_TFLOPS", 0.01, 1e5, sources, true);
-  {
-    StrictMap rates = root.required_map("tensor_dense_TFLOPS");
-    for (auto p : kAllTensorPrecisions) {
-      if (p == TensorPrecision::kINT8) continue;
-      g.tensor_dense[static_cast<std::size_t>(p)] =
-          read_number_figure(rates, tensor_precision_name(p), 0.01, 1e6, sources, true, true);
-    }
-    rates.finish();
-    StrictMap tops = root.required_map("tensor_dense_TOPS");
-    g.tensor_dense[static_cast<std::size_t>(TensorPrecision::kINT8)] =
-        read_number_figure(tops, "int8", 0.01, 1e6, sources, true, true);
-    tops.finish();
-  }
-  {
-    StrictMap pcie = root.required_map("pcie");
-    g.pcie.generation = static_cast<int>(pcie.required_integer("generation", 1, 9));
-    g.pcie.lanes = static_cast<int>(pcie.required_integer("lanes", 1, 32));
-    g.pcie.GBps_both_directions = pcie.required_number("GBps_both_directions", 0.1, 1e4);
-    g.pcie.sources = read_source_ids(pcie, sources);
-    g.pcie.p2p = pcie.optional_bool("p2p").value_or(true);
-    g.pcie.p2p_note = pcie.optional_string("p2p_note").value_or("");
-    pcie.finish();
-  }
-  {
-    StrictMap nv = root.required_map("nvlink");
-    const std::string kind = nv.required_choice("kind", {"none", "bridge", "switch"});
-    g.nvlink.sources = read_source_ids(nv, sources);
-    g.nvlink.note = nv.optional_string("note").value_or("");
-    if (kind == "none") {
-      g.nvlink.kind = LinkKind::kNone;
-      if (g.nvlink.note.empty())
-        nv.fail("note", "kind 'none' needs a note saying how the cards exchange data");
-    } else {
-      g.nvlink.kind = kind == "bridge" ? LinkKind::kBridge : LinkKind::kSwitch;
-      g.nvlink.generation = static_cast<int>(nv.required_integer("generation", 1, 9));
-      g.nvlink.GBps_per_gpu_both_directions =
-          nv.required_number("GBps_per_gpu_both_directions", 1, 1e5);
-      if (kind == "bridge")
-        g.nvlink.bridge_max_cards =
-            static_cast<int>(nv.required_integer("bridge_max_cards", 2, 16));
-    }
-    nv.finish();
-  }
-  g.mig = parse_mig(root, sources);
-  g.price_USD = read_number_figure(root, "price_USD", 1, 1e7, sources, false);
+  read_pcie(root, g, sources, policy);
+  read_links(root, g, sources, policy);
+  g.mig = parse_mig(root, sources, policy);
+  g.price_USD = number_figure(root, "price_USD", 1, 1e7, sources, false, false, policy);
   root.finish();
-  const std::string stem = file_stem(file.path);
   if (starts_with(relative_to_data_folder(file), "gpus/") && stem != g.id)
     root.fail("id", fmt::format("id '{}' does not match the file name '{}'", g.id, stem));
   return g;
@@ -372,7 +536,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
 }
 
 const GpuSpec& Catalog::add_gpu_file(const DataFile& file) {
-  GpuSpec g = parse_gpu_file(file, sources_);
+  GpuSpec g = parse_gpu_file(file, sources_, true);
   if (const GpuSpec* existing = find_gpu(g.id)) {
     if (existing->source_file != file.path)
       throw UserError(ErrorCode::kInvalidValue,
@@ -391,8 +555,58 @@ const GpuSpec* Catalog::find_gpu(std::string_view id) const {
   return nullptr;
 }
 
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && lower(a) == lower(b);
+}
+
+}  // namespace
+
+std::vector<const GpuSpec*> Catalog::gpus_named(std::string_view text) const {
+  if (const GpuSpec* g = find_gpu(text)) return {g};
+  std::vector<const GpuSpec*> out;
+  auto collect = [&](auto&& matches) {
+    for (const auto& g : gpus_)
+      if (matches(g)) out.push_back(&g);
+    return !out.empty();
+  };
+  // In order: the id in any case; a name nvidia-smi prints; the catalog name; the start of ids
+  // ("h100" -> h100-nvl, h100-pcie, h100-sxm), which is unique or ambiguous.
+  if (collect([&](const GpuSpec& g) { return equal_ignoring_case(g.id, text); })) return out;
+  if (collect([&](const GpuSpec& g) {
+        return std::any_of(g.smi_names.begin(), g.smi_names.end(),
+                           [&](const std::string& n) { return equal_ignoring_case(n, text); });
+      }))
+    return out;
+  if (collect([&](const GpuSpec& g) {
+        return equal_ignoring_case(g.name, text) || equal_ignoring_case(g.short_name, text);
+      }))
+    return out;
+  const std::string prefix = lower(text) + "-";
+  if (text.size() >= 2) collect([&](const GpuSpec& g) { return lower(g.id).starts_with(prefix); });
+  return out;
+}
+
 const GpuSpec& Catalog::gpu(std::string_view id) const {
-  if (const GpuSpec* g = find_gpu(id)) return *g;
+  const auto named = gpus_named(id);
+  if (named.size() == 1) return *named.front();
+  if (named.size() > 1) {
+    std::vector<std::string> ids;
+    for (const GpuSpec* g : named)
+      ids.push_back(fmt::format("{} ({})", g->id, g->name));
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("GPU '{}' is ambiguous: it names {} cards: {}; give one id", id,
+                                named.size(), fmt::format("{}", fmt::join(ids, ", "))),
+                    "gpu");
+  }
   throw_unknown_name("GPU", "gpu", id, gpu_ids());
 }
 

@@ -33,8 +33,13 @@ class Catalog {
   // entries with an id already seen are an error.
   static Catalog load(const std::vector<DataFile>& files);
 
-  const GpuSpec& gpu(std::string_view id) const;  // UserError naming the closest ids
-  const GpuSpec* find_gpu(std::string_view id) const;
+  // A card by id, case-insensitively, or by a name nvidia-smi prints (`smi_names`) or the card's
+  // `name`. A name several cards share, or the start of several ids ("h100"), is a UserError
+  // listing them; an unknown one names the closest ids.
+  const GpuSpec& gpu(std::string_view id) const;
+  const GpuSpec* find_gpu(std::string_view id) const;  // the exact id only
+  // The cards `text` names (see gpu()): one, several (ambiguous) or none.
+  std::vector<const GpuSpec*> gpus_named(std::string_view text) const;
   const std::deque<GpuSpec>& gpus() const { return gpus_; }
   std::vector<std::string> gpu_ids() const;
 
@@ -69,8 +74,12 @@ class StrictMap;
 std::vector<std::string> read_source_ids(
     StrictMap& m, const std::map<std::string, SourceInfo, std::less<>>& sources);
 
-// Parses one card file against the known source ids (exposed for the fuzzer and tests).
+// Parses one card file against the known source ids (exposed for the fuzzer and tests). A user's
+// own card (`user_file`: given by path, outside the data folders) needs only the name, memory,
+// bandwidth and dense rates; its figures may omit `source` (shown as user-supplied) and missing
+// optional figures take stated defaults.
 GpuSpec parse_gpu_file(const DataFile& file,
-                       const std::map<std::string, SourceInfo, std::less<>>& sources);
+                       const std::map<std::string, SourceInfo, std::less<>>& sources,
+                       bool user_file = false);
 
 }  // namespace ftplan

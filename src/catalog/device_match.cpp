@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -44,6 +46,22 @@ std::vector<const GpuSpec*> by_name(const Catalog& catalog, const std::string& d
     basis = fmt::format("'{}' is how the SXM module reports itself ({} start with it)", device,
                         fmt::join(ids_of(prefixed), ", "));
     return sxm;
+  }
+  // The names nvidia-smi prints, as the card files list them ("NVIDIA H100 80GB HBM3").
+  auto same = [&](const std::string& n) {
+    return n.size() == device.size() &&
+           std::equal(n.begin(), n.end(), device.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  std::vector<const GpuSpec*> smi;
+  for (const auto& g : catalog.gpus())
+    if (std::any_of(g.smi_names.begin(), g.smi_names.end(), same)) smi.push_back(&g);
+  if (smi.size() == 1 && prefixed.empty()) {
+    basis = fmt::format("'{}' is a name nvidia-smi prints for {} (its card file's smi_names)",
+                        device, smi.front()->id);
+    return smi;
   }
   return prefixed;
 }

@@ -43,6 +43,9 @@ struct PcieSpec {
 
 struct NvlinkSpec {
   LinkKind kind = LinkKind::kNone;
+  // The card-to-card link: "nvlink", or "infinity-fabric" (AMD Instinct: xGMI links, modelled
+  // like an NVLink domain of the same per-card bandwidth).
+  std::string fabric = "nvlink";
   int generation = 0;
   double GBps_per_gpu_both_directions = 0;
   int bridge_max_cards = 0;  // bridge only: most cards one bridge joins
@@ -84,6 +87,13 @@ struct GpuSpec {
   std::string vendor;
   std::string architecture;
   std::string source_file;  // where it was loaded from
+  // A card file given by path (--gpu FILE): figures may come without a source ("user-supplied")
+  // and missing optional figures take the defaults listed in `assumptions`.
+  bool user_supplied = false;
+  std::vector<std::string> assumptions;
+  // The names `nvidia-smi --query-gpu=name` prints for this card ("NVIDIA H100 80GB HBM3").
+  std::vector<std::string> smi_names;
+  std::vector<std::string> smi_names_sources;
   Figure<std::string> compute_capability;
   int cc_major = 0;
   int cc_minor = 0;

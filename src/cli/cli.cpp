@@ -5,10 +5,12 @@
 #include <fmt/ranges.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -34,6 +36,35 @@ namespace {
 std::vector<Command>& registry() {
   static std::vector<Command> commands;
   return commands;
+}
+
+// The output of kSmiQuery; a missing nvidia-smi (or one that fails) is a UserError saying so.
+std::string run_nvidia_smi() {
+  const std::string command = std::string(kSmiQuery) + " 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe)
+    throw UserError(ErrorCode::kUnsupported, "could not start nvidia-smi to detect the cards",
+                    "detect");
+  std::string out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0 && out.size() < (1u << 20))
+    out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  const int code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 127)
+    throw UserError(ErrorCode::kUnsupported,
+                    "nvidia-smi was not found: this machine has no NVIDIA driver (or it is not on "
+                    "PATH). Run `" +
+                        std::string(kSmiQuery) +
+                        "` where the cards are and pass its output with --detect FILE (or "
+                        "--gpu local:FILE), or name the card with --gpu ID",
+                    "detect");
+  if (code != 0)
+    throw UserError(ErrorCode::kUnsupported,
+                    fmt::format("nvidia-smi failed (exit status {}): {}", code, out.substr(0, 300)),
+                    "detect");
+  return out;
 }
 
 bool looks_like_path(const std::string& s) {
@@ -382,8 +413,33 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
   return s;
 }
 
+const DetectedMachine& Context::detect_machine(const std::string& csv_file) {
+  if (auto it = machines_.find(csv_file); it != machines_.end()) return it->second;
+  std::string text;
+  std::string where = csv_file;
+  if (!csv_file.empty()) {
+    text = read_file(csv_file, "detect");
+  } else {
+    if (!allow_files)
+      throw UserError(ErrorCode::kUnsupported,
+                      "the local machine's cards are not detected through the API; name the "
+                      "card with --gpu ID",
+                      "gpu");
+    text = run_nvidia_smi();
+    where = "nvidia-smi";
+  }
+  DetectedMachine m = detect_cards(catalog(), parse_smi_csv(text, where), where);
+  return machines_.emplace(csv_file, std::move(m)).first->second;
+}
+
+const DetectedGroup& Context::local_card(const std::string& arg) {
+  return detect_machine(arg == "local" ? "" : arg.substr(std::string_view("local:").size()))
+      .single_card();
+}
+
 const GpuSpec& Context::resolve_gpu(const std::string& arg) {
   if (const GpuSpec* g = catalog().find_gpu(arg)) return *g;
+  if (is_local_gpu(arg)) return *local_card(arg).gpu;
   if (looks_like_path(arg)) {
     std::string text = read_file(arg, "gpu");
     if (!own_) {  // extend a private copy; the shared built-in catalog stays untouched

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "catalog/smi_csv.hpp"
 #include "memory/overheads.hpp"
 #include "server/commands.hpp"
 #include "workload/quant_format.hpp"
@@ -63,8 +64,19 @@ class Context {
   // .safetensors file or index to read instead.
   ModelSource resolve_model_source(const std::string& id_or_path, bool want_checkpoint,
                                    const std::string& safetensors = {});
-  // A catalog id, or a path to a card file in the data/gpus schema.
+  // A catalog id (or a name nvidia-smi prints), a path to a card file in the data/gpus schema, or
+  // `local` (the card of this machine, from nvidia-smi) / `local:FILE` (from a saved output).
   const GpuSpec& resolve_gpu(const std::string& id_or_path);
+  // The cards of this machine: the output of nvidia-smi (kSmiQuery), or of FILE when given. A
+  // missing nvidia-smi is a UserError saying so. Parsed once per file.
+  const DetectedMachine& detect_machine(const std::string& csv_file = "");
+  // `local` or `local:FILE` (see resolve_gpu).
+  static bool is_local_gpu(const std::string& arg) {
+    return arg == "local" || arg.starts_with("local:");
+  }
+  // For `--gpu local` / `local:FILE`: the machine's one kind of card and its count (a UserError
+  // for a machine with several kinds, or with a card the catalog lacks).
+  const DetectedGroup& local_card(const std::string& arg);
   // Reads a whole file; a missing or unreadable one is a UserError naming it.
   std::string read_file(const std::string& path, const std::string& field);
 
@@ -101,7 +113,8 @@ class Context {
   std::unique_ptr<RuntimeOverheads> overheads_;
   std::unique_ptr<Stacks> stacks_;
   std::unique_ptr<QuantFormats> quant_formats_;
-  std::vector<std::unique_ptr<std::string>> texts_;  // file texts that outlive parsing
+  std::vector<std::unique_ptr<std::string>> texts_;               // file texts that outlive parsing
+  std::map<std::string, DetectedMachine, std::less<>> machines_;  // by CSV file ("": nvidia-smi)
 };
 
 // Writes `text` as the whole file `path`: to a temporary file in the same folder, then renamed

@@ -5,13 +5,16 @@
 #include "model/checkpoint.hpp"
 #include "render/catalog_text.hpp"
 #include "render/checkpoint_text.hpp"
+#include "render/detect_text.hpp"
 #include "render/json.hpp"
 
 namespace ftplan::cli {
 namespace {
 
-// The catalog's cards as JSON or as the text table.
-void list_gpus(Context& ctx, bool json_out) {
+// The catalog's cards (with the card files given by path) as JSON or as the text table.
+void list_gpus(Context& ctx, const std::vector<std::string>& files, bool json_out) {
+  for (const auto& f : files)
+    ctx.resolve_gpu(f);
   const Catalog& c = ctx.catalog();
   if (!json_out) {
     print_gpus(ctx.out, c);
@@ -21,6 +24,15 @@ void list_gpus(Context& ctx, bool json_out) {
   for (const auto& g : c.gpus())
     arr.push_back(gpu_json(g));
   ctx.out << nlohmann::json{{"gpus", arr}}.dump(2) << "\n";
+}
+
+// The cards of this machine (nvidia-smi, or a saved output of it) and the catalog cards they are.
+void list_detected(Context& ctx, const std::string& file, bool json_out) {
+  const DetectedMachine& m = ctx.detect_machine(file);
+  if (json_out)
+    ctx.out << detected_json(m).dump(2) << "\n";
+  else
+    print_detected(ctx.out, m);
 }
 
 // The catalog's models as JSON or as the text table.
@@ -65,8 +77,24 @@ const bool registered_gpus =
     register_command({"gpus", "List the GPU catalog (every figure has a source; --json)",
                       [](CLI::App& app, Context& ctx) {
                         auto json_out = std::make_shared<bool>(false);
+                        auto detect = std::make_shared<std::string>();
+                        auto files = std::make_shared<std::vector<std::string>>();
                         app.add_flag("--json", *json_out, "Print JSON");
-                        return [&ctx, json_out] { list_gpus(ctx, *json_out); };
+                        app.add_option("--gpu", *files,
+                                       "A card file to list with the catalog (repeatable): its "
+                                       "figures without a source show as user-supplied");
+                        CLI::Option* detect_option =
+                            app.add_option("--detect", *detect,
+                                           "List this machine's cards (runs nvidia-smi), or "
+                                           "those of a saved output of `" +
+                                               std::string(kSmiQuery) + "` given as FILE")
+                                ->expected(0, 1);
+                        return [&ctx, json_out, detect, detect_option, files] {
+                          if (detect_option->count() > 0)
+                            list_detected(ctx, *detect, *json_out);
+                          else
+                            list_gpus(ctx, *files, *json_out);
+                        };
                       },
                       10});
 

@@ -64,7 +64,8 @@ const bool registered = register_command(
        o->workload.add_to(app);
        app.add_option("--gpu", o->gpus, "GPU id (twice with --sweep: two cards side by side)")
            ->required();
-       app.add_option("--gpus", o->count, "Number of cards (default 2)");
+       CLI::Option* count_option = app.add_option(
+           "--gpus", o->count, "Number of cards (default 2; with --gpu local: the machine's)");
        app.add_option("--shard", o->shard,
                       "auto | none | ddp | zero1 | zero2 | fsdp (default auto: DDP when a replica "
                       "fits one card, "
@@ -85,8 +86,11 @@ const bool registered = register_command(
        app.add_flag("--sweep", o->sweep, "Sweep N = 1, 2, 4, 8 (for each --gpu)");
        app.add_flag("--json", o->json, "Print JSON");
        o->calibration.add_to(app);
-       return [&ctx, o] {
+       return [&ctx, o, count_option] {
          Workload w = o->workload.build(ctx);
+         // --gpu local without --gpus: the machine's own count.
+         if (o->gpus.size() == 1 && Context::is_local_gpu(o->gpus[0]) && count_option->count() == 0)
+           o->count = ctx.local_card(o->gpus[0]).count();
          if (o->count < 1 || o->count > 65536)
            throw UserError(
                ErrorCode::kInvalidValue,

@@ -197,10 +197,13 @@ Sharding default_sharding(int cards) {
 
 void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, bool with_topology) {
   app.add_option("--gpu", gpu,
-                 "GPU id (ftplan gpus) or path to a card file in the data/gpus schema")
+                 "GPU id (ftplan gpus) or name nvidia-smi prints, path to a card file in the "
+                 "data/gpus schema, or local (this machine's card, from nvidia-smi; local:FILE "
+                 "reads a saved output)")
       ->required();
   if (multi_card) {
-    app.add_option("--gpus", gpus, "Number of cards (default 1)");
+    gpus_option = app.add_option("--gpus", gpus,
+                                 "Number of cards (default 1; with --gpu local: the machine's)");
     app.add_option("--shard", shard,
                    "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp "
                    "(default: ddp for several cards)");
@@ -218,7 +221,9 @@ Placement PlacementOptions::build(Context& ctx) const {
   Placement p;
   p.gpu = &ctx.resolve_gpu(gpu);
   p.count = gpus;
-  p.sharding = shard.empty() ? default_sharding(gpus) : parse_sharding(shard);
+  if (Context::is_local_gpu(gpu) && gpus_option && gpus_option->count() == 0)
+    p.count = ctx.local_card(gpu).count();
+  p.sharding = shard.empty() ? default_sharding(p.count) : parse_sharding(shard);
   p.topology = topology;
   if (!mig.empty()) {
     require_mig(ctx, *p.gpu, "mig");

@@ -54,7 +54,8 @@ struct WorkloadOptions {
 
 struct PlacementOptions {
   std::string gpu;
-  int gpus = 1;
+  int gpus = 1;  // with --gpu local and no --gpus: the detected count
+  CLI::Option* gpus_option = nullptr;
   std::string shard;
   std::string mig;
   std::string topology;

@@ -130,6 +130,7 @@ TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& 
     for (auto& r : m.map_list("rules", true)) {
       FormatRule rule;
       if (r.has("min_cc")) rule.min_cc = parse_cc(r, "min_cc");
+      rule.vendor = r.optional_choice("vendor", {"nvidia", "amd"}).value_or("");
       rule.supported = r.required_bool("supported");
       rule.reason = r.optional_string("reason").value_or("");
       rule.caveat = r.optional_string("caveat").value_or("");
@@ -140,8 +141,9 @@ TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& 
       f.rules.push_back(std::move(rule));
     }
     if (f.rules.empty()) m.fail("rules", "a format needs at least one rule");
-    if (f.rules.back().min_cc)
-      m.fail("rules", "the last rule must have no min_cc, so that every card is covered");
+    if (f.rules.back().min_cc || !f.rules.back().vendor.empty())
+      m.fail("rules",
+             "the last rule must have no min_cc and no vendor, so that every card is covered");
     m.finish();
     const auto i = static_cast<std::size_t>(f.format);
     if (seen[i]) m.fail("id", fmt::format("format '{}' is listed twice", id));
@@ -163,6 +165,7 @@ FormatSupport TrainingFormats::check(const GpuSpec& g, ComputeFormat f) const {
   FormatSupport s;
   s.format = f;
   for (const auto& rule : tf.rules) {
+    if (!rule.vendor.empty() && rule.vendor != g.vendor) continue;
     if (rule.min_cc && (!cc_known || cc < *rule.min_cc)) continue;
     s.supported = rule.supported;
     s.reason = rule.reason;

@@ -78,6 +78,7 @@ inline RooflineTime roofline_time(Flops f, FlopsPerSecond rate, double compute_e
 
 struct FormatRule {
   std::optional<int> min_cc;  // compute capability × 10 (8.9 -> 89); none: any card
+  std::string vendor;         // "amd": applies to that vendor's cards only; empty: any vendor
   bool supported = false;
   std::string reason;  // why not (required when unsupported)
   std::string caveat;  // a condition or doubt when supported

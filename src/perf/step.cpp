@@ -173,13 +173,17 @@ void trace_step(const StepOps& ops, const Device& d, const EfficiencyTable& e,
   if (!s.feasible) return;
   const std::string prec(tensor_precision_name(ops.mfu_precision));
   const std::string device = d.name();
-  trace.add({"perf.ops_per_byte",
-             fmt::format("ops:byte of {} in {}", device, prec),
-             s.peak.value / s.bandwidth.value,
-             "FLOP/B",
-             "dense peak rate / memory bandwidth",
-             {{"dense peak", format_TFLOPS(s.peak)}, {"bandwidth", format_GBps(s.bandwidth)}},
-             "NVIDIA GPU Performance Background user guide; seed R4/R5"});
+  Derivation ratio{"perf.ops_per_byte",
+                   fmt::format("ops:byte of {} in {}", device, prec),
+                   s.peak.value / s.bandwidth.value,
+                   "FLOP/B",
+                   "dense peak rate / memory bandwidth",
+                   {{"dense peak", format_TFLOPS(s.peak)}, {"bandwidth", format_GBps(s.bandwidth)}},
+                   "NVIDIA GPU Performance Background user guide; seed R4/R5"};
+  // A card file given by path: its figures are the user's, not sourced data.
+  if (d.gpu && d.gpu->user_supplied)
+    ratio.inputs.push_back({"card figures", fmt::format("user-supplied ({})", d.gpu->source_file)});
+  trace.add(std::move(ratio));
   trace.add({"perf.step_seconds",
              "time of one optimizer step",
              s.step.value,

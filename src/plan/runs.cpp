@@ -66,6 +66,17 @@ const std::vector<std::string>& run_keys() {
   return keys;
 }
 
+// A card a runs file names: its id, a name nvidia-smi prints or the start of several ids, as
+// --gpu takes it (Catalog::gpu); an unknown or ambiguous name fails at `key` of `m`.
+const GpuSpec& named_gpu(StrictMap& m, std::string_view key, const std::string& name,
+                         const Catalog& catalog) {
+  try {
+    return catalog.gpu(name);
+  } catch (const UserError& e) {
+    m.fail(key, e.what());
+  }
+}
+
 std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
   std::vector<const GpuSpec*> out;
   for (const auto& id : m.string_list("gpus", false)) {
@@ -74,15 +85,7 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
         out.push_back(&g);
       continue;
     }
-    const GpuSpec* g = catalog.find_gpu(id);
-    if (!g) {
-      try {
-        throw_unknown_name("GPU", "gpus", id, catalog.gpu_ids());
-      } catch (const UserError& e) {
-        m.fail("gpus", e.what());
-      }
-    }
-    out.push_back(g);
+    out.push_back(&named_gpu(m, "gpus", id, catalog));
   }
   return out;
 }
@@ -275,15 +278,8 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     if (auto per_hour = p->optional_map("per_card_hour_USD")) {
       for (const auto& kv : per_hour->node()) {
         const std::string id = kv.first.as<std::string>("");
-        const GpuSpec* g = catalog.find_gpu(id);
-        if (!g) {
-          try {
-            throw_unknown_name("GPU", "prices", id, catalog.gpu_ids());
-          } catch (const UserError& e) {
-            per_hour->fail(id, e.what());
-          }
-        }
-        out.prices.per_card_hour_USD[id] = per_hour->required_number(id, 0, 1e6);
+        const GpuSpec& g = named_gpu(*per_hour, id, id, catalog);
+        out.prices.per_card_hour_USD[g.id] = per_hour->required_number(id, 0, 1e6);
       }
       per_hour->finish();
     }

@@ -31,17 +31,21 @@ void print_gpus(std::ostream& out, const Catalog& catalog) {
   for (const auto& g : catalog.gpus()) {
     std::string link = g.nvlink.kind == LinkKind::kNone
                            ? fmt::format("PCIe{} only", g.pcie.generation)
-                           : fmt::format("{} {}", link_kind_name(g.nvlink.kind),
+                           : fmt::format("{}{} {}", g.nvlink.fabric == "nvlink" ? "" : "IF ",
+                                         link_kind_name(g.nvlink.kind),
                                          format_number(g.nvlink.GBps_per_gpu_both_directions));
-    t.row({g.id, format_fixed(to_GB(g.capacity()), 1),
+    t.row({g.user_supplied ? g.id + " (user-supplied)" : g.id, format_fixed(to_GB(g.capacity()), 1),
            format_number(g.bandwidth_GBps.value.value_or(0)), rate_cell(g, TensorPrecision::kBF16),
            rate_cell(g, TensorPrecision::kFP8), rate_cell(g, TensorPrecision::kFP4), link,
            g.mig.supported ? std::to_string(g.mig.max_instances) + " max" : "-",
            g.compute_capability.value.value_or("?"), format_number(g.tdp_W.value.value_or(0))});
   }
   t.print(out);
-  out << "\nNVLink figures: GB/s per GPU, both directions. 'unknown': the vendor publishes no "
-         "dense rate.\n"
+  for (const auto& g : catalog.gpus())
+    for (const auto& a : g.assumptions)
+      out << "assumption: " << a << "\n";
+  out << "\nNVLink figures: GB/s per GPU, both directions ('IF': AMD Infinity Fabric links). "
+         "'unknown': the vendor publishes no dense rate.\n"
          "ftplan gpus --json lists every figure with its source.\n";
 }
 

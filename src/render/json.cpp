@@ -21,7 +21,8 @@ json figure_json(const Figure<T>& f) {
   json j;
   j["value"] = f.value ? json(*f.value) : json(nullptr);
   if (!f.value) j["reason"] = f.unknown_reason;
-  j["source"] = f.sources;
+  // A figure of a user's card file may come without a source.
+  j["source"] = f.sources.empty() && f.value ? json("user-supplied") : json(f.sources);
   if (!f.note.empty()) j["note"] = f.note;
   if (!f.dispute.empty()) j["dispute"] = f.dispute;
   if (f.sparse_halved) j["sparse_halved"] = true;
@@ -45,6 +46,13 @@ json gpu_json(const GpuSpec& g) {
   j["name"] = g.name;
   j["vendor"] = g.vendor;
   j["architecture"] = g.architecture;
+  if (!g.smi_names.empty())
+    j["smi_names"] = {{"names", g.smi_names}, {"source", g.smi_names_sources}};
+  if (g.user_supplied) {
+    j["user_supplied"] = true;
+    j["file"] = g.source_file;
+    j["assumptions"] = g.assumptions;
+  }
   j["compute_capability"] = figure_json(g.compute_capability);
   j["form_factor"] = figure_json(g.form_factor);
   j["cooling"] = figure_json(g.cooling);
@@ -69,6 +77,7 @@ json gpu_json(const GpuSpec& g) {
                {"GBps_both_directions", g.pcie.GBps_both_directions},
                {"source", g.pcie.sources}};
   json nv = {{"kind", link_kind_name(g.nvlink.kind)}, {"source", g.nvlink.sources}};
+  if (g.nvlink.fabric != "nvlink") nv["fabric"] = g.nvlink.fabric;
   if (g.nvlink.kind != LinkKind::kNone) {
     nv["generation"] = g.nvlink.generation;
     nv["GBps_per_gpu_both_directions"] = g.nvlink.GBps_per_gpu_both_directions;
