@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/json_check.hpp"
 #include "core/utf8.hpp"
+#include "model/config_reader.hpp"
 
 namespace ftplan {
 
@@ -362,18 +363,7 @@ std::int64_t generic_dim(const json& root, const char* key, const std::string& f
 
 ModelPtr model_from_checkpoint(std::string_view config_json, const std::string& file,
                                const std::string& id, const CheckpointInventory& checkpoint) {
-  check_json_text(config_json, file, file);
-  json root;
-  try {
-    root = json::parse(config_json);
-  } catch (const json::exception& e) {
-    throw UserError(
-        ErrorCode::kBadFile,
-        fmt::format("{}: not valid JSON: {}", file, cut_utf8(printable_utf8(e.what()), 200)), file);
-  }
-  if (!root.is_object())
-    throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: expected a JSON object (a config.json)", file), file);
+  const json root = parse_config_object(config_json, file);
   const std::string type = root.contains("model_type") && root["model_type"].is_string()
                                ? root["model_type"].get<std::string>()
                                : "";

@@ -301,8 +301,7 @@ void read_qwen2_5_vision(ModelArch& m, const json& obj, const std::string& file)
 
 }  // namespace
 
-ModelArch read_hf_config(std::string_view json_text, const std::string& file,
-                         const std::string& id) {
+nlohmann::json parse_config_object(std::string_view json_text, const std::string& file) {
   check_json_text(json_text, file, "");
   json root;
   try {
@@ -320,6 +319,12 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
   if (!root.is_object())
     throw UserError(ErrorCode::kBadFile,
                     fmt::format("{}: expected a JSON object (a config.json)", file), file);
+  return root;
+}
+
+ModelArch read_hf_config(std::string_view json_text, const std::string& file,
+                         const std::string& id) {
+  const json root = parse_config_object(json_text, file);
   if (!root.contains("model_type") || !root["model_type"].is_string())
     throw UserError(
         ErrorCode::kMissingKey,

@@ -117,22 +117,19 @@ void append_options(const json& body, CommandCall& call) {
                     "the request body must be a JSON object of the CLI's options", "");
   for (const auto& [key, value] : body.items()) {
     if (key == "json" || key == "data" || value.is_null()) continue;
-    if (key == "from") {  // a pasted trainer file (object, or JSON/YAML text)
-      call.inline_files[kInlineFrom] =
-          value.is_string() ? value.get<std::string>()
-                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
-      call.args.push_back("--from");
-      call.args.push_back(kInlineFrom);
-      continue;
-    }
-    if (key == "config") {  // a pasted config.json (object or text)
-      call.inline_files[kInlineModel] =
-          value.is_string() ? value.get<std::string>()
-                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
-      call.args.push_back("--model");
-      call.args.push_back(kInlineModel);
-      continue;
-    }
+    // Documents pasted whole (an object, or the file's text): a trainer file, a config.json.
+    bool pasted = false;
+    for (const auto& [name, inline_name, option] :
+         {std::tuple{"from", kInlineFrom, "--from"}, std::tuple{"config", kInlineModel, "--model"}})
+      if (key == name) {
+        call.inline_files[inline_name] =
+            value.is_string() ? value.get<std::string>()
+                              : value.dump(-1, ' ', false, json::error_handler_t::replace);
+        call.args.push_back(option);
+        call.args.push_back(inline_name);
+        pasted = true;
+      }
+    if (pasted) continue;
     try {
       if (value.is_boolean()) {
         if (value.get<bool>()) call.args.push_back(to_option(key));

@@ -207,6 +207,19 @@ class Reader {
     Leaf* l = find(path);
     if (auto n = integer(path, min, max)) use(path, l->node.Scalar(), as, std::to_string(*n));
   }
+  void copy_dropout(std::string_view path) {
+    if (auto d = number(path, 0, 0.999))
+      use(path, fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  }
+  // An offload device (DeepSpeed, accelerate): cpu or nvme → on (NVMe is timed as host memory).
+  void copy_offload(const std::string& path, std::string_view as) {
+    map_text(path, as, [&](const std::string& v) -> std::string {
+      const std::string s = lower(v);
+      if (s == "cpu" || s == "nvme") return "true";
+      if (s == "none") return "false";
+      fail(path, "cpu, nvme or none", v);
+    });
+  }
   void copy_bool(std::string_view path, std::string_view as) {
     if (auto b = boolean(path)) use(path, *b ? "true" : "false", as, *b ? "true" : "false");
   }
@@ -370,17 +383,8 @@ void read_deepspeed(Reader& r, const std::string& prefix) {
   const auto p = [&](std::string_view key) { return prefix + std::string(key); };
   const std::string stage_key = p("zero_optimization.stage");
   r.map_text(stage_key, "shard", [&](const std::string& v) { return zero_stage(r, stage_key, v); });
-  for (const auto& entry :
-       {std::pair{"zero_optimization.offload_optimizer.device", "offload_optimizer"},
-        std::pair{"zero_optimization.offload_param.device", "offload_params"}}) {
-    const std::string key = p(entry.first);
-    r.map_text(key, entry.second, [&](const std::string& v) -> std::string {
-      const std::string s = lower(v);
-      if (s == "cpu" || s == "nvme") return "true";  // NVMe is timed as host memory
-      if (s == "none") return "false";
-      r.fail(key, "cpu, nvme or none", v);
-    });
-  }
+  r.copy_offload(p("zero_optimization.offload_optimizer.device"), "offload_optimizer");
+  r.copy_offload(p("zero_optimization.offload_param.device"), "offload_params");
   r.copy_integer(p("train_micro_batch_size_per_gpu"), "micro_batch", 1, 1 << 20);
   r.copy_integer(p("gradient_accumulation_steps"), "grad_accum", 1, 1 << 20);
   for (const auto& entry : {std::pair{"bf16.enabled", "bf16"}, std::pair{"fp16.enabled", "fp16"}}) {
@@ -453,8 +457,7 @@ void read_peft(Reader& r) {
   r.copy_integer("r", "rank", 1, 65536);
   r.map_text("target_modules", "targets",
              [&](const std::string& v) { return lora_targets(r, "target_modules", v); });
-  if (auto d = r.number("lora_dropout", 0, 0.999))
-    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.copy_dropout("lora_dropout");
   r.map_text("modules_to_save", "train_modules", [](const std::string& v) { return v; });
 }
 
@@ -499,8 +502,7 @@ void read_hf_trainer(Reader& r) {
     r.copy_integer("lora_r", "rank", 1, 65536);
     r.map_text("lora_target_modules", "targets",
                [&](const std::string& v) { return lora_targets(r, "lora_target_modules", v); });
-    if (auto d = r.number("lora_dropout", 0, 0.999))
-      r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+    r.copy_dropout("lora_dropout");
   }
   set_method(r, m);
 }
@@ -523,8 +525,7 @@ void read_axolotl(Reader& r) {
   m.dora = r.boolean("peft_use_dora").value_or(false);
   set_method(r, m);
   r.copy_integer("lora_r", "rank", 1, 65536);
-  if (auto d = r.number("lora_dropout", 0, 0.999))
-    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.copy_dropout("lora_dropout");
   r.map_text("lora_target_modules", "targets",
              [&](const std::string& v) { return lora_targets(r, "lora_target_modules", v); });
   if (r.boolean("lora_target_linear").value_or(false))
@@ -645,8 +646,7 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
            fmt::format("builder '{}' matches no catalog model: give --model", builder)});
   }
   r.copy_integer("model.lora_rank", "rank", 1, 65536);
-  if (auto d = r.number("model.lora_dropout", 0, 0.999))
-    r.use("model.lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.copy_dropout("model.lora_dropout");
   if (auto attn = r.text("model.lora_attn_modules")) {
     std::string targets = *attn;
     const bool mlp = r.boolean("model.apply_lora_to_mlp").value_or(false);
@@ -731,8 +731,7 @@ void read_llama_factory(Reader& r) {
   m.dora = r.boolean("use_dora").value_or(false);
   set_method(r, m);
   r.copy_integer("lora_rank", "rank", 1, 65536);
-  if (auto d = r.number("lora_dropout", 0, 0.999))
-    r.use("lora_dropout", fmt::format("{}", *d), "lora_dropout", fmt::format("{}", *d));
+  r.copy_dropout("lora_dropout");
   r.map_text("lora_target", "targets",
              [&](const std::string& v) { return lora_targets(r, "lora_target", v); });
   r.map_text("additional_target", "train_modules", [](const std::string& v) { return v; });
@@ -802,17 +801,8 @@ void read_accelerate(Reader& r) {
   }
   if (auto a = r.boolean("fsdp_config.fsdp_activation_checkpointing"); a && *a)
     r.use("fsdp_config.fsdp_activation_checkpointing", "true", "recompute", "full");
-  for (const auto& entry :
-       {std::pair{"deepspeed_config.offload_optimizer_device", "offload_optimizer"},
-        std::pair{"deepspeed_config.offload_param_device", "offload_params"}}) {
-    const std::string key = entry.first;
-    r.map_text(key, entry.second, [&](const std::string& v) -> std::string {
-      const std::string s = lower(v);
-      if (s == "cpu" || s == "nvme") return "true";
-      if (s == "none") return "false";
-      r.fail(key, "cpu, nvme or none", v);
-    });
-  }
+  r.copy_offload("deepspeed_config.offload_optimizer_device", "offload_optimizer");
+  r.copy_offload("deepspeed_config.offload_param_device", "offload_params");
   r.copy_integer("deepspeed_config.gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
   if (r.has("deepspeed_config.deepspeed_config_file"))
     r.ignore("deepspeed_config.deepspeed_config_file",
