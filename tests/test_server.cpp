@@ -273,6 +273,12 @@ TEST(ServerApi, AGetWithABodyThatIsNotAnObjectIs400) {
   }
 }
 
+TEST(ServerApi, HelpIsNotAnApiOption) {
+  // A query key `help` became --help, whose text was answered as if it were JSON.
+  expect_error(get("/api/words", {{"help", ""}}), 400, "invalid_value", "help");
+  expect_error(call("POST", "/api/fit", R"({"help": true})"), 400, "invalid_value", "help");
+}
+
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {
   // The page's link: /api/report?format=html&lang=de.
   const Response html = get("/api/report", {{"format", "html"}, {"lang", "de"}});

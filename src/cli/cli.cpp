@@ -564,7 +564,12 @@ server::Commands server_commands() {
     ctx.inline_files = call.inline_files;
     const ScopedWorkBudget budget(call.budget);
     try {
-      execute(call.args, ctx);
+      // Help is text for a terminal: through the API it is an option like any unknown one.
+      if (!execute(call.args, ctx))
+        throw UserError(ErrorCode::kInvalidValue,
+                        "help is not an option of the API: the options are the CLI's (ftplan "
+                        "<command> --help), given as JSON keys or query parameters",
+                        "help");
     } catch (const CLI::ParseError& e) {
       throw UserError(ErrorCode::kInvalidValue, e.what(), option_of_parse_error(e.what()));
     }
