@@ -11,6 +11,7 @@
 #include "catalog/figure_reader.hpp"
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "model/config_reader.hpp"
 
 namespace ftplan {
@@ -555,20 +556,7 @@ const GpuSpec* Catalog::find_gpu(std::string_view id) const {
   return nullptr;
 }
 
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && lower(a) == lower(b);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<const GpuSpec*> Catalog::gpus_named(std::string_view text) const {
   if (const GpuSpec* g = find_gpu(text)) return {g};
@@ -590,8 +578,9 @@ std::vector<const GpuSpec*> Catalog::gpus_named(std::string_view text) const {
         return equal_ignoring_case(g.name, text) || equal_ignoring_case(g.short_name, text);
       }))
     return out;
-  const std::string prefix = lower(text) + "-";
-  if (text.size() >= 2) collect([&](const GpuSpec& g) { return lower(g.id).starts_with(prefix); });
+  const std::string prefix = ascii_lower(text) + "-";
+  if (text.size() >= 2)
+    collect([&](const GpuSpec& g) { return ascii_lower(g.id).starts_with(prefix); });
   return out;
 }
 

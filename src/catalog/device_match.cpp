@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace ftplan {
 
@@ -48,13 +49,7 @@ std::vector<const GpuSpec*> by_name(const Catalog& catalog, const std::string& d
     return sxm;
   }
   // The names nvidia-smi prints, as the card files list them ("NVIDIA H100 80GB HBM3").
-  auto same = [&](const std::string& n) {
-    return n.size() == device.size() &&
-           std::equal(n.begin(), n.end(), device.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
-  };
+  auto same = [&](const std::string& n) { return equal_ignoring_case(n, device); };
   std::vector<const GpuSpec*> smi;
   for (const auto& g : catalog.gpus())
     if (std::any_of(g.smi_names.begin(), g.smi_names.end(), same)) smi.push_back(&g);

@@ -20,6 +20,7 @@
 
 #include "cli/hf_hub.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/utf8.hpp"
 #include "core/work_budget.hpp"
 #include "embedded_files.hpp"
@@ -281,15 +282,9 @@ const QuantFormats& Context::quant_formats() {
 
 namespace {
 
-std::string lowercase(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 ModelPtr find_by_hf_repo(const Catalog& c, const std::string& repo) {
   for (const auto& m : c.models())
-    if (!m->hf_repo.empty() && lowercase(m->hf_repo) == lowercase(repo)) return m;
+    if (!m->hf_repo.empty() && equal_ignoring_case(m->hf_repo, repo)) return m;
   return nullptr;
 }
 

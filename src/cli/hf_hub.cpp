@@ -13,6 +13,7 @@
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/utf8.hpp"
 
 namespace ftplan::cli {
@@ -264,9 +265,7 @@ HubSettings HubSettings::from_environment() {
   while (s.endpoint.size() > 1 && s.endpoint.back() == '/')
     s.endpoint.pop_back();
   s.token = env("HF_TOKEN");
-  std::string offline = env("HF_HUB_OFFLINE");
-  std::transform(offline.begin(), offline.end(), offline.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string offline = ascii_lower(env("HF_HUB_OFFLINE"));
   s.offline = offline == "1" || offline == "true" || offline == "yes" || offline == "on";
   return s;
 }

@@ -1,5 +1,7 @@
 #include "core/error.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -28,13 +30,6 @@ std::string_view error_code_name(ErrorCode code) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // Levenshtein distance with unit costs.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -62,7 +57,7 @@ std::string strip_separators(std::string_view s) {
 
 std::vector<std::string> closest_names(std::string_view wanted,
                                        const std::vector<std::string>& valid, std::size_t at_most) {
-  const std::string w = lower(wanted);
+  const std::string w = ascii_lower(wanted);
   const std::string w_bare = strip_separators(w);
   struct Scored {
     std::size_t rank;  // 1 for a name that contains what was typed (or the reverse), else distance
@@ -71,7 +66,7 @@ std::vector<std::string> closest_names(std::string_view wanted,
   };
   std::vector<Scored> scored;
   for (const auto& name : valid) {
-    const std::string n = lower(name);
+    const std::string n = ascii_lower(name);
     const std::size_t d = std::min(edit_distance(w, n), edit_distance(w_bare, strip_separators(n)));
     std::size_t rank = d;
     // A name that contains what was typed (or the reverse) is a strong hint: "rtx-pro" ->

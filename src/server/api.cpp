@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/json_check.hpp"
+#include "core/text.hpp"
 #include "core/utf8.hpp"
 #include "embedded_files.hpp"
 
@@ -35,9 +36,7 @@ std::string host_name(std::string_view authority) {
   } else {
     host = std::string(authority.substr(0, authority.rfind(':')));
   }
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return host;
+  return ascii_lower(host);
 }
 
 namespace {
@@ -47,15 +46,9 @@ Response error(int status, const std::string& code, const std::string& message,
   return error_response(status, code, message, field);
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // "application/json; charset=utf-8" -> "application/json"
 std::string media_type(const std::string& content_type) {
-  std::string t = lower(content_type.substr(0, content_type.find(';')));
+  std::string t = ascii_lower(content_type.substr(0, content_type.find(';')));
   const auto first = t.find_first_not_of(" \t");
   const auto last = t.find_last_not_of(" \t");
   return first == std::string::npos ? "" : t.substr(first, last - first + 1);
@@ -305,11 +298,13 @@ std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
     // A browser names the page's origin: it must be this server's own (the Host it asked for),
     // or one allowed with --allow-origin.
     if (!r.origin.empty()) {
-      const std::string origin = lower(r.origin);
-      const bool same = origin == "http://" + lower(r.host) || origin == "https://" + lower(r.host);
+      const std::string origin = ascii_lower(r.origin);
+      const bool same =
+          origin == "http://" + ascii_lower(r.host) || origin == "https://" + ascii_lower(r.host);
       bool listed = false;
       for (const auto& o : limits.origins)
-        listed |= lower(o) == origin || lower(o) + "/" == origin || lower(o) == origin + "/";
+        listed |= ascii_lower(o) == origin || ascii_lower(o) + "/" == origin ||
+                  ascii_lower(o) == origin + "/";
       if (!same && !listed)
         return error(403, "forbidden_origin",
                      "requests from pages of '" + shown(r.origin) +
@@ -319,7 +314,7 @@ std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
                      "origin");
     }
   }
-  if (!r.content_encoding.empty() && lower(r.content_encoding) != "identity")
+  if (!r.content_encoding.empty() && ascii_lower(r.content_encoding) != "identity")
     return error(415, "unsupported_encoding",
                  "Content-Encoding '" + shown(r.content_encoding) +
                      "' is not accepted; send the body uncompressed",

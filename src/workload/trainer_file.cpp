@@ -12,6 +12,7 @@
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "core/json_check.hpp"
+#include "core/text.hpp"
 
 namespace ftplan {
 
@@ -94,12 +95,6 @@ void flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>&
   out.push_back({path, node});
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string alnum_lower(std::string_view s) {
   std::string out;
   for (const char c : s)
@@ -151,7 +146,7 @@ class Reader {
   std::optional<bool> boolean(std::string_view path) {
     auto v = text(path);
     if (!v) return std::nullopt;
-    const std::string s = lower(*v);
+    const std::string s = ascii_lower(*v);
     if (s == "true" || s == "yes" || s == "on" || s == "1") return true;
     if (s == "false" || s == "no" || s == "off" || s == "0") return false;
     fail(path, "expected true or false", *v);
@@ -160,7 +155,7 @@ class Reader {
   std::optional<long long> integer(std::string_view path, long long min, long long max) {
     auto v = text(path);
     if (!v) return std::nullopt;
-    if (lower(*v) == "auto") {
+    if (ascii_lower(*v) == "auto") {
       ignore(path, "'auto': the trainer fills it in from its own arguments");
       return std::nullopt;
     }
@@ -214,7 +209,7 @@ class Reader {
   // An offload device (DeepSpeed, accelerate): cpu or nvme → on (NVMe is timed as host memory).
   void copy_offload(const std::string& path, std::string_view as) {
     map_text(path, as, [&](const std::string& v) -> std::string {
-      const std::string s = lower(v);
+      const std::string s = ascii_lower(v);
       if (s == "cpu" || s == "nvme") return "true";
       if (s == "none") return "false";
       fail(path, "cpu, nvme or none", v);
@@ -302,7 +297,7 @@ std::string hf_optimizer(Reader& r, std::string_view path, const std::string& na
       {"lion_32bit", "lion"},
       {"paged_lion_32bit", "lion"},
   };
-  const std::string n = lower(name);
+  const std::string n = ascii_lower(name);
   for (const auto& [from, to] : table)
     if (n == from) return to;
   if (n == "lion_8bit" || n == "paged_lion_8bit" || n == "adamw_torch_4bit" ||
@@ -321,7 +316,7 @@ std::string hf_optimizer(Reader& r, std::string_view path, const std::string& na
 
 // Attention implementations as Transformers, TRL and LLaMA-Factory name them.
 std::string attention_name(Reader& r, std::string_view path, const std::string& v) {
-  const std::string s = lower(v);
+  const std::string s = ascii_lower(v);
   if (s == "flash_attention_2" || s == "flash_attention_3" || s == "fa2" || s == "fa3" ||
       s == "flash" || s == "kernels-community/flash-attn" ||
       s == "kernels-community/vllm-flash-attn3")
@@ -337,7 +332,7 @@ std::string attention_name(Reader& r, std::string_view path, const std::string& 
 
 // FSDP's sharding strategies by name or number (Transformers, accelerate, axolotl).
 std::string fsdp_strategy(Reader& r, std::string_view path, const std::string& v) {
-  const std::string s = lower(v);
+  const std::string s = ascii_lower(v);
   if (s == "full_shard" || s == "1" || s == "hybrid_shard" || s == "4" ||
       s == "_hybrid_shard_zero2")
     return "fsdp";
@@ -349,13 +344,13 @@ std::string fsdp_strategy(Reader& r, std::string_view path, const std::string& v
 // Transformers' `fsdp` option: "full_shard auto_wrap offload" (or a list of those words).
 void hf_fsdp(Reader& r, std::string_view path) {
   auto v = r.text(path);
-  if (!v || v->empty() || lower(*v) == "false") return;
+  if (!v || v->empty() || ascii_lower(*v) == "false") return;
   std::string words = *v;
   std::replace(words.begin(), words.end(), ',', ' ');
   std::size_t pos = 0;
   while (pos < words.size()) {
     const auto end = words.find(' ', pos);
-    const std::string w = lower(words.substr(pos, end - pos));
+    const std::string w = ascii_lower(words.substr(pos, end - pos));
     pos = end == std::string::npos ? words.size() : end + 1;
     if (w.empty() || w == "auto_wrap") continue;
     if (w == "offload") {
@@ -390,9 +385,9 @@ void read_deepspeed(Reader& r, const std::string& prefix) {
   for (const auto& entry : {std::pair{"bf16.enabled", "bf16"}, std::pair{"fp16.enabled", "fp16"}}) {
     const std::string key = p(entry.first);
     if (auto v = r.text(key)) {
-      if (lower(*v) == "auto")
+      if (ascii_lower(*v) == "auto")
         r.ignore(key, "'auto': the trainer fills it in from its own arguments");
-      else if (lower(*v) == "true")
+      else if (ascii_lower(*v) == "true")
         r.use(key, *v, "precision", entry.second);
     }
   }
@@ -445,7 +440,7 @@ std::string lora_targets(Reader& r, std::string_view path, const std::string& v)
 
 void read_peft(Reader& r) {
   const std::string type = r.text("peft_type").value_or("");
-  if (lower(type) != "lora")
+  if (ascii_lower(type) != "lora")
     r.fail("peft_type", "LORA (ftplan models LoRA and, with use_dora, DoRA adapters)", type);
   MethodBits m;
   m.adapter = true;
@@ -514,7 +509,7 @@ void read_axolotl(Reader& r) {
   m.key = "adapter";
   m.value = "(none: full fine-tune)";
   if (auto a = r.text("adapter"); a && !a->empty()) {
-    const std::string s = lower(*a);
+    const std::string s = ascii_lower(*a);
     if (s != "lora" && s != "qlora") r.fail("adapter", "lora or qlora", *a);
     m.adapter = true;
     m.value = *a;
@@ -537,11 +532,11 @@ void read_axolotl(Reader& r) {
   r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
   r.map_text("optimizer", "optimizer",
              [&](const std::string& v) { return hf_optimizer(r, "optimizer", v); });
-  if (auto b = r.text("bf16"); b && (lower(*b) == "true" || lower(*b) == "auto"))
+  if (auto b = r.text("bf16"); b && (ascii_lower(*b) == "true" || ascii_lower(*b) == "auto"))
     r.use("bf16", *b, "precision", "bf16");
   if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
   if (auto g = r.text("gradient_checkpointing")) {
-    const std::string s = lower(*g);
+    const std::string s = ascii_lower(*g);
     if (s == "offload") {
       r.use("gradient_checkpointing", *g, "recompute", "full");
       r.use("gradient_checkpointing", *g, "offload_activations", "true");
@@ -663,7 +658,7 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
   r.copy_bool("enable_activation_offloading", "offload_activations");
   r.copy_bool("compile", "compile");
   if (auto d = r.text("dtype")) {
-    const std::string s = lower(*d);
+    const std::string s = ascii_lower(*d);
     if (s == "bf16") {
       r.use("dtype", *d, "precision", "bf16");
       r.use("dtype", *d, "pure_bf16", "true");  // torchtune keeps no FP32 master copy
@@ -695,7 +690,7 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
 void read_llama_factory(Reader& r) {
   r.map_text("model_name_or_path", "model", [](const std::string& v) { return v; });
   if (auto stage = r.text("stage")) {
-    const std::string s = lower(*stage);
+    const std::string s = ascii_lower(*stage);
     if (s != "sft" && s != "pt")
       r.ignore("stage", fmt::format("stage '{}' is estimated as supervised fine-tuning of one "
                                     "model (no reference model, reward model or rollouts)",
@@ -705,11 +700,11 @@ void read_llama_factory(Reader& r) {
   m.key = "finetuning_type";
   const std::string type = r.text("finetuning_type").value_or("lora");  // LLaMA-Factory's default
   m.value = r.has("finetuning_type") ? type : "lora (LLaMA-Factory's default)";
-  if (lower(type) == "lora") {
+  if (ascii_lower(type) == "lora") {
     m.adapter = true;
-  } else if (lower(type) == "full") {
+  } else if (ascii_lower(type) == "full") {
     m.adapter = false;
-  } else if (lower(type) == "freeze") {
+  } else if (ascii_lower(type) == "freeze") {
     r.ignore("finetuning_type",
              "freeze (only some layers trained) is not modelled: give --method full or lora");
   } else {
@@ -718,7 +713,7 @@ void read_llama_factory(Reader& r) {
   if (auto bits = r.integer("quantization_bit", 2, 8)) {
     if (*bits != 4 && *bits != 8) r.fail("quantization_bit", "4 or 8", std::to_string(*bits));
     m.quant_bits = static_cast<int>(*bits);
-    const std::string method = lower(r.text("quantization_method").value_or("bnb"));
+    const std::string method = ascii_lower(r.text("quantization_method").value_or("bnb"));
     if (method == "hqq" && *bits == 4)
       m.quant_format = "hqq-4";
     else if (method == "eetq" || *bits == 8)
@@ -765,7 +760,7 @@ void read_llama_factory(Reader& r) {
 
 void read_accelerate(Reader& r) {
   const std::string type = r.text("distributed_type").value_or("NO");
-  const std::string t = lower(type);
+  const std::string t = ascii_lower(type);
   if (t == "fsdp") {
     r.use("distributed_type", type, "shard", "fsdp");
   } else if (t == "multi_gpu") {
@@ -784,7 +779,7 @@ void read_accelerate(Reader& r) {
              "several machines: num_processes counts every card; give the node layout with "
              "ftplan scale");
   if (auto mp = r.text("mixed_precision")) {
-    const std::string s = lower(*mp);
+    const std::string s = ascii_lower(*mp);
     if (s == "bf16" || s == "fp16" || s == "fp8")
       r.use("mixed_precision", *mp, "precision", s);
     else if (s == "no")
@@ -807,7 +802,7 @@ void read_accelerate(Reader& r) {
   if (r.has("deepspeed_config.deepspeed_config_file"))
     r.ignore("deepspeed_config.deepspeed_config_file",
              "a DeepSpeed file: give it with another --from (later files and flags win)");
-  if (auto d = r.text("dynamo_config.dynamo_backend"); d && lower(*d) != "no")
+  if (auto d = r.text("dynamo_config.dynamo_backend"); d && ascii_lower(*d) != "no")
     r.use("dynamo_config.dynamo_backend", *d, "compile", "true");
 }
 
