@@ -74,7 +74,7 @@ TEST(Cli, MaxSolvesSequenceAndMicroBatch) {
                        "rtx-pro-6000", "--solve", "seq", "--json"});
   EXPECT_GE(seq["largest"].get<long long>(), 16384);
   EXPECT_EQ(seq["largest"].get<long long>() % 128, 0);
-  EXPECT_EQ(seq["step"], 128);
+  EXPECT_EQ(seq["solve_step"], 128);
   EXPECT_NE(seq["binding"].get<std::string>().find("logits"), std::string::npos);
   EXPECT_LE(seq["peak_GB_at_largest"].get<double>(), 0.9 * seq["capacity_GB"].get<double>());
   json mb = run_json({"max", "--model", "llama-3.1-8b", "--method", "qlora", "--gpu", "h200-nvl",

@@ -436,7 +436,7 @@ TEST(MigCli, MigJsonHasTheDocumentedKeys) {
   ASSERT_EQ(j["instances"].size(), 3u);
   const json& q = j["instances"][0];
   EXPECT_EQ(q["profile"], "1g.24gb");
-  EXPECT_EQ(q["memory_GB"], 24);
+  EXPECT_EQ(q["capacity_GB"], 24);
   EXPECT_EQ(q["max_count"], 4);
   EXPECT_EQ(q["most_per_card"], 4);
   EXPECT_NEAR(q["free_GB"].get<double>(), 7.27, 0.01);  // 24 − 16.732 (G4: 7.3)
@@ -444,7 +444,7 @@ TEST(MigCli, MigJsonHasTheDocumentedKeys) {
               0.01 + q["activations_GB"].get<double>() + q["overhead_GB"].get<double>());
   EXPECT_TRUE(q["fits"].is_boolean());
   EXPECT_TRUE(q["verdict"].is_string());
-  EXPECT_TRUE(q["step_time_s"].is_null());
+  EXPECT_TRUE(q["step_seconds"].is_null());
   std::vector<std::string> note_ids;
   for (const auto& n : j["notes"])
     note_ids.push_back(n["id"]);

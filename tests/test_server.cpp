@@ -185,7 +185,7 @@ TEST(ServerApi, BadInputGetsAJsonErrorWithTheField) {
   expect_error(
       call("POST", "/api/fit",
            R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", "colour": 1})"),
-      400, "invalid_value", "colour");
+      400, "unknown_name", "colour");
   expect_error(call("POST", "/api/fit", R"([1, 2])"), 400, "invalid_value");
   expect_error(call("POST", "/api/fit", R"({"method": "lora", "gpu": "h200-nvl"})"), 400,
                "invalid_value", "model");
@@ -275,8 +275,8 @@ TEST(ServerApi, AGetWithABodyThatIsNotAnObjectIs400) {
 
 TEST(ServerApi, HelpIsNotAnApiOption) {
   // A query key `help` became --help, whose text was answered as if it were JSON.
-  expect_error(get("/api/words", {{"help", ""}}), 400, "invalid_value", "help");
-  expect_error(call("POST", "/api/fit", R"({"help": true})"), 400, "invalid_value", "help");
+  expect_error(get("/api/words", {{"help", ""}}), 400, "unknown_name", "help");
+  expect_error(call("POST", "/api/fit", R"({"help": true})"), 400, "unknown_name", "help");
 }
 
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {

@@ -469,7 +469,7 @@ const render = {
       ? t('smallest_profile', best.profile, best.most_per_card) : t('no_profile')));
     const rows = mig.instances.map((i) => h('tr', {'data-profile': i.profile},
         h('th', {'scope': 'row', 'class': 'nowrap'}, i.profile),
-        h('td', {}, gbFigure('memory', i.memory_GB)),
+        h('td', {}, gbFigure('memory', i.capacity_GB)),
         h('td', {}, gbFigure('free', i.free_GB)),
         h('td', {}, gbFigure('headroom', i.headroom_GB)),
         h('td', {}, verdictBadge(i.verdict)),

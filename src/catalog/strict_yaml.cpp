@@ -359,8 +359,8 @@ void StrictMap::finish() const {
     auto near = closest_names(k, known, 1);
     std::string hint = near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front());
     throw UserError(ErrorCode::kUnknownName,
-                    fmt::format("{}: unknown key '{}'{}", where(k), key_path(k), hint),
-                    key_path(k));
+                    fmt::format("{}: unknown key '{}'{}", where(k), key_path(k), hint), key_path(k),
+                    std::move(near));
   }
 }
 

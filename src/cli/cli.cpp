@@ -321,7 +321,7 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
                     "config.json",
                     arg,
                     near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
-        "model");
+        "model", near);
   };
   ModelSource s;
   s.model = c.find_model(arg);
@@ -490,12 +490,11 @@ std::string check_command_name(const std::vector<std::string>& args,
     if (args[i].starts_with("-")) continue;
     if (std::find(names.begin(), names.end(), args[i]) == names.end()) {
       auto near = closest_names(args[i], names, 2);
-      throw UserError(
-          ErrorCode::kUnknownName,
+      const std::string message =
           fmt::format("unknown command '{}'{}\nCommands: {}", args[i],
                       near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")),
-                      fmt::join(names, ", ")),
-          "command");
+                      fmt::join(names, ", "));
+      throw UserError(ErrorCode::kUnknownName, message, "command", std::move(near));
     }
     return args[i];
   }
@@ -505,6 +504,51 @@ std::string check_command_name(const std::vector<std::string>& args,
 constexpr const char* kAppDescription =
     "ftplan: which GPUs, how many and how fast for a fine-tuning or training run.\n"
     "Units: GB = 10^9 bytes, GiB = 2^30 bytes.";
+
+}  // namespace
+
+void print_json(Context& ctx, std::string_view schema, nlohmann::json doc) {
+  doc["schema"] = schema;
+  doc["schema_version"] = kJsonSchemaVersion;
+  ctx.out << with_from(ctx, doc).dump(2) << "\n";
+}
+
+namespace {
+
+// The long options of the app and its chosen subcommands: "--micro-batch", ...
+std::vector<const CLI::Option*> options_of(const CLI::App& app) {
+  std::vector<const CLI::Option*> out;
+  for (const CLI::App* a : {&app}) {
+    for (const CLI::Option* o : a->get_options())
+      out.push_back(o);
+    for (const CLI::App* sub : a->get_subcommands([](const CLI::App*) { return true; }))
+      for (const CLI::Option* o : sub->get_options())
+        out.push_back(o);
+  }
+  return out;
+}
+
+// An argument CLI11 did not expect, as an error that names it and the closest options of the
+// command: "unknown option '--micro-btch' for fit; did you mean --micro-batch?".
+[[noreturn]] void throw_unexpected(const CLI::ParseError& e, const CLI::App& app,
+                                   const std::vector<std::string>& args,
+                                   const std::string& command) {
+  std::vector<std::string> known;
+  for (const CLI::Option* o : options_of(app))
+    for (const auto& l : o->get_lnames())
+      known.push_back("--" + l);
+  for (const auto& a : args) {
+    if (!a.starts_with("--")) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    auto near = closest_names(name, known, 3);
+    const std::string message = fmt::format(
+        "unknown option '{}'{}{}", name, command.empty() ? "" : fmt::format(" for {}", command),
+        near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")));
+    throw UserError(ErrorCode::kUnknownName, message, name.substr(2), std::move(near));
+  }
+  throw e;
+}
 
 }  // namespace
 
@@ -521,10 +565,13 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   std::vector<std::string> names;
   for (const auto& c : sorted_commands())
     names.push_back(c.name);
-  build_app(app, ctx, actions, check_command_name(args, names));
+  const std::string command = check_command_name(args, names);
+  build_app(app, ctx, actions, command);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
+  } catch (const CLI::ExtrasError& e) {
+    throw_unexpected(e, app, args, command);
   } catch (const CLI::CallForHelp&) {
     ctx.out << app.help();
     return false;
@@ -550,6 +597,70 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   return true;
 }
 
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const auto& c : sorted_commands())
+    names.push_back(c.name);
+  return names;
+}
+
+std::vector<server::OptionInfo> command_options(const std::string& command) {
+  std::ostringstream sink;
+  Context ctx(sink, sink);
+  CLI::App app{kAppDescription};
+  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
+  build_app(app, ctx, actions, command);
+  std::vector<server::OptionInfo> out;
+  for (const CLI::Option* o : options_of(app)) {
+    server::OptionInfo info;
+    if (!o->get_lnames().empty()) {
+      info.option = "--" + o->get_lnames().front();
+      info.key = o->get_lnames().front();
+    } else if (o->get_positional()) {
+      info.key = o->get_name(true, false);
+    } else {
+      continue;  // -h only
+    }
+    if (info.key == "help" || info.key == "help-all" || info.key == "data") continue;
+    std::replace(info.key.begin(), info.key.end(), '-', '_');
+    info.flag = o->get_expected_max() == 0;  // CLI11 flags expect no value
+    info.list = o->get_expected_max() > 1 || o->get_items_expected_max() > 1;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+namespace {
+
+// A message of the command line as the API words it: each option of the command ("--micro-batch")
+// by its key ("micro_batch").
+std::string in_api_words(const std::string& message, const std::string& command) {
+  if (message.find("--") == std::string::npos) return message;
+  const auto options = command_options(command);
+  std::string out;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    if (message.compare(i, 2, "--") == 0) {
+      std::size_t end = i + 2;
+      while (end < message.size() &&
+             (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-'))
+        ++end;
+      const std::string option = message.substr(i, end - i);
+      const auto it = std::find_if(options.begin(), options.end(),
+                                   [&](const server::OptionInfo& o) { return o.option == option; });
+      if (it != options.end()) {
+        out += it->key;
+        i = end;
+        continue;
+      }
+    }
+    out += message[i++];
+  }
+  return out;
+}
+
+}  // namespace
+
 server::Commands server_commands() {
   server::Commands commands;
   commands.run = [](const server::CommandCall& call, std::ostream& out) {
@@ -566,9 +677,17 @@ server::Commands server_commands() {
                         "<command> --help), given as JSON keys or query parameters",
                         "help");
     } catch (const CLI::ParseError& e) {
-      throw UserError(ErrorCode::kInvalidValue, e.what(), option_of_parse_error(e.what()));
+      throw UserError(ErrorCode::kInvalidValue, in_api_words(e.what(), call.args.front()),
+                      option_of_parse_error(e.what()));
+    } catch (const UserError& e) {
+      std::vector<std::string> suggestions = e.suggestions();
+      for (auto& s : suggestions)
+        if (s.starts_with("--")) s = in_api_words(s, call.args.front());
+      throw UserError(e.code(), in_api_words(e.what(), call.args.front()), e.field(),
+                      std::move(suggestions));
     }
   };
+  commands.options = command_options;
   commands.prepare = [] { builtin_catalog(); };
   return commands;
 }
@@ -584,19 +703,36 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
           << "') is not UTF-8 text; give names and values in UTF-8\n";
       return kExitUserError;
     }
+  // With --json, errors are JSON too (on stderr): {"error": {code, message, field, suggestions}}.
+  const bool json_errors = std::find(args.begin(), args.end(), "--json") != args.end();
+  const auto report = [&](std::string_view code, const std::string& message,
+                          const std::string& field, const std::vector<std::string>& suggestions,
+                          std::string_view text_prefix) {
+    if (json_errors)
+      err << nlohmann::json{{"error",
+                             {{"code", code},
+                              {"message", message},
+                              {"field", field},
+                              {"suggestions", suggestions}}}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+          << "\n";
+    else
+      err << text_prefix << message << "\n";
+  };
   try {
     execute(args, ctx);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return kExitOk;
-    err << "error: " << e.what() << "\n";
-    err << "Run 'ftplan --help' or 'ftplan <command> --help' for the options.\n";
+    report(error_code_name(ErrorCode::kInvalidValue), e.what(), option_of_parse_error(e.what()), {},
+           "error: ");
+    if (!json_errors) err << "Run 'ftplan --help' or 'ftplan <command> --help' for the options.\n";
     return kExitUserError;
   } catch (const UserError& e) {
-    err << "error: " << e.what() << "\n";
+    report(error_code_name(e.code()), e.what(), e.field(), e.suggestions(), "error: ");
     return kExitUserError;
   } catch (const std::exception& e) {
-    err << "internal error: " << e.what() << "\n";
+    report("internal", e.what(), "", {}, "internal error: ");
     return kExitInternal;
   }
 }

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/catalog.hpp"
@@ -149,6 +151,20 @@ bool execute(const std::vector<std::string>& args, Context& ctx);
 // in), output to the given stream, a parse error as a UserError naming its option; the built-in
 // catalog is parsed before the first request.
 server::Commands server_commands();
+
+// The version of every JSON document ftplan prints (schemas/*.schema.json): raised when a key is
+// removed, renamed or changes its type; adding a key keeps it.
+inline constexpr int kJsonSchemaVersion = 1;
+
+// Prints `doc`, the JSON output of schema `schema` (schemas/<schema>.schema.json), with its
+// schema_version and, when trainer files were read (--from), what was taken from them.
+void print_json(Context& ctx, std::string_view schema, nlohmann::json doc);
+
+// The registered commands' names, in --help order.
+std::vector<std::string> command_names();
+
+// The options `command` takes, as the HTTP API names them (snake_case keys).
+std::vector<server::OptionInfo> command_options(const std::string& command);
 
 // The option an unexpected-argument or conversion error of CLI11 is about ("--rank"), if any.
 std::string option_of_parse_error(const std::string& message);

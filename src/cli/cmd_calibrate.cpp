@@ -250,7 +250,8 @@ void run_show(Context& ctx, const ShowOptions& o) {
   const std::vector<BenchPrediction> predictions =
       predict_benchmarks(measurements, d, defaults, shown.table);
   if (o.json)
-    ctx.out << bench_predictions_json(card, shown.label, measurements, predictions).dump(2) << "\n";
+    print_json(ctx, "calibrate-bench",
+               bench_predictions_json(card, shown.label, measurements, predictions));
   else
     print_bench_predictions(ctx.out, card, shown.label, measurements, predictions,
                             summarize_errors(predictions));
@@ -276,7 +277,7 @@ void run_step_check(Context& ctx, const StepCheckOptions& o) {
   const std::vector<StepCheck> checks =
       check_measured_steps(r, ctx.catalog(), ctx.overheads(), *card.gpu, e);
   if (o.json)
-    ctx.out << step_checks_json(card, efficiency_label(e), checks).dump(2) << "\n";
+    print_json(ctx, "calibrate-step", step_checks_json(card, efficiency_label(e), checks));
   else
     print_step_checks(ctx.out, r, card, e, checks, summarize_step_errors(checks));
 }

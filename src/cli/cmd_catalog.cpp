@@ -23,14 +23,14 @@ void list_gpus(Context& ctx, const std::vector<std::string>& files, bool json_ou
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& g : c.gpus())
     arr.push_back(gpu_json(g));
-  ctx.out << nlohmann::json{{"gpus", arr}}.dump(2) << "\n";
+  print_json(ctx, "gpus", nlohmann::json{{"gpus", arr}});
 }
 
 // The cards of this machine (nvidia-smi, or a saved output of it) and the catalog cards they are.
 void list_detected(Context& ctx, const std::string& file, bool json_out) {
   const DetectedMachine& m = ctx.detect_machine(file);
   if (json_out)
-    ctx.out << detected_json(m).dump(2) << "\n";
+    print_json(ctx, "gpus-detect", detected_json(m));
   else
     print_detected(ctx.out, m);
 }
@@ -45,7 +45,7 @@ void list_models(Context& ctx, bool json_out) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& m : c.models())
     arr.push_back(model_summary_json(*m));
-  ctx.out << nlohmann::json{{"models", arr}}.dump(2) << "\n";
+  print_json(ctx, "models", nlohmann::json{{"models", arr}});
 }
 
 // The parameter inventory of a model, and its checkpoint's when safetensors headers are at hand
@@ -64,7 +64,7 @@ void show_params(Context& ctx, const std::string& id, const std::string& safeten
     if (source.checkpoint)
       j["checkpoint"] = checkpoint_json(*source.checkpoint, source.checkpoint_origin,
                                         check ? &*check : nullptr, note);
-    ctx.out << j.dump(2) << "\n";
+    print_json(ctx, "params", std::move(j));
     return;
   }
   print_params(ctx.out, m);

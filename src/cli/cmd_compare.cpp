@@ -67,7 +67,7 @@ const bool registered = register_command(
            step = std::move(sp);
          }
          if (o->json) {
-           ctx.out << compare_json(a, b, formats, step).dump(2) << "\n";
+           print_json(ctx, "compare", compare_json(a, b, formats, step));
            return;
          }
          print_rates(ctx.out, a, b, formats);

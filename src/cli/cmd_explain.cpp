@@ -96,7 +96,7 @@ const bool registered = register_command(
              j.update(placement_json(request.placement));
              j["figures"] = figure_list_json(r.trace);
              if (!r.step_reason.empty()) j["step_not_timed"] = word_reason(r.step_reason);
-             ctx.out << j.dump(2) << "\n";
+             print_json(ctx, "explain-list", std::move(j));
            } else {
              print_figure_list(ctx.out, r.trace, word_reason(r.step_reason));
            }
@@ -110,7 +110,7 @@ const bool registered = register_command(
            j["figure"] = o->figure;
            j["depth"] = depth;
            j["figures"] = explain_json(r.trace, figures, depth);
-           ctx.out << j.dump(2) << "\n";
+           print_json(ctx, "explain", std::move(j));
          } else {
            print_explain(ctx.out, r.trace, figures, depth);
          }

@@ -28,7 +28,7 @@ const bool registered = register_command(
          MemoryEstimate m = estimate_memory(w, p);
          if (o->json) {
            nlohmann::json j = fit_json(w, p, m);
-           ctx.out << with_from(ctx, j).dump(2) << "\n";
+           print_json(ctx, "fit", std::move(j));
          } else {
            print_fit(ctx.out, w, p, trainable_params(w), m);
          }

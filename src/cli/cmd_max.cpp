@@ -42,7 +42,7 @@ const bool registered = register_command(
              what == SolveFor::kSequence ? max_sequence(w, p, o->step) : max_micro_batch(w, p);
          if (o->json) {
            nlohmann::json j = solve_json(w, p, r);
-           ctx.out << with_from(ctx, j).dump(2) << "\n";
+           print_json(ctx, "max", std::move(j));
          } else {
            print_max(ctx.out, w, p, r);
          }

@@ -51,7 +51,7 @@ const bool registered = register_command(
                if (inst["profile"] == only->name) kept.push_back(inst);
              j["instances"] = kept;
            }
-           ctx.out << j.dump(2) << "\n";
+           print_json(ctx, "mig", std::move(j));
          } else {
            print_mig_fit(ctx.out, run_title(w), report, card, only);
          }

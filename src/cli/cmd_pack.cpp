@@ -107,12 +107,11 @@ const bool registered = register_command(
              x["count"] = job.count;
              experiments.push_back(x);
            }
-           ctx.out << nlohmann::json{{"file", o->file},
+           print_json(ctx, "pack",
+                      nlohmann::json{{"file", o->file},
                                      {"jobs", pf.total_jobs()},
                                      {"experiments", experiments},
-                                     {"packings", packings}}
-                          .dump(2)
-                   << "\n";
+                                     {"packings", packings}});
          } else {
            ctx.out << text_out.str();
          }

@@ -101,7 +101,7 @@ const bool registered_plan = register_command(
          const Plan plan = make_plan(file, data, options);
          if (o->json) {
            nlohmann::json j = plan_json(plan, file);
-           ctx.out << with_from(ctx, j).dump(2) << "\n";
+           print_json(ctx, "plan", std::move(j));
          } else {
            print_plan(ctx.out, plan, file);
          }
@@ -138,16 +138,15 @@ const bool registered_sweep = register_command(
          timing.evaluations_per_second = timing.seconds > 0 ? evaluations / timing.seconds : 0;
          timing.evaluations_per_cpu_second = cpu_seconds > 0 ? evaluations / cpu_seconds : 0;
          if (o->json) {
-           ctx.out << nlohmann::json{{"evaluations", plan.evaluations},
-                                     {"runs", plan.runs.size()},
-                                     {"gpus", file.gpus.size()},
-                                     {"seconds", timing.seconds},
-                                     {"evaluations_per_second", timing.evaluations_per_second},
-                                     {"cpu_seconds", cpu_seconds},
-                                     {"evaluations_per_cpu_second",
-                                      timing.evaluations_per_cpu_second}}
-                          .dump(2)
-                   << "\n";
+           print_json(
+               ctx, "sweep",
+               nlohmann::json{{"evaluations", plan.evaluations},
+                              {"runs", plan.runs.size()},
+                              {"gpus", file.gpus.size()},
+                              {"seconds", timing.seconds},
+                              {"evaluations_per_second", timing.evaluations_per_second},
+                              {"cpu_seconds", cpu_seconds},
+                              {"evaluations_per_cpu_second", timing.evaluations_per_cpu_second}});
          } else {
            print_sweep(ctx.out, plan, file, timing);
          }

@@ -83,7 +83,7 @@ const bool registered = register_command(
          const EfficiencyTable e = o->calibration.for_gpu(ctx, *p.gpu, true);
          const GemmRoofline r = gemm_roofline(shape, dtype, d, e);
          if (o->json)
-           ctx.out << roofline_json(d, r).dump(2) << "\n";
+           print_json(ctx, "roofline", roofline_json(d, r));
          else
            print_roofline(ctx.out, d, r);
        };

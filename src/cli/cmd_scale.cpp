@@ -117,7 +117,7 @@ const bool registered = register_command(
            if (o->json) {
              nlohmann::json j = workload_json(w);
              j.update(scale_json(r));
-             ctx.out << with_from(ctx, j).dump(2) << "\n";
+             print_json(ctx, "scale", std::move(j));
            } else {
              print_scale(ctx.out, w, r);
            }
@@ -139,7 +139,7 @@ const bool registered = register_command(
                arr.push_back(scale_json(r));
            nlohmann::json j = workload_json(w);
            j["sweep"] = arr;
-           ctx.out << with_from(ctx, j).dump(2) << "\n";
+           print_json(ctx, "scale-sweep", std::move(j));
          } else {
            print_scale_sweep(ctx.out, w, rows, gpus);
          }

@@ -31,7 +31,7 @@ const bool registered = register_command(
                              {"optimizer_memory_passes", s.optimizer_passes},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
-           ctx.out << nlohmann::json{{"stacks", list}}.dump(2) << "\n";
+           print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});
            return;
          }
          TextTable t({"stack", "attention", "compiled", "optimizer", "what it is"});

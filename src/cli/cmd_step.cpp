@@ -68,7 +68,7 @@ const bool registered = register_command(
                       "and the optimizer step on the host are in ftplan scale and plan\n";
          if (o->json) {
            nlohmann::json j = step_json(w, d, ops, s, e);
-           ctx.out << with_from(ctx, j).dump(2) << "\n";
+           print_json(ctx, "step", std::move(j));
          } else {
            print_step(ctx.out, w, d, ops, s, e, time_ops(ops, d, e), o->all_ops);
          }

@@ -50,7 +50,7 @@ const bool registered = register_command(
          if (o->json) {
            nlohmann::json j = validation_json(report);
            j["throughput"] = throughput_json(speed);
-           ctx.out << j.dump(2) << "\n";
+           print_json(ctx, "validate", std::move(j));
          } else {
            print_validation(ctx.out, file.path, report);
            print_throughput_validation(ctx.out, speed);

@@ -16,7 +16,7 @@ const bool registered = register_command(
        return [&ctx, lang, json_out] {
          const Translations t = load_translations(ctx.catalog(), parse_report_lang(*lang));
          if (*json_out) {
-           ctx.out << page_words_json(t).dump(2) << "\n";
+           print_json(ctx, "words", page_words_json(t));
            return;
          }
          ctx.out << t.name << " (" << t.locale << "), decimal mark '" << t.number.decimal_mark

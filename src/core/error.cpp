@@ -94,7 +94,7 @@ void throw_unknown_name(std::string_view what, std::string_view field, std::stri
   std::string msg = fmt::format("unknown {} '{}'", what, wanted);
   if (!near.empty()) msg += fmt::format("; did you mean {}?", fmt::join(near, ", "));
   if (valid.size() <= 20) msg += fmt::format(" (valid: {})", fmt::join(valid, ", "));
-  throw UserError(ErrorCode::kUnknownName, msg, std::string(field));
+  throw UserError(ErrorCode::kUnknownName, msg, std::string(field), std::move(near));
 }
 
 }  // namespace ftplan

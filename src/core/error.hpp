@@ -22,15 +22,22 @@ std::string_view error_code_name(ErrorCode code);
 
 class UserError : public std::runtime_error {
  public:
-  UserError(ErrorCode code, std::string message, std::string field = {})
-      : std::runtime_error(std::move(message)), code_(code), field_(std::move(field)) {}
+  UserError(ErrorCode code, std::string message, std::string field = {},
+            std::vector<std::string> suggestions = {})
+      : std::runtime_error(std::move(message)),
+        code_(code),
+        field_(std::move(field)),
+        suggestions_(std::move(suggestions)) {}
   ErrorCode code() const { return code_; }
   // The option, key or file the error is about (e.g. "gpu", "rank", "llama.json: hidden_size").
   const std::string& field() const { return field_; }
+  // The closest valid names, best first, when the error is about a name (else empty).
+  const std::vector<std::string>& suggestions() const { return suggestions_; }
 
  private:
   ErrorCode code_;
   std::string field_;
+  std::vector<std::string> suggestions_;
 };
 
 // "unknown GPU 'h200nvl'; did you mean h200-nvl, h200-sxm?" — the closest valid names.

@@ -1,4 +1,4 @@
-// The data/, web/ and examples/ files, compiled into the binary (cmake/embed.cmake).
+// The data/, web/, examples/ and schemas/ files, compiled into the binary (cmake/embed.cmake).
 #pragma once
 
 #include <string_view>

@@ -1,6 +1,8 @@
 #include "render/json.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "memory/model_states.hpp"
 #include "render/reason_words.hpp"
@@ -239,29 +241,34 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
   j["params"] = {{"total", w.model->params.total},
                  {"trainable", set.trained_params},
                  {"frozen", set.frozen16_params + set.frozen_quantized_params}};
-  const ModelStates& s = m.states;
-  j["memory_GB"] = {{"capacity", gb(m.capacity)},
-                    {"model_states", gb(s.total())},
-                    {"states_on_card", gb(m.states_on_card)},
-                    {"free", gb(m.free)},
-                    {"activations", gb(m.activations)},
-                    {"overhead", gb(m.overhead)},
-                    {"peak", gb(m.peak)},
-                    {"headroom", gb(m.headroom)},
-                    {"breakdown",
-                     {{"frozen_weights", gb(s.frozen_weights)},
-                      {"trained_weights", gb(s.trained_weights)},
-                      {"gradients", gb(s.gradients)},
-                      {"master_weights", gb(s.master_weights)},
-                      {"optimizer_states", gb(s.optimizer_states)},
-                      {"quantization_constants", gb(s.quantization_constants)}}}};
-  j["memory_GB"].update(runtime_memory_json(m, w.peak));
+  j["memory_GB"] = memory_gb_json(m, w.peak);
   j["memory_GiB"] = {{"capacity", round_to(to_GiB(m.capacity), 3)},
-                     {"model_states", round_to(to_GiB(s.total()), 3)},
+                     {"model_states", round_to(to_GiB(m.states.total()), 3)},
                      {"peak", round_to(to_GiB(m.peak), 3)}};
   j["per_card"] = true;
   j["verdict"] = verdict_name(m.verdict);
   j["reason"] = word_reason(m.reason);
+  return j;
+}
+
+json memory_gb_json(const MemoryEstimate& m, PeakKind kind) {
+  const ModelStates& s = m.states;
+  json j = {{"capacity", gb(m.capacity)},
+            {"model_states", gb(s.total())},
+            {"states_on_card", gb(m.states_on_card)},
+            {"free", gb(m.free)},
+            {"activations", gb(m.activations)},
+            {"overhead", gb(m.overhead)},
+            {"peak", gb(m.peak)},
+            {"headroom", gb(m.headroom)},
+            {"breakdown",
+             {{"frozen_weights", gb(s.frozen_weights)},
+              {"trained_weights", gb(s.trained_weights)},
+              {"gradients", gb(s.gradients)},
+              {"master_weights", gb(s.master_weights)},
+              {"optimizer_states", gb(s.optimizer_states)},
+              {"quantization_constants", gb(s.quantization_constants)}}}};
+  j.update(runtime_memory_json(m, kind));
   return j;
 }
 
@@ -362,7 +369,7 @@ json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
   json j = workload_json(w);
   j.update(placement_json(p));
   j["solve"] = solve_for_name(r.what);
-  j["step"] = r.step;
+  j["solve_step"] = r.step;
   j["largest"] = r.largest;
   j["largest_tight"] = r.largest_tight;
   j["at_limit"] = r.at_limit;
@@ -371,14 +378,46 @@ json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
   j["peak_GB_at_largest"] = gb(r.at_largest.peak);
   j["peak_GB_beyond"] = gb(r.beyond.peak);
   j["capacity_GB"] = gb(r.at_largest.capacity);
-  j["memory_GB_at_largest"] = runtime_memory_json(r.at_largest, w.peak);
+  j["memory_GB_at_largest"] = memory_gb_json(r.at_largest, w.peak);
   return j;
 }
+
+namespace {
+
+// An input of a derivation as a figure: "0.537 GB" -> {"value": 0.537, "unit": "GB"},
+// "8,030,261,248" -> {"value": 8030261248, "unit": ""}; text that is not one number with at most
+// one unit word stays text: "user-supplied (card.yaml)" -> {"text": "..."}.
+json input_json(const std::string& text) {
+  std::string digits;
+  std::size_t i = 0;
+  if (i < text.size() && text[i] == '-') digits += text[i++];
+  const std::size_t start = i;
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == ',' ||
+          ((text[i] == 'e' || text[i] == 'E') && i > start && i + 1 < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-' ||
+            text[i + 1] == '+')) ||
+          ((text[i] == '-' || text[i] == '+') && i > start &&
+           (text[i - 1] == 'e' || text[i - 1] == 'E')))) {
+    if (text[i] != ',') digits += text[i];
+    ++i;
+  }
+  std::string unit = i < text.size() && text[i] == ' ' ? text.substr(i + 1) : text.substr(i);
+  const bool one_word = unit.find_first_of(" ()") == std::string::npos;
+  if (i > start && one_word && (i == text.size() || text[i] == ' ' || text[i] == '%')) {
+    char* end = nullptr;
+    const double v = std::strtod(digits.c_str(), &end);
+    if (end && *end == '\0' && std::isfinite(v)) return {{"value", v}, {"unit", unit}};
+  }
+  return {{"text", text}};
+}
+
+}  // namespace
 
 json derivation_json(const Derivation& d) {
   json inputs = json::object();
   for (const auto& [k, v] : d.inputs)
-    inputs[k] = v;
+    inputs[k] = input_json(v);
   return {{"id", d.id},         {"label", d.label},          {"value", d.value},
           {"unit", d.unit},     {"formula", d.formula},      {"inputs", inputs},
           {"source", d.source}, {"depends_on", d.depends_on}};

@@ -24,6 +24,9 @@ nlohmann::json trace_json(const Trace& t);
 nlohmann::json derivation_json(const Derivation& d);
 // The step memory and overheads of one card (memory_GB.step, memory_GB.overheads).
 nlohmann::json runtime_memory_json(const MemoryEstimate& m, PeakKind kind);
+// The memory of one card in GB (1e9 B), as fit and max print it: capacity, model states, free,
+// activations, overhead, peak, headroom, the breakdown, and the runtime memory above.
+nlohmann::json memory_gb_json(const MemoryEstimate& m, PeakKind kind);
 // ftplan validate: every run (predicted or skipped, with the reason), the summaries.
 nlohmann::json validation_json(const ValidationReport& r);
 // ftplan max: the solved value, the binding constraint, and the estimates either side.

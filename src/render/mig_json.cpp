@@ -28,7 +28,7 @@ json instance_fit_json(const MigCard& card, const MigProfileFit& f) {
   const MigProfile& prof = profile_at(card, f.profile);
   const MemoryEstimate& m = f.memory;
   json j = {{"profile", prof.name},
-            {"memory_GB", prof.memory_GB.value.value_or(0)},
+            {"capacity_GB", prof.memory_GB.value.value_or(0)},
             {"memory_source", prof.memory_GB.sources},
             {"compute_slices", prof.compute_slices},
             {"memory_slices", prof.memory_slices},
@@ -46,7 +46,7 @@ json instance_fit_json(const MigCard& card, const MigProfileFit& f) {
             {"fits", f.fits},
             {"verdict", verdict_name(m.verdict)},
             {"reason", word_reason(m.reason)},
-            {"step_time_s", f.step_time ? json(f.step_time->value) : json(nullptr)}};
+            {"step_seconds", f.step_time ? json(f.step_time->value) : json(nullptr)}};
   if (!prof.memory_GB.dispute.empty()) j["memory_dispute"] = prof.memory_GB.dispute;
   return j;
 }
@@ -111,14 +111,14 @@ json pack_json(const std::vector<PackJob>& jobs, const PackResult& r, const MigC
     if (x.home == PackHome::kInstance) {
       const MigProfileFit& f = x.fit.profiles[static_cast<std::size_t>(x.profile)];
       xj["profile"] = profile_at(card, x.profile).name;
-      xj["memory_GB"] = gb(f.memory.capacity);
+      xj["capacity_GB"] = gb(f.memory.capacity);
       xj["model_states_GB"] = gb(f.memory.states.total());
       xj["free_GB"] = gb(f.memory.free);
       xj["headroom_GB"] = gb(f.memory.headroom);
       xj["verdict"] = verdict_name(f.memory.verdict);
     } else {
       xj["profile"] = nullptr;
-      xj["memory_GB"] = gb(x.whole_card.capacity);
+      xj["capacity_GB"] = gb(x.whole_card.capacity);
       xj["model_states_GB"] = gb(x.whole_card.states.total());
       xj["free_GB"] = gb(x.whole_card.free);
       xj["headroom_GB"] = gb(x.whole_card.headroom);

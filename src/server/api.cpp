@@ -1,5 +1,7 @@
 #include "server/api.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -18,14 +20,16 @@ namespace ftplan::server {
 using nlohmann::json;
 
 std::string error_body(const std::string& code, const std::string& message,
-                       const std::string& field) {
-  return json{{"error", {{"code", code}, {"message", message}, {"field", field}}}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+                       const std::string& field, const std::vector<std::string>& suggestions) {
+  return json{
+      {"error",
+       {{"code", code}, {"message", message}, {"field", field}, {"suggestions", suggestions}}}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Response error_response(int status, const std::string& code, const std::string& message,
-                        const std::string& field) {
-  return {status, "application/json", error_body(code, message, field)};
+                        const std::string& field, const std::vector<std::string>& suggestions) {
+  return {status, "application/json", error_body(code, message, field, suggestions)};
 }
 
 std::string host_name(std::string_view authority) {
@@ -42,8 +46,12 @@ std::string host_name(std::string_view authority) {
 namespace {
 
 Response error(int status, const std::string& code, const std::string& message,
-               const std::string& field = "") {
-  return error_response(status, code, message, field);
+               const std::string& field = "", const std::vector<std::string>& suggestions = {}) {
+  return error_response(status, code, message, field, suggestions);
+}
+
+Response error(const UserError& e) {
+  return error(400, std::string(error_code_name(e.code())), e.what(), e.field(), e.suggestions());
 }
 
 // "application/json; charset=utf-8" -> "application/json"
@@ -103,13 +111,16 @@ std::string scalar_text(const json& v) {
 }
 
 // {"model": "llama-3.1-8b", "micro_batch": 2, "gpu": ["a", "b"], "chunked_loss": true} ->
-// --model llama-3.1-8b --micro-batch 2 --gpu a --gpu b --chunked-loss
-void append_options(const json& body, CommandCall& call) {
+// --model llama-3.1-8b --micro-batch 2 --gpu a --gpu b --chunked-loss. Keys are checked against
+// the command's options (`options`; none given: every key is passed on): an unknown key names
+// the closest ones, a value of the wrong shape says what the key takes.
+void append_options(const json& body, CommandCall& call, const std::vector<OptionInfo>& options,
+                    const std::string& endpoint) {
   if (!body.is_object())
     throw UserError(ErrorCode::kInvalidValue,
                     "the request body must be a JSON object of the CLI's options", "");
   for (const auto& [key, value] : body.items()) {
-    if (key == "json" || key == "data" || value.is_null()) continue;
+    if (key == "json" || value.is_null()) continue;
     // Documents pasted whole (an object, or the file's text): a trainer file, a config.json.
     bool pasted = false;
     for (const auto& [name, inline_name, option] :
@@ -123,20 +134,48 @@ void append_options(const json& body, CommandCall& call) {
         pasted = true;
       }
     if (pasted) continue;
+    OptionInfo info{key, to_option(key), value.is_boolean(), value.is_array()};
+    if (!options.empty()) {
+      const auto it = std::find_if(options.begin(), options.end(),
+                                   [&](const OptionInfo& o) { return o.key == key; });
+      if (it == options.end()) {
+        std::vector<std::string> keys;
+        for (const auto& o : options)
+          keys.push_back(o.key);
+        for (const char* pasted_key : {"from", "config"})
+          keys.emplace_back(pasted_key);
+        auto near = closest_names(key, keys, 3);
+        const std::string message = fmt::format(
+            "unknown key '{}' for {}{}", shown(key), endpoint,
+            near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")));
+        throw UserError(ErrorCode::kUnknownName, message, key, std::move(near));
+      }
+      info = *it;
+    }
     try {
-      if (value.is_boolean()) {
-        if (value.get<bool>()) call.args.push_back(to_option(key));
-      } else if (value.is_array()) {
-        for (const auto& item : value) {
-          call.args.push_back(to_option(key));
-          call.args.push_back(scalar_text(item));
-        }
-      } else {
-        call.args.push_back(to_option(key));
-        call.args.push_back(scalar_text(value));
+      if (info.flag) {
+        // A flag: true or false (a query string's "true", "false", "1", "0").
+        const std::string text = value.is_string() ? ascii_lower(value.get<std::string>()) : "";
+        const bool on = value.is_boolean() ? value.get<bool>() : text == "true" || text == "1";
+        if (!value.is_boolean() && !(on || text == "false" || text == "0"))
+          throw UserError(ErrorCode::kInvalidValue,
+                          "expected true or false, got " + describe_json_value(value), key);
+        if (on) call.args.push_back(info.option);
+        continue;
+      }
+      if (value.is_boolean())
+        throw UserError(ErrorCode::kInvalidValue,
+                        "expected a value (text or a number), got " + describe_json_value(value),
+                        key);
+      if (value.is_array() && value.size() > 1 && !info.list)
+        throw UserError(ErrorCode::kInvalidValue,
+                        "takes one value, got a list of " + std::to_string(value.size()), key);
+      for (const auto& item : value.is_array() ? value : json::array({value})) {
+        if (!info.option.empty()) call.args.push_back(info.option);
+        call.args.push_back(scalar_text(item));
       }
     } catch (const UserError& e) {
-      throw UserError(ErrorCode::kInvalidValue, "key '" + key + "': " + e.what(), key);
+      throw UserError(ErrorCode::kInvalidValue, "key '" + shown(key) + "': " + e.what(), key);
     }
   }
 }
@@ -186,7 +225,8 @@ Response run_command(const Commands& commands, CommandCall call, const std::stri
   try {
     commands.run(call, out);
   } catch (const UserError& e) {
-    return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()));
+    return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()),
+                 e.suggestions());
   } catch (const OverBudget& e) {
     return error(422, "over_budget", e.what() + narrowing_hint(e.which()), e.which());
   }
@@ -394,11 +434,14 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
       // The language of the reasons: `lang` in the body, or in the query string of any request.
       if (r.query.count("lang") && body.is_object() && !body.contains("lang"))
         body["lang"] = r.query.at("lang");
-      append_options(body, call);
+      append_options(
+          body, call,
+          commands.options ? commands.options(endpoint->command) : std::vector<OptionInfo>{},
+          endpoint->path);
       call.args.push_back("--json");
     }
   } catch (const UserError& e) {
-    return error(400, std::string(error_code_name(e.code())), e.what(), e.field());
+    return error(e);
   }
   return run_command(commands, call, content_type, limits);
 }

@@ -54,11 +54,14 @@ std::optional<Response> check_head(const Request& request, const ApiLimits& limi
 // `commands`: what the /api/ endpoints run.
 Response handle(const Request& request, const Commands& commands, const ApiLimits& limits = {});
 
-// {"error": {"code", "message", "field"}}; text that is not UTF-8 is replaced, never thrown on.
+// {"error": {"code", "message", "field", "suggestions"}}, as the command line prints errors with
+// --json; text that is not UTF-8 is replaced, never thrown on.
 std::string error_body(const std::string& code, const std::string& message,
-                       const std::string& field = "");
+                       const std::string& field = "",
+                       const std::vector<std::string>& suggestions = {});
 Response error_response(int status, const std::string& code, const std::string& message,
-                        const std::string& field = "");
+                        const std::string& field = "",
+                        const std::vector<std::string>& suggestions = {});
 
 // The host part of a Host header or of an origin's authority, lower case, without port or the
 // brackets of an IPv6 address ("[::1]:8080" -> "::1", "Localhost:80" -> "localhost").

@@ -22,10 +22,20 @@ struct CommandCall {
   WorkBudget budget;
 };
 
+// One option of a command, by the key the API gives it ("micro_batch" for --micro-batch).
+struct OptionInfo {
+  std::string key;
+  std::string option;  // how the command line takes it: "--micro-batch", or "" (positional)
+  bool flag = false;   // takes no value: true or false in a request
+  bool list = false;   // may be given more than once: a JSON list
+};
+
 struct Commands {
   // Runs `call` with its output to `out`. Every error of the request is a UserError: an option
   // the command does not accept too, with the option as its field.
   std::function<void(const CommandCall& call, std::ostream& out)> run;
+  // The options of a command (empty: any key is passed on as an option).
+  std::function<std::vector<OptionInfo>(const std::string& command)> options;
   // Loads what every command reads, once before the first request (may be empty).
   std::function<void()> prepare;
 };
