@@ -369,6 +369,22 @@ TEST(TrainerFiles, AMissingDeepSpeedFileNamesTheTrainerFileKeyAndPath) {
   EXPECT_NE(r.err.find("no_such_ds_config.json"), std::string::npos) << r.err;
 }
 
+TEST(TrainerFiles, ARunsFileFollowsTheDeepSpeedFileToo) {
+  const std::string runs =
+      "runs:\n  - name: a\n    model: llama-3.1-8b\n    method: full\n"
+      "    tokens: 1e9\n    from: " +
+      path("training_args_deepspeed.json") + "\n";
+  const FileReader reader = [](const std::string& p, const std::string&) {
+    return *read_resolved(p);
+  };
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, reader);
+  ASSERT_EQ(f.runs.size(), 1u);
+  EXPECT_TRUE(f.runs[0].workload.options.offload_optimizer);  // from ds/zero2_offload.json
+  EXPECT_EQ(f.runs[0].workload.stack->name, "deepspeed");
+}
+
 TEST(TrainerFiles, RunsFilesTakeFromBelowTheRunsOwnKeys) {
   const std::string runs = R"(
 defaults:
