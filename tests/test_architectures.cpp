@@ -227,6 +227,138 @@ TEST(Architectures, Qwen2_5_VlVisionTowerAndMergerAreFrozenParts) {
   EXPECT_EQ(full.trained_params, m->params.text);
 }
 
+// Llama 4 Scout (data/models/llama-4-scout-17b-16e.json): every layer a mixture of 16 experts
+// with one shared expert; the vision encoder, pixel-shuffle adapter and projector apart.
+TEST(Architectures, Llama4ScoutCountsTextVisionAndProjectorExactly) {
+  const auto& m = test::catalog().model("llama-4-scout-17b-16e");
+  ASSERT_TRUE(m->arch.has_vision());
+  // HF safetensors total 108,641,793,536: the decoder 107,769,861,120 and 871,932,416 of vision
+  // encoder, adapter and projector (sources-models.yaml model-index-llama4-param-totals).
+  EXPECT_EQ(m->params.total, 108'641'793'536);
+  EXPECT_EQ(m->params.text, 107'769'861'120);
+  EXPECT_EQ(m->params.vision + m->params.projector, 871'932'416);
+  EXPECT_EQ(m->params.projector, 4096 * 5120);  // multi_modal_projector.linear_1
+  // The model card: 109B total, 17B active (the active count includes the embedding, as the
+  // published 17,172,894,720 of the decoder does).
+  EXPECT_NEAR(static_cast<double>(m->params.total), 109e9, 109e9 * 0.01);
+  EXPECT_EQ(m->params.active_per_token + m->arch.vocab * m->arch.hidden, 17'172'894'720);
+  EXPECT_EQ(m->arch.moe_layers, 48);
+  EXPECT_EQ(m->arch.dense_layers(), 0);
+  const std::string f = "model.layers.{L}.feed_forward.";
+  EXPECT_EQ(shape_of(m->params, f + "router.weight"), (Shape{16, 5120}));
+  EXPECT_EQ(shape_of(m->params, f + "experts.gate_up_proj"), (Shape{16, 5120, 2 * 8192}));
+  EXPECT_EQ(shape_of(m->params, f + "experts.down_proj"), (Shape{16, 8192, 5120}));
+  EXPECT_EQ(shape_of(m->params, f + "shared_expert.gate_proj.weight"), (Shape{8192, 5120}));
+  EXPECT_EQ(tensor(m->params, f + "gate_proj.weight"), nullptr);  // no dense layer
+  // Llama4TextL2Norm has no weight: use_qk_norm adds no tensor.
+  EXPECT_EQ(tensor(m->params, "model.layers.{L}.self_attn.q_norm.weight"), nullptr);
+  // Llama4VisionModel: an unfolded-patch linear [1408, 3·14²], (336/14)² + 1 positions.
+  EXPECT_EQ(shape_of(m->params, "vision_model.patch_embedding.linear.weight"), (Shape{1408, 588}));
+  EXPECT_EQ(shape_of(m->params, "vision_model.positional_embedding_vlm"), (Shape{577, 1408}));
+  EXPECT_EQ(shape_of(m->params, "vision_model.vision_adapter.mlp.fc1.weight"), (Shape{4096, 5632}));
+  EXPECT_EQ(tensor(m->params, "vision_model.model.layers.{L}.mlp.fc1.weight")->layers, 34);
+  for (const auto& t : m->params.tensors) {
+    const bool vision = t.name.starts_with("vision_model.");
+    const bool projector = t.name.starts_with("multi_modal_projector.");
+    EXPECT_EQ(t.part,
+              vision ? ModelPart::kVision : (projector ? ModelPart::kProjector : ModelPart::kText))
+        << t.name;
+  }
+  // A full fine-tune trains the decoder only.
+  const TrainedSet full = trained_set(test::workload("llama-4-scout-17b-16e", Method::kFull));
+  EXPECT_EQ(full.trained_params, m->params.text);
+}
+
+const char* kLlama4Vision = R"("vision_config": {"hidden_size": 1408, "image_size": 336,
+  "intermediate_size": 5632, "num_attention_heads": 16, "num_channels": 3,
+  "num_hidden_layers": 34, "patch_size": 14, "projector_input_dim": 4096,
+  "projector_output_dim": 4096, "vision_output_dim": 4096,
+  "multi_modal_projector_bias": false})";
+
+// Llama 4 Maverick: MoE layers interleaved with dense ones (interleave_moe_layer_step 2), 128
+// experts; HF safetensors total 401,583,781,376 ("400B total, 17B active").
+TEST(Architectures, Llama4MaverickInterleavesDenseAndMoeLayers) {
+  const std::string config = std::string(R"({"model_type": "llama4", "tie_word_embeddings": false,
+    "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "head_dim": 128,
+      "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+      "num_attention_heads": 40, "num_key_value_heads": 8, "vocab_size": 202048,
+      "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+      "use_qk_norm": false, "attention_bias": false},
+    )") + kLlama4Vision + "}";
+  const ModelArch a = read_hf_config(config, "maverick.json", "maverick");
+  const ParamInventory inv = build_param_inventory(a);
+  EXPECT_EQ(a.moe_layers, 24);
+  EXPECT_EQ(a.dense_layers(), 24);
+  EXPECT_EQ(inv.total, 401'583'781'376);
+  EXPECT_EQ(inv.text, 400'711'848'960);
+  EXPECT_NEAR(static_cast<double>(inv.total), 400e9, 400e9 * 0.01);
+  EXPECT_EQ(inv.active_per_token + a.vocab * a.hidden, 17'184'691'200);
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.feed_forward.gate_proj.weight"), (Shape{16384, 5120}));
+  EXPECT_EQ(tensor(inv, "model.layers.{L}.feed_forward.gate_proj.weight")->layers, 24);
+  EXPECT_EQ(tensor(inv, "model.layers.{L}.feed_forward.experts.gate_up_proj")->layers, 24);
+  // moe_layers, when given, decides.
+  const std::string listed = std::string(R"({"model_type": "llama4_text", "hidden_size": 64,
+    "intermediate_size": 32, "intermediate_size_mlp": 96, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 4,
+    "num_experts_per_tok": 1, "moe_layers": [0, 3]})");
+  EXPECT_EQ(read_hf_config(listed, "l.json", "x").moe_layers, 2);
+}
+
+TEST(Architectures, Llama4StepRunsSharedAndRoutedExperts) {
+  Workload w = test::workload("llama-4-scout-17b-16e", Method::kLora);
+  const StepOps ops = build_step_ops(w);
+  bool shared = false, expert = false;
+  for (const auto& op : ops.ops) {
+    if (op.name.starts_with("moe.shared.")) shared = true;
+    if (op.name.starts_with("moe.expert.")) expert = true;
+  }
+  EXPECT_TRUE(shared);
+  EXPECT_TRUE(expert);
+}
+
+// Qwen3-VL-8B-Instruct: the Qwen3-8B decoder and a vision tower with three deepstack mergers.
+TEST(Architectures, Qwen3VlVisionTowerAndDeepstackMergersAreFrozenParts) {
+  const auto& m = test::catalog().model("qwen3-vl-8b");
+  // HF safetensors total 8,767,123,696; the decoder is Qwen3-8B's 8,190,735,360.
+  EXPECT_EQ(m->params.total, 8'767'123'696);
+  EXPECT_EQ(m->params.text, 8'190'735'360);
+  EXPECT_EQ(m->params.vision + m->params.projector, 576'388'336);
+  EXPECT_EQ(shape_of(m->params, "visual.patch_embed.proj.weight"), (Shape{1152, 3, 2, 16, 16}));
+  EXPECT_EQ(shape_of(m->params, "visual.pos_embed.weight"), (Shape{2304, 1152}));
+  EXPECT_EQ(shape_of(m->params, "visual.merger.norm.weight"), Shape{1152});
+  EXPECT_EQ(shape_of(m->params, "visual.deepstack_merger_list.{L}.norm.weight"), Shape{4608});
+  EXPECT_EQ(tensor(m->params, "visual.deepstack_merger_list.{L}.linear_fc2.weight")->layers, 3);
+  EXPECT_EQ(shape_of(m->params, "visual.merger.linear_fc2.weight"), (Shape{4096, 4608}));
+  EXPECT_EQ(tensor(m->params, "visual.merger.linear_fc2.weight")->part, ModelPart::kProjector);
+  EXPECT_EQ(tensor(m->params, "visual.blocks.{L}.attn.qkv.weight")->part, ModelPart::kVision);
+  EXPECT_TRUE(m->arch.qk_norm);
+  const TrainedSet full = trained_set(test::workload("qwen3-vl-8b", Method::kFull));
+  EXPECT_EQ(full.trained_params, m->params.text);
+}
+
+// Qwen3-VL-30B-A3B: a Qwen3-MoE decoder whose experts are stored fused (Qwen3VLMoeTextExperts
+// gate_up_proj [E, H, 2I], down_proj [E, I, H]). The decoder equals Qwen3-30B-A3B's
+// 30,532,122,624 (the count llama.cpp reports for Qwen3-VL-30B-A3B's text GGUF).
+TEST(Architectures, Qwen3VlMoeStoresExpertsFused) {
+  const std::string config = R"({"model_type": "qwen3_vl_moe", "tie_word_embeddings": false,
+    "text_config": {"hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 48,
+      "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+      "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8,
+      "moe_intermediate_size": 768, "decoder_sparse_step": 1, "mlp_only_layers": []},
+    "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304,
+      "num_heads": 16, "in_channels": 3, "patch_size": 16, "spatial_merge_size": 2,
+      "temporal_patch_size": 2, "out_hidden_size": 2048, "num_position_embeddings": 2304,
+      "deepstack_visual_indexes": [8, 16, 24]}})";
+  const ModelArch a = read_hf_config(config, "qwen3vlmoe.json", "x");
+  const ParamInventory inv = build_param_inventory(a);
+  EXPECT_EQ(inv.text, 30'532'122'624);
+  EXPECT_EQ(inv.vision + inv.projector, 538'631'408);
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.mlp.experts.gate_up_proj"), (Shape{128, 2048, 1536}));
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.mlp.experts.down_proj"), (Shape{128, 768, 2048}));
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.mlp.gate.weight"), (Shape{128, 2048}));
+  EXPECT_EQ(tensor(inv, "model.layers.{L}.mlp.experts.gate_up_proj_bias"), nullptr);
+}
+
 void expect_error(const std::string& config, const std::string& key, const std::string& text) {
   try {
     read_hf_config(config, "bad/config.json", "x");
@@ -267,14 +399,41 @@ TEST(Architectures, MissingExpertKeysNameFileAndKey) {
                "num_local_experts", "'num_local_experts' is missing");
 }
 
+TEST(Architectures, MultimodalConfigsNameTheMissingKey) {
+  // No text_config, no vision_config where one is required, a missing expert key.
+  expect_error(R"({"model_type": "llama4"})", "text_config", "needs a 'text_config' object");
+  expect_error(R"({"model_type": "qwen3_vl", "text_config": {"hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "vocab_size": 100}})",
+               "vision_config", "needs a 'vision_config' object");
+  const std::string text = R"("hidden_size": 64, "intermediate_size": 32,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";
+  expect_error(
+      R"({"model_type": "llama4", "text_config": {)" + text + R"(, "num_experts_per_tok": 1}})",
+      "text_config.num_local_experts", "'text_config.num_local_experts' is missing");
+  // A dense layer (interleave_moe_layer_step 2) needs the dense width.
+  expect_error(R"({"model_type": "llama4", "text_config": {)" + text +
+                   R"(, "num_local_experts": 4, "num_experts_per_tok": 1,
+                   "interleave_moe_layer_step": 2}})",
+               "text_config.intermediate_size_mlp",
+               "'text_config.intermediate_size_mlp' is missing");
+  expect_error(R"({"model_type": "llama4_text", )" + text +
+                   R"(, "num_local_experts": 4, "num_experts_per_tok": 1,
+                   "intermediate_size_mlp": 96, "moe_layers": [0, 2]})",
+               "moe_layers", "names layer 2");
+  expect_error(R"({"model_type": "qwen3_vl", "text_config": {)" + text +
+                   R"(}, "vision_config": {"depth": 4, "deepstack_visual_indexes": [1, 4]}})",
+               "vision_config.deepstack_visual_indexes", "names layer 4");
+}
+
 TEST(Architectures, UnknownModelTypeListsTheNewFamilies) {
   try {
     read_hf_config(R"({"model_type": "mamba"})", "m.json", "x");
     FAIL();
   } catch (const UserError& e) {
     const std::string what = e.what();
-    for (const char* type :
-         {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3", "qwen2_5_vl"})
+    for (const char* type : {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3",
+                             "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llama4"})
       EXPECT_NE(what.find(type), std::string::npos) << type;
   }
 }

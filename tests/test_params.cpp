@@ -60,6 +60,16 @@ const Expected kReference[] = {
     // HF parameter count of Qwen/Qwen2.5-VL-7B-Instruct, vision tower and merger included; LoRA
     // adapts the decoder only, Qwen2.5-7B's (models.md §10.4).
     {"qwen2.5-vl-7b", 8'292'166'656, 40'370'176},
+    // HF safetensors totals (data/sources-models.yaml), vision parts included: Llama 4 Scout
+    // (model-index-llama4-param-totals) and Qwen3-VL-8B-Instruct, whose decoder is Qwen3-8B's
+    // and takes Qwen3-8B's adapters (models.md §10.4).
+    {"llama-4-scout-17b-16e", 108'641'793'536, 0},
+    {"qwen3-vl-8b", 8'767'123'696, 43'646'976},
+    // Phi-3.5-MoE and Granite 3.1 8B: published totals; GLM-4-9B-0414: the count llama.cpp
+    // reports for a glm4 decoder of the same shape (the publisher gives "9B").
+    {"phi-3.5-moe", 41'873'153'344, 0},
+    {"granite-3.1-8b", 8'170'848'256, 0},
+    {"glm-4-9b-0414", 9'400'279'040, 0},
 };
 
 // Models whose publisher gives a rounded total only: the count must round to it.

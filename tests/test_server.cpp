@@ -170,6 +170,24 @@ TEST(ServerApi, PastedTrainerFile) {
                400, "invalid_value", "optim");
 }
 
+TEST(ServerApi, ADeepSpeedPathInAPastedTrainerFileStaysIgnored) {
+  // The API reads no files: the DeepSpeed config the arguments name is listed with a why.
+  const Response r = call("POST", "/api/fit",
+                          R"({"from": {"per_device_train_batch_size": 2,
+                              "deepspeed": "ds_config_zero3.json"},
+                              "model": "llama-3.1-8b", "method": "full", "gpu": "h200-nvl"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["from"]["files"].size(), 1u);
+  bool seen = false;
+  for (const auto& k : j["from"]["ignored"])
+    if (k["key"] == "deepspeed") {
+      seen = true;
+      EXPECT_NE(k["why"].get<std::string>().find("API"), std::string::npos);
+    }
+  EXPECT_TRUE(seen);
+}
+
 TEST(ServerApi, BadInputGetsAJsonErrorWithTheField) {
   expect_error(call("POST", "/api/fit", "{bad"), 400, "invalid_value", "body");
   expect_error(

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "core/error.hpp"
 #include "plan/runs.hpp"
@@ -229,6 +230,159 @@ TEST(TrainerFiles, WithoutModelOrMethodTheErrorPointsAtFrom) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--method is required"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--from"), std::string::npos) << r.err;
+}
+
+// Reads a file of tests/data/trainers by its resolved path, as the command line does.
+std::optional<std::string> read_resolved(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw UserError(ErrorCode::kBadFile, p + ": no such file (given for from)", "from");
+  return std::string{std::istreambuf_iterator<char>(in), {}};
+}
+
+const IgnoredKey* ignored_key(const TrainerFile& f, const std::string& key) {
+  for (const auto& k : f.ignored)
+    if (k.key == key) return &k;
+  return nullptr;
+}
+
+TEST(TrainerFiles, ADeepSpeedPathIsAReferenceTheCoreDoesNotRead) {
+  // The core reads no file: the key is a reference, and ignored with a why until followed.
+  for (const char* name :
+       {"training_args_deepspeed.json", "axolotl-deepspeed.yml", "llamafactory-deepspeed.yaml"}) {
+    const TrainerFile f = read(name);
+    ASSERT_EQ(f.references.size(), 1u) << name;
+    EXPECT_EQ(f.references[0].key, "deepspeed") << name;
+    const IgnoredKey* k = ignored_key(f, "deepspeed");
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_NE(k->why.find("API"), std::string::npos) << k->why;
+    EXPECT_EQ(f.setting("shard"), "") << name;
+  }
+  EXPECT_EQ(read("training_args_deepspeed.json").references[0].path, "ds/zero2_offload.json");
+  // Resolved beside the file that names it; an absolute path stays.
+  EXPECT_EQ(resolve_reference("a/b/train.yaml", "ds/z.json"), "a/b/ds/z.json");
+  EXPECT_EQ(resolve_reference("train.yaml", "z.json"), "z.json");
+  EXPECT_EQ(resolve_reference("a/train.yaml", "/etc/z.json"), "/etc/z.json");
+}
+
+TEST(TrainerFiles, FollowingTheReferenceReadsTheDeepSpeedFile) {
+  TrainerFile f =
+      read_trainer_file(text("training_args_deepspeed.json"), path("training_args_deepspeed.json"),
+                        test::catalog().model_ids());
+  const std::vector<TrainerFile> named =
+      follow_references(f, read_resolved, test::catalog().model_ids());
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].file, path("ds/zero2_offload.json"));
+  EXPECT_EQ(named[0].format, TrainerFormat::kDeepSpeed);
+  EXPECT_EQ(named[0].setting("shard"), "zero2");
+  EXPECT_EQ(named[0].setting("offload_optimizer"), "true");
+  EXPECT_EQ(named[0].setting("stack"), "deepspeed");
+  EXPECT_EQ(ignored_key(f, "deepspeed"), nullptr);  // followed: no longer ignored
+  // Where no file may be read (the API), the key stays ignored and nothing is read.
+  TrainerFile api = read("training_args_deepspeed.json");
+  EXPECT_TRUE(follow_references(
+                  api, [](const std::string&) { return std::optional<std::string>(); },
+                  test::catalog().model_ids())
+                  .empty());
+  EXPECT_NE(ignored_key(api, "deepspeed"), nullptr);
+}
+
+TEST(TrainerFiles, FromFollowsTheDeepSpeedFileItsTrainerFileNames) {
+  const auto r = test::run_cli({"fit", "--from", path("training_args_deepspeed.json"), "--model",
+                                "llama-3.1-8b", "--method", "full", "--gpu", "h200-nvl", "--gpus",
+                                "4", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("named by " + path("training_args_deepspeed.json") + " key 'deepspeed'"),
+            std::string::npos)
+      << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["from"]["files"].size(), 2u);
+  EXPECT_EQ(j["from"]["files"][1]["file"], path("ds/zero2_offload.json"));
+  EXPECT_EQ(j["from"]["files"][1]["format"], "deepspeed");
+  EXPECT_EQ(j["from"]["files"][1]["named_by"]["file"], path("training_args_deepspeed.json"));
+  EXPECT_EQ(j["from"]["files"][1]["named_by"]["key"], "deepspeed");
+  bool shard = false, offload = false;
+  for (const auto& u : j["from"]["used"]) {
+    if (u["as"] == "shard") {
+      shard = true;
+      EXPECT_EQ(u["file"], path("ds/zero2_offload.json"));
+      EXPECT_TRUE(u["applied"].get<bool>());
+    }
+    if (u["as"] == "offload_optimizer") {
+      offload = true;
+      EXPECT_EQ(u["file"], path("ds/zero2_offload.json"));
+    }
+  }
+  EXPECT_TRUE(shard);
+  EXPECT_TRUE(offload);
+  for (const auto& k : j["from"]["ignored"])
+    EXPECT_NE(k["key"], "deepspeed");
+  // The same run as the flags: ZeRO-2 with the optimizer offloaded.
+  const auto flags = test::run_cli({"fit",
+                                    "--model",
+                                    "llama-3.1-8b",
+                                    "--method",
+                                    "full",
+                                    "--gpu",
+                                    "h200-nvl",
+                                    "--gpus",
+                                    "4",
+                                    "--micro-batch",
+                                    "2",
+                                    "--grad-accum",
+                                    "8",
+                                    "--recompute",
+                                    "full",
+                                    "--precision",
+                                    "bf16",
+                                    "--optimizer",
+                                    "adamw",
+                                    "--stack",
+                                    "deepspeed",
+                                    "--shard",
+                                    "zero2",
+                                    "--offload-optimizer",
+                                    "--json"});
+  ASSERT_EQ(flags.code, 0) << flags.err;
+  EXPECT_EQ(j["memory_GB"], json::parse(flags.out)["memory_GB"]);
+}
+
+TEST(TrainerFiles, AxolotlAndLlamaFactoryFollowTheirDeepSpeedFiles) {
+  for (const char* name : {"axolotl-deepspeed.yml", "llamafactory-deepspeed.yaml"}) {
+    const auto r =
+        test::run_cli({"fit", "--from", path(name), "--model", "llama-3.1-8b", "--method", "full",
+                       "--gpu", "h200-nvl", "--gpus", "2", "--json"});
+    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j["from"]["files"].size(), 2u) << name;
+    EXPECT_EQ(j["from"]["files"][1]["named_by"]["key"], "deepspeed");
+    EXPECT_EQ(j["from"]["files"][1]["format"], "deepspeed");
+  }
+}
+
+TEST(TrainerFiles, AMissingDeepSpeedFileNamesTheTrainerFileKeyAndPath) {
+  const auto r =
+      test::run_cli({"fit", "--from", path("training_args_missing_deepspeed.json"), "--model",
+                     "llama-3.1-8b", "--method", "full", "--gpu", "h200-nvl"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(path("training_args_missing_deepspeed.json")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'deepspeed'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no_such_ds_config.json"), std::string::npos) << r.err;
+}
+
+TEST(TrainerFiles, ARunsFileFollowsTheDeepSpeedFileToo) {
+  const std::string runs =
+      "runs:\n  - name: a\n    model: llama-3.1-8b\n    method: full\n"
+      "    tokens: 1e9\n    from: " +
+      path("training_args_deepspeed.json") + "\n";
+  const FileReader reader = [](const std::string& p, const std::string&) {
+    return *read_resolved(p);
+  };
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, reader);
+  ASSERT_EQ(f.runs.size(), 1u);
+  EXPECT_TRUE(f.runs[0].workload.options.offload_optimizer);  // from ds/zero2_offload.json
+  EXPECT_EQ(f.runs[0].workload.stack->name, "deepspeed");
 }
 
 TEST(TrainerFiles, RunsFilesTakeFromBelowTheRunsOwnKeys) {

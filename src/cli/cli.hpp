@@ -106,6 +106,8 @@ class Context {
   struct FromFile {
     TrainerFile file;
     std::vector<std::string> not_applied;
+    // A file another one names by path (a DeepSpeed config): that file and its key.
+    std::string named_by_file, named_by_key;
   };
   std::vector<FromFile> from_files;
 

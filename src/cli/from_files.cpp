@@ -52,9 +52,10 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   const auto was_typed = [&](const std::string& name) {
     return std::find(typed.begin(), typed.end(), name) != typed.end();
   };
-  for (const std::string& path : from->as<std::vector<std::string>>()) {
-    Context::FromFile f{
-        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids()), {}};
+  const auto apply = [&](TrainerFile file, const std::string& named_by_file,
+                         const std::string& named_by_key) {
+    Context::FromFile f{std::move(file), {}, named_by_file, named_by_key};
+    const std::string& path = f.file.file;
     for (const TrainerSetting& s : f.file.used) {
       const OptionValue ov = option_for(s.as, s.to);
       // "--compile" and "--no-compile" answer the same question.
@@ -87,6 +88,27 @@ void apply_from_files(CLI::App& app, Context& ctx) {
       }
     }
     ctx.from_files.push_back(std::move(f));
+  };
+  for (const std::string& path : from->as<std::vector<std::string>>()) {
+    TrainerFile file =
+        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids());
+    // A DeepSpeed config the file names by path is read right after it (so its settings win,
+    // as an inline config's do); through the API no file is read and the key stays ignored.
+    const std::vector<TrainerFile> named = follow_references(
+        file,
+        [&](const std::string& p) -> std::optional<std::string> {
+          if (!ctx.allow_files && !ctx.inline_files.count(p)) return std::nullopt;
+          return ctx.read_file(p, "from");
+        },
+        ctx.catalog().model_ids());
+    std::vector<FileReference> refs;  // the references followed, in order
+    for (const FileReference& ref : file.references)
+      if (ctx.allow_files || ctx.inline_files.count(resolve_reference(file.file, ref.path)))
+        refs.push_back(ref);
+    const std::string naming = file.file;
+    apply(std::move(file), "", "");
+    for (std::size_t i = 0; i < named.size(); ++i)
+      apply(named[i], naming, refs[i].key);
   }
   // A setting a later key (of this file or a later one) sets again was replaced by it.
   std::vector<std::string> later;
@@ -100,9 +122,12 @@ void apply_from_files(CLI::App& app, Context& ctx) {
     }
   for (const auto& f : ctx.from_files) {
     const auto taken = std::count(f.not_applied.begin(), f.not_applied.end(), std::string());
+    const std::string via = f.named_by_file.empty() ? ""
+                                                    : fmt::format(", named by {} key '{}'",
+                                                                  f.named_by_file, f.named_by_key);
     ctx.err << fmt::format(
-        "note: {} ({}): {} setting(s) taken, {} key(s) not modelled (--json lists both)\n",
-        f.file.file, trainer_format_name(f.file.format), taken, f.file.ignored.size());
+        "note: {} ({}{}): {} setting(s) taken, {} key(s) not modelled (--json lists both)\n",
+        f.file.file, trainer_format_name(f.file.format), via, taken, f.file.ignored.size());
   }
 }
 
@@ -115,8 +140,11 @@ nlohmann::json from_json(const Context& ctx) {
   j["used"] = nlohmann::json::array();
   j["ignored"] = nlohmann::json::array();
   for (const auto& f : ctx.from_files) {
-    j["files"].push_back(
-        {{"file", f.file.file}, {"format", std::string(trainer_format_name(f.file.format))}});
+    nlohmann::json entry = {{"file", f.file.file},
+                            {"format", std::string(trainer_format_name(f.file.format))}};
+    if (!f.named_by_file.empty())
+      entry["named_by"] = {{"file", f.named_by_file}, {"key", f.named_by_key}};
+    j["files"].push_back(entry);
     for (std::size_t i = 0; i < f.file.used.size(); ++i) {
       const TrainerSetting& s = f.file.used[i];
       nlohmann::json u = {{"file", f.file.file}, {"key", s.key}, {"value", s.value},

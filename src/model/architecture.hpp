@@ -13,8 +13,8 @@ std::string_view mlp_activation_name(MlpActivation a);
 // A vision encoder beside the text decoder (a multimodal checkpoint). Its weights are a part of
 // their own in the inventory; training keeps them frozen.
 struct VisionTower {
-  // "siglip" (Gemma 3: SiglipVisionModel), "qwen2_5_vl" (Qwen2_5_VisionTransformer); empty: no
-  // vision tower
+  // "siglip" (Gemma 3: SiglipVisionModel), "qwen2_5_vl" (Qwen2_5_VisionTransformer), "llama4"
+  // (Llama4VisionModel), "qwen3_vl" (Qwen3VLVisionModel); empty: no vision tower
   std::string kind;
   std::int64_t hidden = 0;
   std::int64_t layers = 0;
@@ -30,6 +30,15 @@ struct VisionTower {
   // patch merger: ln_q and a two-layer MLP to out_hidden_size).
   std::string projector;
   std::int64_t out_hidden = 0;  // the projector's output width (the text hidden size)
+  // Llama 4: the pixel-shuffle adapter's widths (projector_input_dim, projector_output_dim) and
+  // the vision output width the projector reads (vision_output_dim).
+  std::int64_t adapter_input = 0;
+  std::int64_t adapter_output = 0;
+  std::int64_t output_dim = 0;
+  // Qwen3-VL: learned position embeddings (num_position_embeddings) and the deepstack mergers,
+  // one per entry of deepstack_visual_indexes.
+  std::int64_t position_embeddings = 0;
+  std::int64_t deepstack_mergers = 0;
 };
 
 struct ModelArch {
@@ -70,14 +79,18 @@ struct ModelArch {
   std::int64_t moe_layers = 0;        // layers whose MLP is a mixture of experts
   bool router_bias = false;
   bool expert_bias = false;
-  // "gate_proj" (Qwen, DeepSeek, GLM-4.5), "w1" (Mixtral, Phi-3.5-MoE), "fused" (gpt-oss),
-  // "granite" (Granite-MoE: input_linear [E, 2I, H] and output_linear [E, H, I])
+  // "gate_proj" (Qwen, DeepSeek, GLM-4.5), "w1" (Mixtral, Phi-3.5-MoE), "fused" (gpt-oss,
+  // Qwen3-VL-MoE: gate_up_proj [E, H, 2I] and down_proj [E, I, H], biases with expert_bias),
+  // "granite" (Granite-MoE: input_linear [E, 2I, H] and output_linear [E, H, I]), "llama4"
+  // (Llama 4: feed_forward.router, fused experts and one shared_expert)
   std::string expert_naming;
   std::int64_t shared_expert_intermediate = 0;  // width of the shared-expert MLP (0: none)
   bool router_score_bias = false;  // DeepSeek-V3, GLM-4.5: gate.e_score_correction_bias [E]
   // Multi-token-prediction layers in the checkpoint: transformers does not load them, so they
   // are not in the inventory (DeepSeek-V3, GLM-4.5: num_nextn_predict_layers).
   std::int64_t mtp_layers = 0;
+  // The module holding a layer's MLP: "mlp", or "feed_forward" (Llama 4).
+  std::string mlp_module = "mlp";
 
   // Multi-head latent attention (DeepSeek-V2/V3). With `mla`, head_dim is the query/key head
   // width (qk_nope_head_dim + qk_rope_head_dim), kv_heads equals heads, and values are

@@ -19,11 +19,11 @@ std::string_view mlp_activation_name(MlpActivation a) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {
-      "llama",     "mistral",    "mixtral",          "qwen2",       "qwen3",
-      "qwen3_moe", "gemma2",     "gemma3",           "gemma3_text", "olmo2",
-      "granite",   "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",
-      "phi3",      "phimoe",     "gpt_oss",          "deepseek_v2", "deepseek_v3",
-      "qwen2_5_vl"};
+      "llama",      "mistral",    "mixtral",          "qwen2",       "qwen3",
+      "qwen3_moe",  "gemma2",     "gemma3",           "gemma3_text", "olmo2",
+      "granite",    "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",
+      "phi3",       "phimoe",     "gpt_oss",          "deepseek_v2", "deepseek_v3",
+      "qwen2_5_vl", "qwen3_vl",   "qwen3_vl_moe",     "llama4",      "llama4_text"};
   return types;
 }
 
@@ -299,6 +299,119 @@ void read_qwen2_5_vision(ModelArch& m, const json& obj, const std::string& file)
       note = "vision_config." + note;
 }
 
+// Llama 4's vision encoder and pixel-shuffle adapter (vision_config, Llama4VisionConfig).
+void read_llama4_vision(ModelArch& m, const json& obj, const std::string& file) {
+  ConfigKeys v(obj, file, "vision_config");
+  auto& notes = m.defaults_applied;
+  const std::string why = "Llama4VisionConfig default";
+  VisionTower& t = m.vision;
+  t.kind = "llama4";
+  t.projector = "llama4";
+  t.hidden = v.dim_or("hidden_size", 768, notes, why);
+  t.layers = v.dim_or("num_hidden_layers", 34, notes, why);
+  t.heads = v.dim_or("num_attention_heads", 16, notes, why);
+  t.intermediate = v.dim_or("intermediate_size", 5632, notes, why);
+  t.channels = v.dim_or("num_channels", 3, notes, why);
+  t.image_size = v.dim_or("image_size", 448, notes, why);
+  t.patch_size = v.dim_or("patch_size", 14, notes, why);
+  t.adapter_input = v.dim_or("projector_input_dim", 4096, notes, why);
+  t.adapter_output = v.dim_or("projector_output_dim", 4096, notes, why);
+  t.output_dim = v.dim_or("vision_output_dim", 7680, notes, why);
+  require(t.image_size % t.patch_size == 0, file, v.name("patch_size"),
+          fmt::format("vision_config image_size {} is not a multiple of patch_size {}",
+                      t.image_size, t.patch_size));
+  require(!v.flag_or("multi_modal_projector_bias", false), file,
+          v.name("multi_modal_projector_bias"),
+          "vision_config.multi_modal_projector_bias = true is not supported; Llama 4 checkpoints "
+          "set it to false");
+  for (auto& note : notes)
+    if (note.find(why) != std::string::npos && !note.starts_with("vision_config."))
+      note = "vision_config." + note;
+}
+
+// Qwen3-VL's vision transformer, its merger and deepstack mergers (vision_config,
+// Qwen3VLVisionConfig).
+void read_qwen3_vl_vision(ModelArch& m, const json& obj, const std::string& file) {
+  ConfigKeys v(obj, file, "vision_config");
+  auto& notes = m.defaults_applied;
+  const std::string why = "Qwen3VLVisionConfig default";
+  VisionTower& t = m.vision;
+  t.kind = "qwen3_vl";
+  t.projector = "qwen3_vl";
+  t.layers = v.dim_or("depth", 27, notes, why);
+  t.hidden = v.dim_or("hidden_size", 1152, notes, why);
+  t.intermediate = v.dim_or("intermediate_size", 4304, notes, why);
+  t.heads = v.dim_or("num_heads", 16, notes, why);
+  t.channels = v.dim_or("in_channels", 3, notes, why);
+  t.patch_size = v.dim_or("patch_size", 16, notes, why);
+  t.temporal_patch_size = v.dim_or("temporal_patch_size", 2, notes, why);
+  t.spatial_merge_size = v.dim_or("spatial_merge_size", 2, notes, why);
+  t.out_hidden = v.dim_or("out_hidden_size", 3584, notes, why);
+  t.position_embeddings = v.dim_or("num_position_embeddings", 2304, notes, why);
+  if (v.has_key("deepstack_visual_indexes")) {
+    const auto taps = v.int_list("deepstack_visual_indexes");
+    for (auto i : taps)
+      require(i >= 0 && i < t.layers, file, v.name("deepstack_visual_indexes"),
+              fmt::format("vision_config.deepstack_visual_indexes names layer {}, the vision "
+                          "tower has {} (depth)",
+                          i, t.layers));
+    t.deepstack_mergers = static_cast<std::int64_t>(taps.size());
+  } else {
+    notes.push_back("deepstack_visual_indexes = [8, 16, 24] (" + why + ")");
+    t.deepstack_mergers = 3;
+  }
+  for (auto& note : notes)
+    if (note.find(why) != std::string::npos && !note.starts_with("vision_config."))
+      note = "vision_config." + note;
+}
+
+// Which of a Llama 4 decoder's layers are mixtures of experts: `moe_layers` when given, else
+// every interleave_moe_layer_step-th layer counting from step - 1 (Llama4TextConfig).
+std::int64_t llama4_moe_layers(const ModelArch& m, const ConfigKeys& k) {
+  if (k.has("moe_layers")) {
+    const auto listed = k.int_list("moe_layers");
+    std::set<std::int64_t> layers;
+    for (auto i : listed) {
+      require(i >= 0 && i < m.layers, k.file(), k.name("moe_layers"),
+              fmt::format("key 'moe_layers' names layer {}, num_hidden_layers is {}", i, m.layers));
+      layers.insert(i);
+    }
+    return static_cast<std::int64_t>(layers.size());
+  }
+  const std::int64_t step =
+      k.has("interleave_moe_layer_step") ? k.dim("interleave_moe_layer_step") : 1;
+  std::int64_t n = 0;
+  for (std::int64_t i = step - 1; i < m.layers; i += step)
+    ++n;
+  return n;
+}
+
+// The text decoder and optional vision tower of a multimodal config whose language model sits
+// under text_config (`type` names the family in messages).
+const json& nested_text_config(const json& root, const std::string& file, const std::string& type) {
+  if (!root.contains("text_config") || !root["text_config"].is_object())
+    throw UserError(ErrorCode::kMissingKey,
+                    fmt::format("{}: model_type '{}' needs a 'text_config' object", file, type),
+                    "text_config");
+  return root["text_config"];
+}
+
+const json* vision_config(const json& root, const std::string& file, const std::string& type,
+                          bool required) {
+  if (!root.contains("vision_config") || root["vision_config"].is_null()) {
+    if (required)
+      throw UserError(ErrorCode::kMissingKey,
+                      fmt::format("{}: model_type '{}' needs a 'vision_config' object", file, type),
+                      "vision_config");
+    return nullptr;
+  }
+  if (!root["vision_config"].is_object())
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{}: key 'vision_config' must be an object", file),
+                    "vision_config");
+  return &root["vision_config"];
+}
+
 }  // namespace
 
 nlohmann::json parse_config_object(std::string_view json_text, const std::string& file) {
@@ -371,6 +484,27 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     read_qwen2_5_vision(m, root["vision_config"], file);
     type = "qwen2";
   }
+  // Set where a multimodal file keeps tie_word_embeddings at the top level only.
+  bool root_ties_default = false;
+  std::string expert_naming_override;
+  if (type == "qwen3_vl" || type == "qwen3_vl_moe") {
+    // Qwen3VL(Moe)ForConditionalGeneration: a Qwen3 (or Qwen3-MoE) decoder under text_config
+    // and a vision tower with deepstack mergers under vision_config.
+    text = &nested_text_config(root, file, type);
+    prefix = "text_config";
+    read_qwen3_vl_vision(m, *vision_config(root, file, type, true), file);
+    root_ties_default = true;
+    if (type == "qwen3_vl_moe") expert_naming_override = "fused";
+    type = type == "qwen3_vl" ? "qwen3" : "qwen3_moe";
+  } else if (type == "llama4") {
+    // Llama4ForConditionalGeneration: the decoder under text_config (llama4_text), the vision
+    // encoder under vision_config.
+    text = &nested_text_config(root, file, type);
+    prefix = "text_config";
+    if (const json* v = vision_config(root, file, type, false)) read_llama4_vision(m, *v, file);
+    root_ties_default = true;
+    type = "llama4_text";
+  }
   const auto& types = supported_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
     throw UserError(
@@ -386,7 +520,25 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
   read_common(m, k, gemma);
   auto& notes = m.defaults_applied;
 
-  if (type == "llama") {
+  if (type == "llama4_text") {
+    // Llama4TextModel (modeling_llama4.py): Llama attention (its QK norm, Llama4TextL2Norm, has
+    // no weight; NoPE layers and chunked attention change no parameter), MoE layers with a
+    // router, 16 or 128 routed experts intermediate_size wide and one shared expert of that
+    // width; the other layers a dense MLP intermediate_size_mlp wide.
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.num_experts = k.dim("num_local_experts");
+    m.experts_per_token = k.dim("num_experts_per_tok");
+    m.moe_intermediate = k.dim("intermediate_size");
+    m.shared_expert_intermediate = m.moe_intermediate;
+    m.moe_layers = llama4_moe_layers(m, k);
+    // The dense width is required only where a layer is dense.
+    m.intermediate = m.moe_layers < m.layers || k.has("intermediate_size_mlp")
+                         ? k.dim("intermediate_size_mlp")
+                         : 0;
+    m.expert_naming = "llama4";
+    m.mlp_module = "feed_forward";
+  } else if (type == "llama") {
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
     m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
@@ -544,6 +696,10 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     m.expert_naming = "fused";
     read_sliding_window(m, k, 2);
   }
+  if (!expert_naming_override.empty()) m.expert_naming = expert_naming_override;
+  if (root_ties_default && !k.has("tie_word_embeddings") && root.contains("tie_word_embeddings") &&
+      root["tie_word_embeddings"].is_boolean())
+    m.tied_embeddings = root["tie_word_embeddings"].get<bool>();
   if (m.is_moe())
     require(m.experts_per_token <= m.num_experts, file, k.name("num_experts_per_tok"),
             fmt::format("num_experts_per_tok {} exceeds the number of experts {}",

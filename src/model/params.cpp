@@ -181,7 +181,7 @@ void add_gated_mlp(InventoryBuilder& b, const ModelArch& a, const std::string& p
 
 void add_dense_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers) {
   if (layers == 0) return;
-  add_gated_mlp(b, a, "model.layers.{L}.mlp.", a.intermediate, layers);
+  add_gated_mlp(b, a, "model.layers.{L}." + a.mlp_module + ".", a.intermediate, layers);
 }
 
 // One tensor holding every expert of a layer (gpt-oss, Granite-MoE): `shape` includes E.
@@ -199,6 +199,50 @@ TensorSpec stacked_experts(std::string name, std::vector<std::int64_t> shape, st
   t.shape_has_experts = true;
   t.in_blocks = true;
   return t;
+}
+
+// Every expert of a layer in two 3-D tensors: gate_up_proj [E, H, 2I] and down_proj [E, I, H]
+// (gpt-oss with a bias on each, Qwen3-VL-MoE and Llama 4 without), behind a router [E, H].
+void add_fused_experts(InventoryBuilder& b, const ModelArch& a, const std::string& p,
+                       const std::string& router) {
+  const std::int64_t H = a.hidden, I = a.moe_intermediate, E = a.num_experts, L = a.moe_layers;
+  b.linear(p + router + ".weight", H, E, 0, L, TensorKind::kRouter);
+  if (a.router_bias) b.vector(p + router + ".bias", E, TensorKind::kBias, L, true);
+  TensorSpec gate_up;
+  gate_up.name = p + "experts.gate_up_proj";
+  gate_up.shape = {E, H, 2 * I};
+  gate_up.kind = TensorKind::kExpert;
+  gate_up.projections = kProjGate | kProjUp;
+  gate_up.in_features = H;
+  gate_up.out_features = 2 * I;
+  gate_up.layers = L;
+  gate_up.experts = E;
+  gate_up.shape_has_experts = true;
+  gate_up.in_blocks = true;
+  b.add(gate_up);
+  if (a.expert_bias) {
+    TensorSpec gate_up_bias = gate_up;
+    gate_up_bias.name = p + "experts.gate_up_proj_bias";
+    gate_up_bias.shape = {E, 2 * I};
+    gate_up_bias.kind = TensorKind::kBias;
+    gate_up_bias.projections = 0;
+    b.add(gate_up_bias);
+  }
+  TensorSpec down = gate_up;
+  down.name = p + "experts.down_proj";
+  down.shape = {E, I, H};
+  down.projections = kProjDown;
+  down.in_features = I;
+  down.out_features = H;
+  b.add(down);
+  if (a.expert_bias) {
+    TensorSpec down_bias = down;
+    down_bias.name = p + "experts.down_proj_bias";
+    down_bias.shape = {E, H};
+    down_bias.kind = TensorKind::kBias;
+    down_bias.projections = 0;
+    b.add(down_bias);
+  }
 }
 
 void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
@@ -227,42 +271,18 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
       b.linear("model.layers.{L}.shared_mlp.output_linear.weight", S, H, kProjDown, L);
     }
   } else if (a.expert_naming == "fused") {
-    // gpt-oss: router with bias; per layer one 3-D tensor for all experts' gate_up [E, H, 2I]
-    // and down [E, I, H], each with a bias (modeling_gpt_oss.py GptOssExperts).
+    // gpt-oss: router with bias, experts with biases (modeling_gpt_oss.py GptOssExperts);
+    // Qwen3-VL-MoE: mlp.gate, experts without biases (modeling_qwen3_vl_moe.py).
     const std::string p = "model.layers.{L}.mlp.";
-    b.linear(p + "router.weight", H, E, 0, L, TensorKind::kRouter);
-    b.vector(p + "router.bias", E, TensorKind::kBias, L, true);
-    TensorSpec gate_up;
-    gate_up.name = p + "experts.gate_up_proj";
-    gate_up.shape = {E, H, 2 * I};
-    gate_up.kind = TensorKind::kExpert;
-    gate_up.projections = kProjGate | kProjUp;
-    gate_up.in_features = H;
-    gate_up.out_features = 2 * I;
-    gate_up.layers = L;
-    gate_up.experts = E;
-    gate_up.shape_has_experts = true;
-    gate_up.in_blocks = true;
-    b.add(gate_up);
-    TensorSpec gate_up_bias = gate_up;
-    gate_up_bias.name = p + "experts.gate_up_proj_bias";
-    gate_up_bias.shape = {E, 2 * I};
-    gate_up_bias.kind = TensorKind::kBias;
-    gate_up_bias.projections = 0;
-    b.add(gate_up_bias);
-    TensorSpec down = gate_up;
-    down.name = p + "experts.down_proj";
-    down.shape = {E, I, H};
-    down.projections = kProjDown;
-    down.in_features = I;
-    down.out_features = H;
-    b.add(down);
-    TensorSpec down_bias = down;
-    down_bias.name = p + "experts.down_proj_bias";
-    down_bias.shape = {E, H};
-    down_bias.kind = TensorKind::kBias;
-    down_bias.projections = 0;
-    b.add(down_bias);
+    add_fused_experts(b, a, p, a.router_bias ? "router" : "gate");
+  } else if (a.expert_naming == "llama4") {
+    // Llama4TextMoe (modeling_llama4.py): feed_forward.router [E, H], Llama4TextExperts
+    // gate_up_proj [E, H, 2I] and down_proj [E, I, H], and one shared_expert, a gated MLP of
+    // the expert width that every token passes.
+    const std::string p = "model.layers.{L}.feed_forward.";
+    add_fused_experts(b, a, p, "router");
+    if (a.shared_expert_intermediate > 0)
+      add_gated_mlp(b, a, p + "shared_expert.", a.shared_expert_intermediate, L);
   } else {
     // Qwen3-MoE, DeepSeek, GLM-4.5: mlp.gate [E, H]; experts.{E}.gate_proj / up_proj [I, H],
     // down_proj [H, I]. DeepSeek-V3 and GLM-4.5 route with a learned per-expert score bias
@@ -367,6 +387,98 @@ void add_qwen2_5_merger(InventoryBuilder& b, const VisionTower& v) {
   weight_and_bias(b, "visual.merger.mlp.2", {v.out_hidden, merged}, TensorKind::kLinear, 1);
 }
 
+// Llama4VisionModel (modeling_llama4.py): the patch embedding as a bias-free linear over
+// unfolded patches (Llama4UnfoldConvolution) [C, channels·patch²], a class embedding [C], one
+// learned position per patch plus the class token, LayerNorms before and after the encoder,
+// encoder layers with biased q, k, v, o and a GELU MLP (fc1, fc2) behind LayerNorms, and the
+// pixel-shuffle adapter (Llama4VisionPixelShuffleMLP: fc1 [projector_input_dim,
+// intermediate_size] and fc2 [projector_output_dim, projector_output_dim], no biases).
+void add_llama4_vision(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t C = v.hidden, N = v.layers, I = v.intermediate;
+  const std::int64_t side = v.image_size / v.patch_size;
+  const std::string p = "vision_model.";
+  TensorSpec patch;
+  patch.name = p + "patch_embedding.linear.weight";
+  patch.shape = {C, v.channels * v.patch_size * v.patch_size};
+  patch.kind = TensorKind::kOther;
+  b.add(patch);
+  b.vector(p + "class_embedding", C, TensorKind::kOther, 1, false);
+  TensorSpec pos;
+  pos.name = p + "positional_embedding_vlm";
+  pos.shape = {side * side + 1, C};
+  pos.kind = TensorKind::kOther;
+  b.add(pos);
+  weight_and_bias(b, p + "layernorm_pre", {C}, TensorKind::kNorm, 1);
+  weight_and_bias(b, p + "layernorm_post", {C}, TensorKind::kNorm, 1);
+  const std::string l = p + "model.layers.{L}.";
+  for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"})
+    weight_and_bias(b, l + "self_attn." + proj, {C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.fc1", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.fc2", {C, I}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "input_layernorm", {C}, TensorKind::kNorm, N);
+  weight_and_bias(b, l + "post_attention_layernorm", {C}, TensorKind::kNorm, N);
+  auto linear = [&](const std::string& name, std::int64_t in, std::int64_t out) {
+    TensorSpec t;
+    t.name = name;
+    t.shape = {out, in};
+    t.kind = TensorKind::kLinear;
+    t.in_features = in;
+    t.out_features = out;
+    b.add(std::move(t));
+  };
+  linear(p + "vision_adapter.mlp.fc1.weight", I, v.adapter_input);
+  linear(p + "vision_adapter.mlp.fc2.weight", v.adapter_output, v.adapter_output);
+}
+
+// Llama4MultiModalProjector: linear_1 [text hidden, vision_output_dim], without a bias.
+void add_llama4_projector(InventoryBuilder& b, const ModelArch& a) {
+  TensorSpec t;
+  t.name = "multi_modal_projector.linear_1.weight";
+  t.shape = {a.hidden, a.vision.output_dim};
+  t.kind = TensorKind::kLinear;
+  t.in_features = a.vision.output_dim;
+  t.out_features = a.hidden;
+  b.add(std::move(t));
+}
+
+// Qwen3VLVisionModel (modeling_qwen3_vl.py): a biased 3-D patch convolution, learned position
+// embeddings (num_position_embeddings, interpolated to the image), blocks of LayerNorm, a fused
+// biased qkv [3C, C] and proj, a biased GELU MLP (linear_fc1, linear_fc2).
+void add_qwen3_vl_vision(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t C = v.hidden, N = v.layers, I = v.intermediate;
+  weight_and_bias(b, "visual.patch_embed.proj",
+                  {C, v.channels, v.temporal_patch_size, v.patch_size, v.patch_size},
+                  TensorKind::kOther, 1);
+  TensorSpec pos;
+  pos.name = "visual.pos_embed.weight";
+  pos.shape = {v.position_embeddings, C};
+  pos.kind = TensorKind::kOther;
+  b.add(pos);
+  const std::string l = "visual.blocks.{L}.";
+  weight_and_bias(b, l + "norm1", {C}, TensorKind::kNorm, N);
+  weight_and_bias(b, l + "norm2", {C}, TensorKind::kNorm, N);
+  weight_and_bias(b, l + "attn.qkv", {3 * C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "attn.proj", {C, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.linear_fc1", {I, C}, TensorKind::kLinear, N);
+  weight_and_bias(b, l + "mlp.linear_fc2", {C, I}, TensorKind::kLinear, N);
+}
+
+// Qwen3VLVisionPatchMerger: a LayerNorm, then spatial_merge_size² patches concatenated (C·m²)
+// through Linear(C·m², C·m²), GELU, Linear(C·m², out_hidden), all biased. The main merger
+// normalises each patch (C) before the concatenation; each deepstack merger (one per
+// deepstack_visual_indexes entry, feeding an early decoder layer) normalises after it (C·m²).
+void add_qwen3_vl_mergers(InventoryBuilder& b, const VisionTower& v) {
+  const std::int64_t merged = v.hidden * v.spatial_merge_size * v.spatial_merge_size;
+  auto merger = [&](const std::string& p, std::int64_t norm, std::int64_t copies) {
+    weight_and_bias(b, p + "norm", {norm}, TensorKind::kNorm, copies);
+    weight_and_bias(b, p + "linear_fc1", {merged, merged}, TensorKind::kLinear, copies);
+    weight_and_bias(b, p + "linear_fc2", {v.out_hidden, merged}, TensorKind::kLinear, copies);
+  };
+  merger("visual.merger.", v.hidden, 1);
+  if (v.deepstack_mergers > 0)
+    merger("visual.deepstack_merger_list.{L}.", merged, v.deepstack_mergers);
+}
+
 }  // namespace
 
 ParamInventory build_param_inventory(const ModelArch& a) {
@@ -407,15 +519,23 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   }
 
   if (a.has_vision()) {
-    const bool qwen = a.vision.kind == "qwen2_5_vl";
+    const std::string& kind = a.vision.kind;
     b.set_part(ModelPart::kVision);
-    if (qwen)
+    if (kind == "qwen2_5_vl")
       add_qwen2_5_vision(b, a.vision);
+    else if (kind == "qwen3_vl")
+      add_qwen3_vl_vision(b, a.vision);
+    else if (kind == "llama4")
+      add_llama4_vision(b, a.vision);
     else
       add_siglip_vision(b, a.vision);
     b.set_part(ModelPart::kProjector);
-    if (qwen)
+    if (kind == "qwen2_5_vl")
       add_qwen2_5_merger(b, a.vision);
+    else if (kind == "qwen3_vl")
+      add_qwen3_vl_mergers(b, a.vision);
+    else if (kind == "llama4")
+      add_llama4_projector(b, a);
     else
       add_gemma3_projector(b, a);
   }

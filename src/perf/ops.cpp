@@ -198,7 +198,7 @@ std::string linear_name(const TensorSpec& t) {
   // Attention modules by their own names (q_proj, ..., MLA's q_a_proj, kv_b_proj), shared
   // experts apart from the dense MLP.
   if (const std::string m = module_after(t.name, ".self_attn."); !m.empty()) return "attn." + m;
-  for (const char* shared : {".shared_experts.", ".shared_mlp."})
+  for (const char* shared : {".shared_experts.", ".shared_mlp.", ".shared_expert."})
     if (const std::string m = module_after(t.name, shared); !m.empty()) return "moe.shared." + m;
   const char* prefix = expert ? "moe.expert." : nullptr;
   auto mlp = [&](const char* n) { return std::string(prefix ? prefix : "mlp.") + n; };

@@ -105,9 +105,24 @@ std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node&
     throw UserError(ErrorCode::kUnsupported,
                     fmt::format("{}: key 'from': trainer files are not read here", where), "from");
   const std::string path = node.Scalar();
-  const TrainerFile f = read_trainer_file(read_file(path, "from"), path, catalog.model_ids());
+  TrainerFile f = read_trainer_file(read_file(path, "from"), path, catalog.model_ids());
+  // A DeepSpeed config the file names by path, read after it (where files may be read).
+  const std::vector<TrainerFile> named = follow_references(
+      f,
+      [&](const std::string& p) -> std::optional<std::string> {
+        try {
+          return read_file(p, "from");
+        } catch (const UserError& e) {
+          if (e.code() == ErrorCode::kUnsupported) return std::nullopt;  // the API
+          throw;
+        }
+      },
+      catalog.model_ids());
+  std::vector<TrainerSetting> settings = f.used;
+  for (const auto& g : named)
+    settings.insert(settings.end(), g.used.begin(), g.used.end());
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& s : f.used) {
+  for (const auto& s : settings) {
     if (std::find(run_keys().begin(), run_keys().end(), s.as) == run_keys().end()) continue;
     auto it =
         std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == s.as; });

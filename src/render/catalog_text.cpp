@@ -81,11 +81,16 @@ void print_params(std::ostream& out, const Model& m) {
   out << fmt::format(
       "\n{{L}}: decoder layer index (0..{}), {{E}}: expert index. Copies = layers (x experts).\n",
       m.arch.layers - 1);
-  if (m.arch.has_vision())
+  if (m.arch.has_vision()) {
     out << fmt::format(
         "Vision tower: {{L}} is its encoder layer (0..{}). Vision tower and projector are frozen "
         "in training.\n",
         m.arch.vision.layers - 1);
+    if (m.arch.vision.deepstack_mergers > 0)
+      out << fmt::format(
+          "Deepstack mergers: {{L}} is the merger (0..{}), one per tapped vision layer.\n",
+          m.arch.vision.deepstack_mergers - 1);
+  }
   out << "\n";
   if (parts) {
     TextTable p({"part", "parameters>"});

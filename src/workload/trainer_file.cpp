@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -217,6 +218,22 @@ class Reader {
   }
   void copy_bool(std::string_view path, std::string_view as) {
     if (auto b = boolean(path)) use(path, *b ? "true" : "false", as, *b ? "true" : "false");
+  }
+
+  // A key naming another trainer file by path: recorded as a reference, and as ignored until a
+  // front end that reads files follows it.
+  void reference(std::string_view path, TrainerFormat format) {
+    Leaf* l = find(path);
+    if (!l || !l->node.IsScalar()) return;
+    const std::string value = l->node.Scalar();
+    if (value.empty()) {
+      ignore(path, "empty: no DeepSpeed config");
+      return;
+    }
+    out_.references.push_back({std::string(path), value, format});
+    ignore(path,
+           "names a DeepSpeed config by path; the command line reads it (relative to this file), "
+           "the API reads no files: give its content as another trainer document");
   }
 
   void ignore(std::string_view path, std::string why) {
@@ -473,9 +490,7 @@ void read_hf_trainer(Reader& r) {
   if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a)
     r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
   r.use("(file)", "", "stack", "hf");
-  if (r.has("deepspeed"))
-    r.ignore("deepspeed",
-             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   read_deepspeed(r, "deepspeed.");  // a config given inline
   r.copy_bool("torch_compile", "compile");
   if (r.boolean("use_liger_kernel").value_or(false))
@@ -556,9 +571,7 @@ void read_axolotl(Reader& r) {
     r.use("xformers_attention", "true", "attention", "flash");  // no s x s scores kept either
   if (r.boolean("eager_attention").value_or(false))
     r.use("eager_attention", "true", "attention", "eager");
-  if (r.has("deepspeed"))
-    r.ignore("deepspeed",
-             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   hf_fsdp(r, "fsdp");
   for (const char* key : {"fsdp_config.fsdp_offload_params", "fsdp_config.offload_params"})
     if (auto o = r.boolean(key); o && *o) {
@@ -750,9 +763,7 @@ void read_llama_factory(Reader& r) {
   if (auto d = r.boolean("disable_gradient_checkpointing"); d && *d)
     r.use("disable_gradient_checkpointing", "true", "recompute", "none");
   r.copy_bool("torch_compile", "compile");
-  if (r.has("deepspeed"))
-    r.ignore("deepspeed",
-             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   const bool unsloth = r.boolean("use_unsloth").value_or(false);
   r.use(unsloth ? "use_unsloth" : "(file)", unsloth ? "true" : "", "stack",
         unsloth ? "unsloth" : "llama-factory");
@@ -799,9 +810,7 @@ void read_accelerate(Reader& r) {
   r.copy_offload("deepspeed_config.offload_optimizer_device", "offload_optimizer");
   r.copy_offload("deepspeed_config.offload_param_device", "offload_params");
   r.copy_integer("deepspeed_config.gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
-  if (r.has("deepspeed_config.deepspeed_config_file"))
-    r.ignore("deepspeed_config.deepspeed_config_file",
-             "a DeepSpeed file: give it with another --from (later files and flags win)");
+  r.reference("deepspeed_config.deepspeed_config_file", TrainerFormat::kDeepSpeed);
   if (auto d = r.text("dynamo_config.dynamo_backend"); d && ascii_lower(*d) != "no")
     r.use("dynamo_config.dynamo_backend", *d, "compile", "true");
 }
@@ -845,8 +854,11 @@ TrainerFormat detect(const std::vector<Leaf>& leaves, const std::string& file) {
 
 }  // namespace
 
-TrainerFile read_trainer_file(std::string_view text, const std::string& file,
-                              const std::vector<std::string>& model_ids) {
+namespace {
+
+TrainerFile read_as(std::string_view text, const std::string& file,
+                    std::optional<TrainerFormat> format,
+                    const std::vector<std::string>& model_ids) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{')
     check_json_text(text, file, "from");  // duplicate keys, depth, UTF-8
@@ -860,7 +872,7 @@ TrainerFile read_trainer_file(std::string_view text, const std::string& file,
   out.file = file;
   std::vector<Leaf> leaves;
   flatten(root, "", leaves);
-  out.format = detect(leaves, file);
+  out.format = format ? *format : detect(leaves, file);
   Reader r(out, std::move(leaves));
   switch (out.format) {
     case TrainerFormat::kPeftAdapter:
@@ -886,6 +898,48 @@ TrainerFile read_trainer_file(std::string_view text, const std::string& file,
       break;
   }
   r.finish();
+  return out;
+}
+
+}  // namespace
+
+TrainerFile read_trainer_file(std::string_view text, const std::string& file,
+                              const std::vector<std::string>& model_ids) {
+  return read_as(text, file, std::nullopt, model_ids);
+}
+
+TrainerFile read_trainer_file_as(std::string_view text, const std::string& file,
+                                 TrainerFormat format, const std::vector<std::string>& model_ids) {
+  return read_as(text, file, format, model_ids);
+}
+
+std::string resolve_reference(const std::string& naming_file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  const std::filesystem::path dir = std::filesystem::path(naming_file).parent_path();
+  return dir.empty() ? path : (dir / p).lexically_normal().string();
+}
+
+std::vector<TrainerFile> follow_references(
+    TrainerFile& f, const std::function<std::optional<std::string>(const std::string&)>& read_text,
+    const std::vector<std::string>& model_ids) {
+  std::vector<TrainerFile> out;
+  for (const FileReference& ref : f.references) {
+    const std::string resolved = resolve_reference(f.file, ref.path);
+    std::optional<std::string> text;
+    try {
+      text = read_text(resolved);
+    } catch (const UserError& e) {
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: key '{}' names the DeepSpeed config '{}' ({}), which "
+                                  "cannot be read: {}",
+                                  f.file, ref.key, ref.path, resolved, e.what()),
+                      ref.key);
+    }
+    if (!text) continue;  // no file may be read here: the key stays ignored
+    out.push_back(read_as(*text, resolved, ref.format, model_ids));
+    std::erase_if(f.ignored, [&](const IgnoredKey& k) { return k.key == ref.key; });
+  }
   return out;
 }
 

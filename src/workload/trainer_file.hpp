@@ -6,6 +6,8 @@
 // the estimate does not model.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,11 +39,21 @@ struct IgnoredKey {
   std::string why;
 };
 
+// Another file a trainer file names by path (`deepspeed: ds_config.json`), to be read in its turn.
+struct FileReference {
+  std::string key;   // the naming key ("deepspeed", "deepspeed_config.deepspeed_config_file")
+  std::string path;  // as written
+  TrainerFormat format = TrainerFormat::kDeepSpeed;
+};
+
 struct TrainerFile {
   std::string file;
   TrainerFormat format = TrainerFormat::kHfTrainer;
   std::vector<TrainerSetting> used;
   std::vector<IgnoredKey> ignored;
+  // Files this one names by path. Each is also an ignored key (with why) until a front end that
+  // reads files follows it (follow_references).
+  std::vector<FileReference> references;
   // The value of run setting `as` (the last key that set it), or empty.
   std::string setting(std::string_view as) const;
 };
@@ -56,5 +68,20 @@ const std::vector<std::string>& trainer_setting_keys();
 // does not know (an optimizer, a PEFT type), is a UserError naming the file, key and value.
 TrainerFile read_trainer_file(std::string_view text, const std::string& file,
                               const std::vector<std::string>& model_ids);
+
+// Reads `text` as a file of `format`, whatever its keys (a file a reference names).
+TrainerFile read_trainer_file_as(std::string_view text, const std::string& file,
+                                 TrainerFormat format, const std::vector<std::string>& model_ids);
+
+// The path `path` names, relative to the folder of `naming_file` unless absolute.
+std::string resolve_reference(const std::string& naming_file, const std::string& path);
+
+// Reads the files `f` names (its references), each through `read_text` given the resolved path,
+// and drops their keys from f.ignored. `read_text` returns nullopt where no file may be read
+// (the API): the key then stays ignored. A file that cannot be read is a UserError naming f's
+// file, the key and the path. The core reads nothing itself: `read_text` does.
+std::vector<TrainerFile> follow_references(
+    TrainerFile& f, const std::function<std::optional<std::string>(const std::string&)>& read_text,
+    const std::vector<std::string>& model_ids);
 
 }  // namespace ftplan
