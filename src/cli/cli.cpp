@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "cli/hf_hub.hpp"
+#include "cli/numbers.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 #include "core/work_budget.hpp"
@@ -480,6 +481,7 @@ void build_app(CLI::App& app, Context& ctx,
     if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions.emplace_back(sub, c.setup(*sub, ctx));
+    check_number_options(*sub);
   }
 }
 
