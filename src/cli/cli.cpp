@@ -87,32 +87,77 @@ std::vector<DataFile> builtin_data_files() {
   return files;
 }
 
+namespace {
+
+constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
+
+// All of `in`, at most kMaxInputBytes (false when there was more, or reading failed).
+bool read_stream(std::istream& in, std::string& text) {
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) return false;
+  }
+  return in.eof();
+}
+
+}  // namespace
+
 std::string Context::read_file(const std::string& path, const std::string& field) {
   if (auto it = inline_files.find(path); it != inline_files.end()) return it->second;
+  const std::string given_for = field.empty() ? "input" : field;
   if (!allow_files)
     throw UserError(
         ErrorCode::kUnsupported,
         fmt::format("{} '{}': files cannot be read through the API; give a catalog id or pass the "
                     "document's content in the request",
-                    field.empty() ? "input" : field, path),
+                    given_for, path),
         field);
+  if (path == kStandardInput) {
+    // Read once; the same option may read it again (a runs file's --from is read twice).
+    if (!stdin_field_.empty() && stdin_field_ != given_for)
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("'-' (standard input) is given for {} and for {}: standard "
+                                  "input can be read by one of them only",
+                                  stdin_field_, given_for),
+                      field);
+    if (stdin_field_.empty()) {
+      stdin_field_ = given_for;
+      if (!read_stream(in_ ? *in_ : std::cin, stdin_text_))
+        throw UserError(ErrorCode::kBadFile,
+                        fmt::format("standard input (given as '-' for {}): cannot read it, or "
+                                    "it is larger than 64 MiB",
+                                    given_for),
+                        field);
+    }
+    return stdin_text_;
+  }
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw UserError(
-        ErrorCode::kBadFile,
-        fmt::format("{}: no such file (given for {})", path, field.empty() ? "input" : field),
-        field);
-  const auto size = fs::file_size(path, ec);
-  constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
-  if (ec || size > kMaxInputBytes)
+  const auto status = fs::status(path, ec);
+  if (!fs::exists(status))
     throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: cannot read it, or it is larger than 64 MiB", path), field);
+                    fmt::format("{}: no such file (given for {})", path, given_for), field);
+  if (fs::is_directory(status))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: is a directory, not a file (given for {})", path, given_for),
+                    field);
+  if (!fs::is_regular_file(status) && !fs::is_fifo(status) && !fs::is_character_file(status))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: is not a file, a pipe or a character device (given for {})",
+                                path, given_for),
+                    field);
+  // A regular file's size is known before reading; a pipe's only by reading it.
+  if (fs::is_regular_file(status) && fs::file_size(path, ec) > kMaxInputBytes)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: larger than 64 MiB (given for {})", path, given_for), field);
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (!in.good() && !in.eof())
-    throw UserError(ErrorCode::kBadFile, fmt::format("{}: cannot read it", path), field);
-  return buf.str();
+  std::string text;
+  if (!in || !read_stream(in, text))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: cannot read it, or it is larger than 64 MiB (given for {})",
+                                path, given_for),
+                    field);
+  return text;
 }
 
 void write_whole_file(const std::string& path, std::string_view text, const std::string& field) {
@@ -345,6 +390,12 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
         if (files && files->has_checkpoint()) attach_checkpoint(s, *files);
       }
     }
+    return s;
+  }
+  if (allow_files && arg == kStandardInput) {
+    // A config.json piped in: no folder, so no checkpoint beside it.
+    s.model = make_model(read_hf_config(read_file(arg, "model"), "standard input", "stdin"));
+    s.origin = "standard input";
     return s;
   }
   if (!allow_files || inline_files.count(arg)) {

@@ -45,7 +45,8 @@ const bool registered = register_command(
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<ReportCliOptions>();
        app.add_option("file", o->file,
-                      "Runs file (YAML, see examples/); default: the seed article's runs");
+                      "Runs file (YAML, see examples/; - reads standard input); default: the "
+                      "seed article's runs");
        app.add_option("--format", o->format, "md | html (default: html for -o FILE.html, else md)");
        app.add_option("--lang", o->lang, "en | de (default en)");
        app.add_option("-o,--output", o->output, "Write to FILE (default: standard output)");
