@@ -72,8 +72,17 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
 void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
   if (ids.empty()) return;
   file.gpus.clear();
-  for (const auto& id : ids)
-    file.gpus.push_back(&ctx.resolve_gpu(id));
+  const auto add = [&](const GpuSpec* g) {
+    if (std::find(file.gpus.begin(), file.gpus.end(), g) == file.gpus.end()) file.gpus.push_back(g);
+  };
+  for (const auto& id : ids) {
+    if (id == "all") {  // as a runs file's `gpus: [all]`
+      for (const auto& g : ctx.catalog().gpus())
+        add(&g);
+    } else {
+      add(&ctx.resolve_gpu(id));
+    }
+  }
 }
 
 // Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
@@ -106,7 +115,8 @@ const bool registered_plan = register_command(
            "--rank-by", o->rank_by,
            "card-hours | time | cost | energy (default card-hours; cost needs prices in the file)");
        app.add_option("--gpu", o->gpus,
-                      "Candidate card (repeatable); default: the file's candidates");
+                      "Candidate card (repeatable; all: every card of the catalog); default: the "
+                      "file's candidates");
        app.add_flag("--json", o->json, "Print JSON: {\"runs\": [...], \"fleet\": [...]}");
        app.add_option("--from", o->from,
                       "Trainer file (repeatable) whose settings every run takes where neither "

@@ -51,7 +51,8 @@ const bool registered = register_command(
        app.add_option("--lang", o->lang, "en | de (default en)");
        app.add_option("-o,--output", o->output, "Write to FILE (default: standard output)");
        app.add_option("--gpu", o->gpus,
-                      "Compared card (repeatable); default: the runs file's candidates");
+                      "Compared card (repeatable; all: every card of the catalog); default: the "
+                      "runs file's candidates");
        app.add_option("--rank-by", o->rank_by,
                       "card-hours | time | cost | energy (the planner's ranking, as ftplan plan)");
        o->calibration.add_to(app);
