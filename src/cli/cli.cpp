@@ -522,6 +522,7 @@ void build_app(CLI::App& app, Context& ctx,
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
+  app.set_version_flag("--version", "ftplan " + version(), "Print the version (ftplan X.Y.Z)");
   app.add_option("--data", ctx.data_dirs,
                  "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, "
                  "sources*.yaml)");
@@ -589,6 +590,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   } catch (const CLI::CallForAllHelp&) {
     ctx.out << app.help("", CLI::AppFormatMode::All);
     return false;
+  } catch (const CLI::CallForVersion& e) {
+    ctx.out << e.what() << "\n";
+    return false;
   }
   // Reasons in the language asked for, its file read from the catalog when a reason is worded.
   const ReportLang lang = ctx.lang.empty() ? ReportLang::kEn : parse_report_lang(ctx.lang, "lang");
@@ -631,8 +635,18 @@ server::Commands server_commands() {
   return commands;
 }
 
+void add_all_commands(CLI::App& app, Context& ctx) {
+  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
+  build_app(app, ctx, actions, "");
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Context ctx(out, err);
+  return run(args, out, err, std::cin);
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::istream& in) {
+  Context ctx(out, err, &in);
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
   if (const char* env = std::getenv("FTPLAN_CALIBRATION_DIR"); env && *env)
     ctx.calibration_dir = env;

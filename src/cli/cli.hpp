@@ -147,8 +147,18 @@ struct Command {
 // register_command({...});`
 bool register_command(Command c);
 
-// Runs the command line `args` (without the program name). Returns the exit code.
+// Runs the command line `args` (without the program name). Returns the exit code. `in`: what a
+// file given as `-` reads.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::istream& in);
+
+// "X.Y.Z": the version of ftplan (CMake's project version).
+std::string version();
+
+// Every registered command added to `app` as `ftplan` has them (their actions are dropped: for
+// help texts and completion scripts that walk the options).
+void add_all_commands(CLI::App& app, Context& ctx);
 
 // Runs one command with output to ctx.out and lets errors through as exceptions (UserError,
 // CLI::ParseError), for front ends that report them in their own way (the HTTP API).
