@@ -40,13 +40,22 @@ std::string source_text(const std::string& relative) {
   return s.str();
 }
 
-// A fresh folder for one test's files.
-fs::path scratch_folder(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("ftplan-conventions-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+// A fresh folder for one test's files (of this process: test runs may overlap), removed after.
+struct ScratchFolder {
+  explicit ScratchFolder(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("ftplan-conventions-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  fs::path path;
+};
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -272,7 +281,8 @@ TEST(Conventions, StandardInputServesOneOptionOnly) {
 }
 
 TEST(Conventions, ADirectoryIsNotAFile) {
-  const fs::path dir = scratch_folder("directory");
+  const ScratchFolder scratch("directory");
+  const fs::path& dir = scratch.path;
   const auto runs = test::run_cli({"plan", dir.string()});
   EXPECT_EQ(runs.code, 2);
   EXPECT_NE(runs.err.find(dir.string() + ": is a directory, not a file (given for runs)"),
@@ -289,7 +299,8 @@ TEST(Conventions, ADirectoryIsNotAFile) {
 }
 
 TEST(Conventions, ANamedPipeIsReadLikeAFile) {
-  const fs::path dir = scratch_folder("fifo");
+  const ScratchFolder scratch("fifo");
+  const fs::path& dir = scratch.path;
   const fs::path fifo = dir / "runs.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread writer([&] { std::ofstream(fifo) << kSmallRuns; });
@@ -303,7 +314,8 @@ TEST(Conventions, ANamedPipeIsReadLikeAFile) {
 }
 
 TEST(Conventions, PathsInARunsFileAreRelativeToItsFolder) {
-  const fs::path dir = scratch_folder("relative");
+  const ScratchFolder scratch("relative");
+  const fs::path& dir = scratch.path;
   write_text(dir / "trainers/adapter_config.json",
              source_text("tests/data/trainers/adapter_config.json"));
   write_text(dir / "model/config.json", source_text("tests/cases/configs/tiny_llama.json"));
