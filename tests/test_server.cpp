@@ -277,6 +277,7 @@ TEST(ServerApi, HelpIsNotAnApiOption) {
   // A query key `help` became --help, whose text was answered as if it were JSON.
   expect_error(get("/api/words", {{"help", ""}}), 400, "invalid_value", "help");
   expect_error(call("POST", "/api/fit", R"({"help": true})"), 400, "invalid_value", "help");
+  expect_error(call("POST", "/api/fit", R"({"version": true})"), 400, "invalid_value", "version");
 }
 
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {

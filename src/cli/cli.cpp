@@ -621,12 +621,18 @@ server::Commands server_commands() {
     ctx.inline_files = call.inline_files;
     const ScopedWorkBudget budget(call.budget);
     try {
-      // Help is text for a terminal: through the API it is an option like any unknown one.
-      if (!execute(call.args, ctx))
+      // Help and the version are text for a terminal: through the API they are options like
+      // any unknown one.
+      if (!execute(call.args, ctx)) {
+        const bool version =
+            std::find(call.args.begin(), call.args.end(), "--version") != call.args.end();
+        const std::string key = version ? "version" : "help";
         throw UserError(ErrorCode::kInvalidValue,
-                        "help is not an option of the API: the options are the CLI's (ftplan "
-                        "<command> --help), given as JSON keys or query parameters",
-                        "help");
+                        key +
+                            " is not an option of the API: the options are the CLI's (ftplan "
+                            "<command> --help), given as JSON keys or query parameters",
+                        key);
+      }
     } catch (const CLI::ParseError& e) {
       throw UserError(ErrorCode::kInvalidValue, e.what(), option_of_parse_error(e.what()));
     }
