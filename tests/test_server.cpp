@@ -295,6 +295,7 @@ TEST(ServerApi, HelpIsNotAnApiOption) {
   // A query key `help` became --help, whose text was answered as if it were JSON.
   expect_error(get("/api/words", {{"help", ""}}), 400, "unknown_name", "help");
   expect_error(call("POST", "/api/fit", R"({"help": true})"), 400, "unknown_name", "help");
+  expect_error(call("POST", "/api/fit", R"({"version": true})"), 400, "unknown_name", "version");
 }
 
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {

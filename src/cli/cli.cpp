@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "cli/hf_hub.hpp"
+#include "cli/numbers.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/utf8.hpp"
@@ -87,32 +88,77 @@ std::vector<DataFile> builtin_data_files() {
   return files;
 }
 
+namespace {
+
+constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
+
+// All of `in`, at most kMaxInputBytes (false when there was more, or reading failed).
+bool read_stream(std::istream& in, std::string& text) {
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) return false;
+  }
+  return in.eof();
+}
+
+}  // namespace
+
 std::string Context::read_file(const std::string& path, const std::string& field) {
   if (auto it = inline_files.find(path); it != inline_files.end()) return it->second;
+  const std::string given_for = field.empty() ? "input" : field;
   if (!allow_files)
     throw UserError(
         ErrorCode::kUnsupported,
         fmt::format("{} '{}': files cannot be read through the API; give a catalog id or pass the "
                     "document's content in the request",
-                    field.empty() ? "input" : field, path),
+                    given_for, path),
         field);
+  if (path == kStandardInput) {
+    // Read once; the same option may read it again (a runs file's --from is read twice).
+    if (!stdin_field_.empty() && stdin_field_ != given_for)
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("'-' (standard input) is given for {} and for {}: standard "
+                                  "input can be read by one of them only",
+                                  stdin_field_, given_for),
+                      field);
+    if (stdin_field_.empty()) {
+      stdin_field_ = given_for;
+      if (!read_stream(in_ ? *in_ : std::cin, stdin_text_))
+        throw UserError(ErrorCode::kBadFile,
+                        fmt::format("standard input (given as '-' for {}): cannot read it, or "
+                                    "it is larger than 64 MiB",
+                                    given_for),
+                        field);
+    }
+    return stdin_text_;
+  }
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw UserError(
-        ErrorCode::kBadFile,
-        fmt::format("{}: no such file (given for {})", path, field.empty() ? "input" : field),
-        field);
-  const auto size = fs::file_size(path, ec);
-  constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
-  if (ec || size > kMaxInputBytes)
+  const auto status = fs::status(path, ec);
+  if (!fs::exists(status))
     throw UserError(ErrorCode::kBadFile,
-                    fmt::format("{}: cannot read it, or it is larger than 64 MiB", path), field);
+                    fmt::format("{}: no such file (given for {})", path, given_for), field);
+  if (fs::is_directory(status))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: is a directory, not a file (given for {})", path, given_for),
+                    field);
+  if (!fs::is_regular_file(status) && !fs::is_fifo(status) && !fs::is_character_file(status))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: is not a file, a pipe or a character device (given for {})",
+                                path, given_for),
+                    field);
+  // A regular file's size is known before reading; a pipe's only by reading it.
+  if (fs::is_regular_file(status) && fs::file_size(path, ec) > kMaxInputBytes)
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: larger than 64 MiB (given for {})", path, given_for), field);
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (!in.good() && !in.eof())
-    throw UserError(ErrorCode::kBadFile, fmt::format("{}: cannot read it", path), field);
-  return buf.str();
+  std::string text;
+  if (!in || !read_stream(in, text))
+    throw UserError(ErrorCode::kBadFile,
+                    fmt::format("{}: cannot read it, or it is larger than 64 MiB (given for {})",
+                                path, given_for),
+                    field);
+  return text;
 }
 
 void write_whole_file(const std::string& path, std::string_view text, const std::string& field) {
@@ -341,6 +387,12 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
     }
     return s;
   }
+  if (allow_files && arg == kStandardInput) {
+    // A config.json piped in: no folder, so no checkpoint beside it.
+    s.model = make_model(read_hf_config(read_file(arg, "model"), "standard input", "stdin"));
+    s.origin = "standard input";
+    return s;
+  }
   if (!allow_files || inline_files.count(arg)) {
     // Requests from the network: a pasted config.json, never a file, a cache or a download.
     if (!looks_like_path(arg)) throw unknown();
@@ -465,6 +517,7 @@ void build_app(CLI::App& app, Context& ctx,
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
+  app.set_version_flag("--version", "ftplan " + version(), "Print the version (ftplan X.Y.Z)");
   app.add_option("--data", ctx.data_dirs,
                  "Folder of extra data files (gpus/*.yaml, models/catalog.yaml + config files, "
                  "sources*.yaml)");
@@ -475,6 +528,7 @@ void build_app(CLI::App& app, Context& ctx,
     if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     actions.emplace_back(sub, c.setup(*sub, ctx));
+    check_number_options(*sub);
   }
 }
 
@@ -578,6 +632,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   } catch (const CLI::CallForAllHelp&) {
     ctx.out << app.help("", CLI::AppFormatMode::All);
     return false;
+  } catch (const CLI::CallForVersion& e) {
+    ctx.out << e.what() << "\n";
+    return false;
   }
   // Reasons in the language asked for, its file read from the catalog when a reason is worded.
   const ReportLang lang = ctx.lang.empty() ? ReportLang::kEn : parse_report_lang(ctx.lang, "lang");
@@ -621,7 +678,8 @@ std::vector<server::OptionInfo> command_options(const std::string& command) {
     } else {
       continue;  // -h only
     }
-    if (info.key == "help" || info.key == "help-all" || info.key == "data") continue;
+    if (info.key == "help" || info.key == "help-all" || info.key == "data" || info.key == "version")
+      continue;
     std::replace(info.key.begin(), info.key.end(), '-', '_');
     info.flag = o->get_expected_max() == 0;  // CLI11 flags expect no value
     info.list = o->get_expected_max() > 1 || o->get_items_expected_max() > 1;
@@ -670,12 +728,18 @@ server::Commands server_commands() {
     ctx.inline_files = call.inline_files;
     const ScopedWorkBudget budget(call.budget);
     try {
-      // Help is text for a terminal: through the API it is an option like any unknown one.
-      if (!execute(call.args, ctx))
+      // Help and the version are text for a terminal: through the API they are options like
+      // any unknown one.
+      if (!execute(call.args, ctx)) {
+        const bool version =
+            std::find(call.args.begin(), call.args.end(), "--version") != call.args.end();
+        const std::string key = version ? "version" : "help";
         throw UserError(ErrorCode::kInvalidValue,
-                        "help is not an option of the API: the options are the CLI's (ftplan "
-                        "<command> --help), given as JSON keys or query parameters",
-                        "help");
+                        key +
+                            " is not an option of the API: the options are the CLI's (ftplan "
+                            "<command> --help), given as JSON keys or query parameters",
+                        key);
+      }
     } catch (const CLI::ParseError& e) {
       throw UserError(ErrorCode::kInvalidValue, in_api_words(e.what(), call.args.front()),
                       option_of_parse_error(e.what()));
@@ -692,8 +756,18 @@ server::Commands server_commands() {
   return commands;
 }
 
+void add_all_commands(CLI::App& app, Context& ctx) {
+  std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
+  build_app(app, ctx, actions, "");
+}
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  Context ctx(out, err);
+  return run(args, out, err, std::cin);
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::istream& in) {
+  Context ctx(out, err, &in);
   if (const char* env = std::getenv("FTPLAN_DATA"); env && *env) ctx.data_dirs.emplace_back(env);
   if (const char* env = std::getenv("FTPLAN_CALIBRATION_DIR"); env && *env)
     ctx.calibration_dir = env;

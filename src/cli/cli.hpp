@@ -43,7 +43,9 @@ struct ModelSource {
 // What a subcommand works with: the catalog (built-in data plus --data folders) and the streams.
 class Context {
  public:
-  Context(std::ostream& out_stream, std::ostream& err_stream) : out(out_stream), err(err_stream) {}
+  // `in_stream`: what a file option given as `-` reads (null: std::cin).
+  Context(std::ostream& out_stream, std::ostream& err_stream, std::istream* in_stream = nullptr)
+      : out(out_stream), err(err_stream), in_(in_stream) {}
 
   std::ostream& out;
   std::ostream& err;
@@ -79,7 +81,9 @@ class Context {
   // For `--gpu local` / `local:FILE`: the machine's one kind of card and its count (a UserError
   // for a machine with several kinds, or with a card the catalog lacks).
   const DetectedGroup& local_card(const std::string& arg);
-  // Reads a whole file; a missing or unreadable one is a UserError naming it.
+  // Reads a whole file; `-` is standard input (read once: a second option that names it is a
+  // UserError). A missing file, a directory or an unreadable file is a UserError naming it; a
+  // pipe or device (/dev/stdin, <(command)) is read like a file.
   std::string read_file(const std::string& path, const std::string& field);
 
   // Writes a whole file (replacing it, see write_whole_file); not through the API.
@@ -119,7 +123,13 @@ class Context {
   std::unique_ptr<QuantFormats> quant_formats_;
   std::vector<std::unique_ptr<std::string>> texts_;               // file texts that outlive parsing
   std::map<std::string, DetectedMachine, std::less<>> machines_;  // by CSV file ("": nvidia-smi)
+  std::istream* in_ = nullptr;  // standard input for `-` (null: std::cin)
+  std::string stdin_field_;     // the option that read standard input ("": none yet)
+  std::string stdin_text_;
 };
+
+// The file name that means standard input.
+inline constexpr std::string_view kStandardInput = "-";
 
 // Writes `text` as the whole file `path`: to a temporary file in the same folder, then renamed
 // over it, so that a failed write leaves the old file as it was (a device such as /dev/stdout is
@@ -141,8 +151,18 @@ struct Command {
 // register_command({...});`
 bool register_command(Command c);
 
-// Runs the command line `args` (without the program name). Returns the exit code.
+// Runs the command line `args` (without the program name). Returns the exit code. `in`: what a
+// file given as `-` reads.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        std::istream& in);
+
+// "X.Y.Z": the version of ftplan (CMake's project version).
+std::string version();
+
+// Every registered command added to `app` as `ftplan` has them (their actions are dropped: for
+// help texts and completion scripts that walk the options).
+void add_all_commands(CLI::App& app, Context& ctx);
 
 // Runs one command with output to ctx.out and lets errors through as exceptions (UserError,
 // CLI::ParseError), for front ends that report them in their own way (the HTTP API).

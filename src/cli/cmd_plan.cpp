@@ -1,8 +1,10 @@
 // ftplan plan [FILE]: the planned runs in, the cards, their number, the time and the reasons out.
 // ftplan sweep [FILE]: the planner over the whole catalog, reporting how many configurations it
 // evaluated and how fast.
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 
 #include "cli/cli.hpp"
 #include "cli/from_files.hpp"
@@ -16,7 +18,23 @@
 
 namespace ftplan::cli {
 
-// The runs file FILE, or the built-in seed runs when none is given.
+namespace {
+
+// A model the runs file `runs_file` names: a path (a config.json, a folder holding one) relative
+// to the file's folder; a catalog id, a Hugging Face id or a path that is not there beside the
+// file stays as written.
+std::string model_beside(Context& ctx, const std::string& runs_file, const std::string& model) {
+  const std::string joined = beside_runs_file(runs_file, model);
+  if (joined == model || !ctx.allow_files || ctx.catalog().find_model(model)) return model;
+  const bool path = model.ends_with(".json") || model.ends_with(".yaml") ||
+                    model.ends_with(".yml") || model.starts_with("./") || model.starts_with("../");
+  std::error_code ec;
+  return path || std::filesystem::exists(joined, ec) ? joined : model;
+}
+
+}  // namespace
+
+// The runs file FILE (`-`: standard input), or the built-in seed runs when none is given.
 RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std::string>& from) {
   std::string text;
   std::string name = path;
@@ -26,10 +44,11 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
       if (f.path == kSeedRunsPath) text = std::string(f.text);
   } else {
     text = ctx.read_file(path, "runs");
+    if (path == kStandardInput && ctx.allow_files) name = "standard input";
   }
   RunsFile file = parse_runs_file(
       text, name, ctx.catalog(), ctx.stacks(),
-      [&](const std::string& m) { return ctx.resolve_model(m); },
+      [&](const std::string& m) { return ctx.resolve_model(model_beside(ctx, name, m)); },
       [&](const std::string& p, const std::string& field) { return ctx.read_file(p, field); },
       from);
   // What --from read, for the JSON: each run takes the settings it does not set itself.
@@ -70,8 +89,17 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
 void restrict_gpus(Context& ctx, RunsFile& file, const std::vector<std::string>& ids) {
   if (ids.empty()) return;
   file.gpus.clear();
-  for (const auto& id : ids)
-    file.gpus.push_back(&ctx.resolve_gpu(id));
+  const auto add = [&](const GpuSpec* g) {
+    if (std::find(file.gpus.begin(), file.gpus.end(), g) == file.gpus.end()) file.gpus.push_back(g);
+  };
+  for (const auto& id : ids) {
+    if (id == "all") {  // as a runs file's `gpus: [all]`
+      for (const auto& g : ctx.catalog().gpus())
+        add(&g);
+    } else {
+      add(&ctx.resolve_gpu(id));
+    }
+  }
 }
 
 // Every calibration in force (--calibration, else $FTPLAN_CALIBRATION_DIR): each applies to the
@@ -98,12 +126,14 @@ const bool registered_plan = register_command(
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<PlanCliOptions>();
        app.add_option("file", o->file,
-                      "Runs file (YAML, see examples/); default: the seed article's runs");
+                      "Runs file (YAML, see examples/; - reads standard input); default: the "
+                      "seed article's runs");
        app.add_option(
            "--rank-by", o->rank_by,
            "card-hours | time | cost | energy (default card-hours; cost needs prices in the file)");
        app.add_option("--gpu", o->gpus,
-                      "Candidate card (repeatable); default: the file's candidates");
+                      "Candidate card (repeatable; all: every card of the catalog); default: the "
+                      "file's candidates");
        app.add_flag("--json", o->json, "Print JSON: {\"runs\": [...], \"fleet\": [...]}");
        app.add_option("--from", o->from,
                       "Trainer file (repeatable) whose settings every run takes where neither "

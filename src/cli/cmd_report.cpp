@@ -45,12 +45,14 @@ const bool registered = register_command(
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<ReportCliOptions>();
        app.add_option("file", o->file,
-                      "Runs file (YAML, see examples/); default: the seed article's runs");
+                      "Runs file (YAML, see examples/; - reads standard input); default: the "
+                      "seed article's runs");
        app.add_option("--format", o->format, "md | html (default: html for -o FILE.html, else md)");
        app.add_option("--lang", o->lang, "en | de (default en)");
        app.add_option("-o,--output", o->output, "Write to FILE (default: standard output)");
        app.add_option("--gpu", o->gpus,
-                      "Compared card (repeatable); default: the runs file's candidates");
+                      "Compared card (repeatable; all: every card of the catalog); default: the "
+                      "runs file's candidates");
        app.add_option("--rank-by", o->rank_by,
                       "card-hours | time | cost | energy (the planner's ranking, as ftplan plan)");
        o->calibration.add_to(app);

@@ -74,7 +74,7 @@ const bool registered = register_command(
                       "pcie | nvlink-bridge-2 | nvlink-bridge-4 | nvswitch (default: the best the "
                       "card supports)");
        app.add_option(
-           "--network-GBps", o->network_GBps,
+           "--network-GBps,--network-gbps", o->network_GBps,
            "Network bandwidth per node and direction for runs beyond one node (default from data)");
        app.add_option("--cards-per-node", o->cards_per_node, "Cards per node (default 8)");
        app.add_option("--power-limit", o->power_limit_W,

@@ -37,8 +37,8 @@ void add_from_option(CLI::App& app, std::vector<std::string>& files) {
                  "Trainer file to read the run from (repeatable): a PEFT adapter_config.json, "
                  "axolotl YAML, torchtune recipe, LLaMA-Factory YAML, Transformers/TRL training "
                  "arguments (JSON or YAML), DeepSpeed ds_config.json or accelerate config. "
-                 "Options given beside it win; of several files the later wins. --json shows "
-                 "what was used and what was ignored");
+                 "Options given beside it win; of several files the later wins; - reads standard "
+                 "input. --json shows what was used and what was ignored");
 }
 
 void apply_from_files(CLI::App& app, Context& ctx) {

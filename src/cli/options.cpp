@@ -12,7 +12,9 @@ namespace ftplan::cli {
 
 void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option("--model", model,
-                 "Catalog model id (ftplan models) or path to a Hugging Face config.json");
+                 "Catalog model id (ftplan models), Hugging Face id (org/name), folder holding "
+                 "config.json, or path to a Hugging Face config.json (- reads it from standard "
+                 "input)");
   app.add_option("--method", method,
                  fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base)",
                              fmt::join(method_names(), " | ")));

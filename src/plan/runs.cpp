@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "catalog/strict_yaml.hpp"
@@ -14,6 +15,13 @@
 #include "workload/trainer_file.hpp"
 
 namespace ftplan {
+
+std::string beside_runs_file(const std::string& runs_file, const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(runs_file).parent_path();
+  const std::filesystem::path p(path);
+  if (path.empty() || path == "-" || p.is_absolute() || folder.empty()) return path;
+  return (folder / p).lexically_normal().generic_string();
+}
 
 double PlannedRun::steps() const {
   const double tokens_per_step = static_cast<double>(global_batch) * workload.tokens_per_sequence();
@@ -92,10 +100,13 @@ std::vector<const GpuSpec*> read_gpus(StrictMap& m, const Catalog& catalog) {
 
 // The settings of a trainer file (`from: FILE`) that a run takes, by run key; the planner searches
 // the card count, sharding and accumulation itself, so those are left out.
+// `runs_file`: the file whose folder a relative path is relative to ("" for the command's
+// --from, relative to the working folder).
 std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node& node,
                                                                const std::string& where,
                                                                const Catalog& catalog,
-                                                               const FileReader& read_file) {
+                                                               const FileReader& read_file,
+                                                               const std::string& runs_file) {
   if (!node.IsScalar())
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("{}: key 'from': expected the path of a trainer file, got {}",
@@ -104,7 +115,7 @@ std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node&
   if (!read_file)
     throw UserError(ErrorCode::kUnsupported,
                     fmt::format("{}: key 'from': trainer files are not read here", where), "from");
-  const std::string path = node.Scalar();
+  const std::string path = beside_runs_file(runs_file, node.Scalar());
   TrainerFile f = read_trainer_file(read_file(path, "from"), path, catalog.model_ids());
   // A DeepSpeed config the file names by path, read after it (where files may be read).
   const std::vector<TrainerFile> named = follow_references(
@@ -135,7 +146,8 @@ std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node&
 }
 
 PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
-                    const ModelResolver& resolve, const FileReader& read_file) {
+                    const ModelResolver& resolve, const FileReader& read_file,
+                    const std::string& runs_file) {
   PlannedRun run;
   run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
   run.name = r.required_string("name");
@@ -184,10 +196,11 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
   const auto seq = r.optional_integer("seq", 1, 1 << 24);
   w.seq = seq.value_or(2048);
   w.lengths.mean = r.optional_number("seq_mean", 1, 1 << 24);
-  if (auto path = r.optional_string("lengths")) {
+  if (auto given = r.optional_string("lengths")) {
     if (!read_file) r.fail("lengths", "lengths files are not read here");
+    const std::string path = beside_runs_file(runs_file, *given);
     w.lengths.histogram =
-        guarded("lengths", [&] { return parse_lengths(read_file(*path, "lengths"), *path); });
+        guarded("lengths", [&] { return parse_lengths(read_file(path, "lengths"), path); });
     if (!seq) w.seq = static_cast<std::int64_t>(w.lengths.histogram.back().tokens);
   }
   w.lengths.packing = r.optional_bool("packing").value_or(false);
@@ -347,7 +360,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       if (present.insert(key).second) merged[key] = value;
     };
     const auto add_from = [&](const YAML::Node& from_node, const std::string& where) {
-      for (const auto& [key, value] : from_settings(from_node, where, catalog, read_file))
+      for (const auto& [key, value] : from_settings(from_node, where, catalog, read_file, file))
         add(key, YAML::Node(value));
     };
     if (item["from"]) add_from(item["from"], fmt::format("{}: {}", file, path));
@@ -359,9 +372,11 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       if (defaults["from"]) add_from(defaults["from"], fmt::format("{}: defaults", file));
     }
     for (const auto& extra : extra_from)
-      add_from(YAML::Node(extra), "--from");
+      for (const auto& [key, value] :
+           from_settings(YAML::Node(extra), "--from", catalog, read_file, ""))
+        add(key, YAML::Node(value));
     StrictMap r(merged, file, path);
-    out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file));
+    out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file, file));
   }
   root.finish();
   return out;

@@ -52,7 +52,8 @@ struct RunsFile {
 // Resolves a model name of the file (catalog id or config.json path) — supplied by the front end,
 // which may read files; the core does not.
 using ModelResolver = std::function<ModelPtr(const std::string& id_or_path)>;
-// Reads a file the runs file names (a run's `lengths`), as the front end reads its own paths.
+// Reads a file the runs file names (a run's `lengths` or `from`, given beside_runs_file), as the
+// front end reads its own paths.
 using FileReader = std::function<std::string(const std::string& path, const std::string& field)>;
 
 // Strict: unknown key, wrong type, out-of-range value, unknown model or GPU → UserError naming the
@@ -65,6 +66,12 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
                          const Stacks& stacks, const ModelResolver& resolve_model,
                          const FileReader& read_file = {},
                          const std::vector<std::string>& extra_from = {});
+
+// `path` as the runs file `runs_file` names it (a run's lengths or from: file, a model's
+// config.json): a relative path is relative to the runs file's folder. Absolute paths, `-`
+// (standard input) and the paths of a file without a folder stay as they are. Path arithmetic
+// only: nothing is read.
+std::string beside_runs_file(const std::string& runs_file, const std::string& path);
 
 // The built-in default: examples/seed-runs.yaml, the seed article's runs.
 inline constexpr std::string_view kSeedRunsPath = "examples/seed-runs.yaml";
