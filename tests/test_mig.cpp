@@ -381,7 +381,7 @@ TEST(MigPackFile, ExampleParsesWithTheDefaultsOfFit) {
 TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
   const PackFile pf = parse_pack_file(
       "experiments:\n"
-      "  - {name: a, model: qwen3-8b, method: lora, rank: 64, targets: 'q,v', seq: 4096,\n"
+      "  - {name: a, model: qwen3-8b, method: qlora, rank: 64, targets: 'q,v', seq: 4096,\n"
       "     micro_batch: 2, recompute: selective, double_quant: false, count: 3}\n",
       "q.yaml");
   const Workload& w = pf.experiments[0].workload;
@@ -400,6 +400,12 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
     }
     return "accepted";
   };
+  // A key the method does not read: double quantization belongs to a quantized base.
+  EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, "
+                  "double_quant: false}\n"),
+            "q.yaml: key 'experiments[0].double_quant' (line 2): double_quant applies to methods "
+            "with a quantized frozen base (qlora, qdora); method lora keeps the frozen base in 16 "
+            "bits");
   EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, rank: 0}\n"),
             "q.yaml: key 'experiments[0].rank' (line 2): expected a whole number from 1 to 65536, "
             "got 0");

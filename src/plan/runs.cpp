@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
@@ -119,8 +120,10 @@ std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node&
   return out;
 }
 
-PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
-                    const ModelResolver& resolve, const FileReader& read_file) {
+// `own_keys`: the keys the run sets itself (not from defaults or a trainer file).
+PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const Catalog& catalog,
+                    const Stacks& stacks, const ModelResolver& resolve,
+                    const FileReader& read_file) {
   PlannedRun run;
   run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
   run.name = r.required_string("name");
@@ -139,7 +142,13 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
       r.fail(key, e.what());
     }
   };
-  w.method = guarded("method", [&] { return parse_method(r.required_string("method"), "method"); });
+  const std::string method = r.required_string("method");
+  w.method = guarded("method", [&] { return parse_method(method, "method"); });
+  for (const std::string& key : own_keys)
+    guarded(key, [&] {
+      check_setting_applies(w.method, key, key, "method " + method);
+      return 0;
+    });
   if (auto v = r.optional_integer("rank", 1, 65536)) w.lora.rank = static_cast<int>(*v);
   if (auto v = r.optional_string("targets"))
     guarded("targets", [&] {
@@ -325,9 +334,10 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     // Priority: the run's own keys, its trainer file (`from`), the defaults, the defaults'
     // trainer file, then files given to the command (--from).
     YAML::Node merged = item;
-    std::set<std::string> present;
+    std::set<std::string> own_keys;  // the run's own, before the others join
     for (const auto& mine : item)
-      if (mine.first.IsScalar()) present.insert(mine.first.Scalar());
+      if (mine.first.IsScalar()) own_keys.insert(mine.first.Scalar());
+    std::set<std::string> present = own_keys;
     const auto add = [&](const std::string& key, const YAML::Node& value) {
       if (present.insert(key).second) merged[key] = value;
     };
@@ -345,8 +355,21 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     }
     for (const auto& extra : extra_from)
       add_from(YAML::Node(extra), "--from");
+    // A setting the run's method does not read (a rank beside method full) is an error where
+    // the run sets it (read_run), and dropped where it came from the defaults or a trainer file:
+    // those describe several runs, or a template, and apply where they can.
+    if (const YAML::Node method_node = std::as_const(merged)["method"]; method_node.IsScalar()) {
+      try {
+        const Method method = parse_method(method_node.Scalar(), "method");
+        for (const std::string& key : present)
+          if (!own_keys.count(key) && !setting_not_read(method, key, "").empty())
+            merged.remove(key);
+      } catch (const UserError&) {
+        // an unknown method is reported by read_run, with its line
+      }
+    }
     StrictMap r(merged, file, path);
-    out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file));
+    out.runs.push_back(read_run(r, own_keys, catalog, stacks, resolve, read_file));
   }
   root.finish();
   return out;
