@@ -50,18 +50,16 @@ void check(const ExplainOptions& o, const CLI::App& app) {
                                 "got {}",
                                 o.tokens),
                     "tokens");
-  // A price, when given, is above zero: a free card would make every plan cost nothing, which is
-  // what leaving the price out already says.
+  // A price, when given, is above zero (plan/runs.hpp price_problem).
   const auto check_price = [&](const char* option, const char* field, double value, double max) {
     const CLI::Option* given = app.get_option_no_throw(option);
-    if (given && given->count() && !(value > 0 && value <= max))
-      throw UserError(ErrorCode::kInvalidValue,
-                      fmt::format("{} must be a price in USD above 0 and at most {}, got {}",
-                                  option, max, value),
-                      field);
+    if (!given || given->count() == 0) return;
+    if (const std::string problem = price_problem(value, max); !problem.empty())
+      throw UserError(ErrorCode::kInvalidValue, fmt::format("{}: {}", option, problem), field);
   };
-  check_price("--price-per-card-hour", "price_per_card_hour", o.price_per_card_hour, 1e6);
-  check_price("--price-per-kWh", "price_per_kWh", o.price_per_kWh, 100);
+  check_price("--price-per-card-hour", "price_per_card_hour", o.price_per_card_hour,
+              kMaxCardHourUSD);
+  check_price("--price-per-kWh", "price_per_kWh", o.price_per_kWh, kMaxKWhUSD);
 }
 
 const bool registered = register_command(

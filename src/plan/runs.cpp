@@ -241,6 +241,14 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
 
 }  // namespace
 
+std::string price_problem(double price_USD, double max_USD) {
+  if (price_USD > 0 && price_USD <= max_USD) return {};  // NaN fails both
+  return fmt::format(
+      "a price must be above 0 and at most {} USD, got {} (leave it out for no "
+      "price)",
+      max_USD, price_USD);
+}
+
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
                          const Stacks& stacks, const ModelResolver& resolve,
                          const FileReader& read_file, const std::vector<std::string>& extra_from) {
@@ -288,11 +296,18 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       for (const auto& kv : per_hour->node()) {
         const std::string id = kv.first.as<std::string>("");
         const GpuSpec& g = named_gpu(*per_hour, id, id, catalog);
-        out.prices.per_card_hour_USD[g.id] = per_hour->required_number(id, 0, 1e6);
+        const double price = per_hour->required_number(id, 0, kMaxCardHourUSD);
+        if (const std::string problem = price_problem(price, kMaxCardHourUSD); !problem.empty())
+          per_hour->fail(id, problem);
+        out.prices.per_card_hour_USD[g.id] = price;
       }
       per_hour->finish();
     }
-    out.prices.per_kWh_USD = p->optional_number("per_kWh_USD", 0, 100);
+    out.prices.per_kWh_USD = p->optional_number("per_kWh_USD", 0, kMaxKWhUSD);
+    if (out.prices.per_kWh_USD)
+      if (const std::string problem = price_problem(*out.prices.per_kWh_USD, kMaxKWhUSD);
+          !problem.empty())
+        p->fail("per_kWh_USD", problem);
     p->finish();
   }
   out.power_limit_W = root.optional_number("power_limit_W", 1, 1e9);
