@@ -13,6 +13,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -273,6 +274,39 @@ TEST(InputChecks, RunsFileDefaultsOnlyApplyToTheMethodsThatReadThem) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["runs"].size(), 2u);
   EXPECT_EQ(j["runs"][1]["rank"], 8);  // the default reached the run that reads it
+}
+
+// The core rule behind those errors: which method reads which setting.
+TEST(InputChecks, EachMethodReadsItsOwnSettingsOnly) {
+  const std::vector<std::string> adapter = {"rank", "targets", "lora_dropout", "train_modules"};
+  const std::vector<std::string> quant = {"base_quant", "quant_group", "quant_block",
+                                          "quant_second_block", "double_quant"};
+  const auto reads = [](Method m, const std::string& setting) {
+    return setting_not_read(m, setting, "method m").empty();
+  };
+  for (const auto& s : adapter) {
+    EXPECT_FALSE(reads(Method::kFull, s)) << s;
+    for (Method m : {Method::kLora, Method::kQlora, Method::kDora, Method::kQdora})
+      EXPECT_TRUE(reads(m, s)) << s;
+  }
+  for (const auto& s : quant) {
+    for (Method m : {Method::kFull, Method::kLora, Method::kDora})
+      EXPECT_FALSE(reads(m, s)) << s;
+    for (Method m : {Method::kQlora, Method::kQdora})
+      EXPECT_TRUE(reads(m, s)) << s;
+  }
+  // Settings every method reads are never refused.
+  for (const char* s : {"seq", "micro_batch", "optimizer", "precision"})
+    EXPECT_TRUE(reads(Method::kFull, s)) << s;
+  try {
+    check_setting_applies(Method::kFull, "rank", "--rank", "--method full");
+    ADD_FAILURE() << "a rank beside a full fine-tune was accepted";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--rank applies to LoRA-family methods (lora, qlora, dora, qdora); --method full "
+                 "trains every weight");
+    EXPECT_EQ(e.field(), "rank");
+  }
 }
 
 // --shard on one card: a warning on stderr, the figures of one unsharded card, exit code 0.
