@@ -27,9 +27,17 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
 step "fuzzing: every parser for a bounded time (build-fuzz/)"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-for fuzzer in build-fuzz/fuzz_*; do
-  [[ -x "$fuzzer" ]] || continue
-  name=$(basename "$fuzzer")
+# One target per fuzz/fuzz_*.cpp (fuzz/CMakeLists.txt): each must have been built and run.
+declared=0
+ran=0
+for source in fuzz/fuzz_*.cpp; do
+  declared=$((declared + 1))
+  name=$(basename "$source" .cpp)
+  fuzzer="build-fuzz/$name"
+  if [[ ! -x "$fuzzer" ]]; then
+    echo "error: fuzz target $name (from $source) was not built: $fuzzer is missing" >&2
+    exit 1
+  fi
   corpus="fuzz/corpus/${name#fuzz_}"
   mkdir -p "build-fuzz/corpus-$name"
   # The request handler gets inputs long enough to nest far past the depth bound.
@@ -38,7 +46,12 @@ for fuzzer in build-fuzz/fuzz_*; do
   echo "$name: 20 s"
   "$fuzzer" -max_total_time="${FTPLAN_FUZZ_SECONDS:-20}" -print_final_stats=0 "${extra[@]}" \
     "build-fuzz/corpus-$name" $( [[ -d "$corpus" ]] && echo "$corpus" ) 2>&1 | tail -2
+  ran=$((ran + 1))
 done
+if (( declared == 0 || ran != declared )); then
+  echo "error: ran $ran fuzz targets, fuzz/ declares $declared" >&2
+  exit 1
+fi
 
 if [[ -f tests/browser/package.json ]]; then
   step "browser tests: headless Chromium via playwright-core"

@@ -1,4 +1,5 @@
-# Runs CMD with ARGS and checks its exit code and that stderr contains EXPECT_ERR.
+# Runs CMD with ARGS and checks its exit code (EXPECT_CODE), that stderr contains EXPECT_ERR and
+# that stdout matches the regular expression EXPECT_OUT (each check only when given).
 execute_process(COMMAND ${CMD} ${ARGS} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT code EQUAL EXPECT_CODE)
   message(FATAL_ERROR "exit code ${code}, expected ${EXPECT_CODE}\nstdout: ${out}\nstderr: ${err}")
@@ -7,5 +8,10 @@ if(DEFINED EXPECT_ERR)
   string(FIND "${err}" "${EXPECT_ERR}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "stderr lacks '${EXPECT_ERR}':\n${err}")
+  endif()
+endif()
+if(DEFINED EXPECT_OUT)
+  if(NOT out MATCHES "${EXPECT_OUT}")
+    message(FATAL_ERROR "stdout does not match '${EXPECT_OUT}':\n${out}\nstderr: ${err}")
   endif()
 endif()

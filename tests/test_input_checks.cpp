@@ -1,15 +1,19 @@
-// Inputs and outputs of the command line at their edges: duplicate keys in config.json and runs
-// files, text that is not UTF-8, and -o FILE written whole or not at all.
+// Inputs and outputs of the command line at their edges: duplicate keys in config.json, runs, card,
+// pack and trainer files, text that is not UTF-8, -o FILE written whole or not at all, and options
+// that would do nothing (an error, or a warning where the result stands).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -47,6 +51,10 @@ std::string read(const std::string& path) {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+std::string fmt_lines(const std::string& head, int first, int second) {
+  return head + " (lines " + std::to_string(first) + " and " + std::to_string(second) + ")";
 }
 
 TEST(InputChecks, DuplicateKeysInConfigJsonNameBothLines) {
@@ -122,6 +130,215 @@ TEST(InputChecks, AFailedWriteLeavesTheOldFileAndSaysWhatFailed) {
   const auto missing = test::run_cli({"report", "-o", dir.file("no/such/folder/r.md")});
   EXPECT_EQ(missing.code, 2);
   EXPECT_TRUE(contains(missing.err, "does not exist")) << missing.err;
+}
+
+TEST(InputChecks, DuplicateKeysInCardPackAndTrainerFilesNameTheFileKeyAndBothLines) {
+  const Folder dir("dup-files");
+  // A card file: the catalog's A10 with its TDP given twice.
+  std::string card = read(std::string(FTPLAN_SOURCE_DIR) + "/data/gpus/a10.yaml");
+  card += "tdp_W: {value: 300, source: gpu-specs-table}\n";
+  const std::string card_path = dir.file("a10-twice.yaml", card);
+  const int tdp_line = [&] {
+    int line = 1;
+    for (std::size_t i = 0; i < card.find("tdp_W:"); ++i)
+      line += card[i] == '\n';
+    return line;
+  }();
+  const int last_line = static_cast<int>(std::count(card.begin(), card.end(), '\n'));
+  const auto c =
+      test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", card_path});
+  EXPECT_EQ(c.code, 2);
+  EXPECT_TRUE(contains(c.err, fmt_lines("a10-twice.yaml: key 'tdp_W' appears twice in one map",
+                                        tdp_line, last_line)))
+      << c.err;
+
+  const auto pack = test::run_cli({"pack",
+                                   dir.file("pack.yaml",
+                                            "experiments:\n"
+                                            "  - name: a\n"
+                                            "    model: llama-3.1-8b\n"
+                                            "    method: lora\n"
+                                            "    count: 2\n"
+                                            "    count: 3\n"),
+                                   "--gpu", "h200-nvl"});
+  EXPECT_EQ(pack.code, 2);
+  EXPECT_TRUE(contains(pack.err, "pack.yaml: key 'count' appears twice in one map (lines 5 and 6)"))
+      << pack.err;
+
+  const auto trainer = test::run_cli({"fit", "--from",
+                                      dir.file("axolotl.yaml",
+                                               "base_model: meta-llama/Llama-3.1-8B\n"
+                                               "adapter: lora\n"
+                                               "lora_r: 8\n"
+                                               "sequence_len: 1024\n"
+                                               "lora_r: 64\n"),
+                                      "--gpu", "h200-nvl"});
+  EXPECT_EQ(trainer.code, 2);
+  EXPECT_TRUE(
+      contains(trainer.err, "axolotl.yaml: key 'lora_r' appears twice in one map (lines 3 and 5)"))
+      << trainer.err;
+}
+
+// Options a method does not read: an error when typed (tests/cases/cli_errors.yaml has the texts),
+// nothing when left at their defaults.
+TEST(InputChecks, OnlyTypedOptionsAreCheckedAgainstTheMethod) {
+  for (const char* method : {"full", "lora", "dora"}) {
+    const auto r =
+        test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", method, "--gpu", "h200-nvl"});
+    EXPECT_EQ(r.code, 0) << method << ": " << r.err;
+    EXPECT_TRUE(r.err.empty()) << method << ": " << r.err;
+  }
+  // The options each method reads are accepted.
+  const auto qlora =
+      test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "qlora", "--rank", "8",
+                     "--quant-block", "64", "--no-double-quant", "--gpu", "h200-nvl"});
+  EXPECT_EQ(qlora.code, 0) << qlora.err;
+  const auto lora =
+      test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--rank", "8",
+                     "--targets", "q,v", "--lora-dropout", "0.1", "--gpu", "h200-nvl"});
+  EXPECT_EQ(lora.code, 0) << lora.err;
+}
+
+// A trainer file's adapter keys beside a full fine-tune are listed as not applied, with why: such
+// keys are template leftovers the trainer ignores too. Typed beside the same file, they fail.
+TEST(InputChecks, TrainerFileAdapterKeysBesideAFullFineTuneAreNotAppliedAndSaySo) {
+  const std::string adapter =
+      std::string(FTPLAN_SOURCE_DIR) + "/tests/data/trainers/adapter_config.json";
+  const auto r = test::run_cli({"fit", "--from", adapter, "--model", "llama-3.1-8b", "--method",
+                                "full", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "full");
+  std::vector<std::string> not_applied;
+  for (const auto& u : j["from"]["used"])
+    if (u["as"] == "rank" || u["as"] == "targets" || u["as"] == "lora_dropout") {
+      EXPECT_FALSE(u["applied"].get<bool>()) << u;
+      EXPECT_EQ(u["why"],
+                "applies to LoRA-family methods (lora, qlora, dora, qdora); method full trains "
+                "every weight")
+          << u;
+      not_applied.push_back(u["as"]);
+    }
+  EXPECT_EQ(not_applied.size(), 3u);  // r, target_modules, lora_dropout
+  // The same memory as a full fine-tune without the file.
+  const auto plain = test::run_cli(
+      {"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(j["memory_GB"], nlohmann::json::parse(plain.out)["memory_GB"]);
+  // An axolotl file without an adapter is a full fine-tune: its lora_r is not applied.
+  const Folder dir("from-full");
+  const auto axolotl = test::run_cli({"fit", "--from",
+                                      dir.file("full.yaml",
+                                               "base_model: meta-llama/Llama-3.1-8B\n"
+                                               "lora_r: 32\n"
+                                               "sequence_len: 1024\n"),
+                                      "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(axolotl.code, 0) << axolotl.err;
+  bool rank_listed = false;
+  const auto axolotl_json = nlohmann::json::parse(axolotl.out);
+  for (const auto& u : axolotl_json["from"]["used"])
+    if (u["key"] == "lora_r") {
+      rank_listed = true;
+      EXPECT_FALSE(u["applied"].get<bool>()) << u;
+    }
+  EXPECT_TRUE(rank_listed);
+  // Typed, the option is the user's choice: an error.
+  const auto typed = test::run_cli({"fit", "--from", adapter, "--model", "llama-3.1-8b", "--method",
+                                    "full", "--rank", "8", "--gpu", "h200-nvl"});
+  EXPECT_EQ(typed.code, 2);
+  EXPECT_TRUE(contains(typed.err, "--rank applies to LoRA-family methods")) << typed.err;
+}
+
+// In a runs file the run's own key fails (cli_errors.yaml); a default describes several runs and
+// applies where it can.
+TEST(InputChecks, RunsFileDefaultsOnlyApplyToTheMethodsThatReadThem) {
+  const Folder dir("runs-defaults");
+  const auto r = test::run_cli({"plan",
+                                dir.file("runs.yaml",
+                                         "candidates:\n"
+                                         "  gpus: [h200-nvl]\n"
+                                         "defaults:\n"
+                                         "  rank: 8\n"
+                                         "  quant_block: 128\n"
+                                         "runs:\n"
+                                         "  - name: full\n"
+                                         "    model: llama-3.1-8b\n"
+                                         "    method: full\n"
+                                         "    tokens: 1e8\n"
+                                         "  - name: qlora\n"
+                                         "    model: llama-3.1-8b\n"
+                                         "    method: qlora\n"
+                                         "    tokens: 1e8\n"),
+                                "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["rank"], 8);  // the default reached the run that reads it
+}
+
+// The core rule behind those errors: which method reads which setting.
+TEST(InputChecks, EachMethodReadsItsOwnSettingsOnly) {
+  const std::vector<std::string> adapter = {"rank", "targets", "lora_dropout", "train_modules"};
+  const std::vector<std::string> quant = {"base_quant", "quant_group", "quant_block",
+                                          "quant_second_block", "double_quant"};
+  const auto reads = [](Method m, const std::string& setting) {
+    return setting_not_read(m, setting, "method m").empty();
+  };
+  for (const auto& s : adapter) {
+    EXPECT_FALSE(reads(Method::kFull, s)) << s;
+    for (Method m : {Method::kLora, Method::kQlora, Method::kDora, Method::kQdora})
+      EXPECT_TRUE(reads(m, s)) << s;
+  }
+  for (const auto& s : quant) {
+    for (Method m : {Method::kFull, Method::kLora, Method::kDora})
+      EXPECT_FALSE(reads(m, s)) << s;
+    for (Method m : {Method::kQlora, Method::kQdora})
+      EXPECT_TRUE(reads(m, s)) << s;
+  }
+  // Settings every method reads are never refused.
+  for (const char* s : {"seq", "micro_batch", "optimizer", "precision"})
+    EXPECT_TRUE(reads(Method::kFull, s)) << s;
+  try {
+    check_setting_applies(Method::kFull, "rank", "--rank", "--method full");
+    ADD_FAILURE() << "a rank beside a full fine-tune was accepted";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--rank applies to LoRA-family methods (lora, qlora, dora, qdora); --method full "
+                 "trains every weight");
+    EXPECT_EQ(e.field(), "rank");
+  }
+}
+
+// --shard on one card: a warning on stderr, the figures of one unsharded card, exit code 0.
+TEST(InputChecks, ShardingOnOneCardWarnsAndChangesNothing) {
+  const std::vector<std::string> run = {"fit",  "--model", "llama-3.1-8b", "--method",
+                                        "full", "--gpu",   "h200-nvl",     "--json"};
+  const auto plain = test::run_cli(run);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(contains(plain.err, "warning")) << plain.err;
+  for (const char* shard : {"fsdp", "zero1", "zero2"}) {
+    auto args = run;
+    args.insert(args.end(), {"--shard", shard});
+    const auto r = test::run_cli(args);
+    ASSERT_EQ(r.code, 0) << shard << ": " << r.err;
+    EXPECT_TRUE(
+        contains(r.err, std::string("warning: --shard ") + shard + " on one card shards nothing"))
+        << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["memory_GB"],
+              nlohmann::json::parse(plain.out)["memory_GB"])
+        << shard;
+  }
+  // Two cards: sharding does something, no warning.
+  auto two = run;
+  two.insert(two.end(), {"--gpus", "2", "--shard", "fsdp"});
+  const auto r = test::run_cli(two);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "warning")) << r.err;
+  // scale with one card says the same.
+  const auto scale = test::run_cli({"scale", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                    "h200-nvl", "--gpus", "1", "--shard", "fsdp"});
+  ASSERT_EQ(scale.code, 0) << scale.err;
+  EXPECT_TRUE(contains(scale.err, "warning: --shard fsdp on one card shards nothing")) << scale.err;
 }
 
 }  // namespace

@@ -381,7 +381,7 @@ TEST(MigPackFile, ExampleParsesWithTheDefaultsOfFit) {
 TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
   const PackFile pf = parse_pack_file(
       "experiments:\n"
-      "  - {name: a, model: qwen3-8b, method: lora, rank: 64, targets: 'q,v', seq: 4096,\n"
+      "  - {name: a, model: qwen3-8b, method: qlora, rank: 64, targets: 'q,v', seq: 4096,\n"
       "     micro_batch: 2, recompute: selective, double_quant: false, count: 3}\n",
       "q.yaml");
   const Workload& w = pf.experiments[0].workload;
@@ -400,6 +400,12 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
     }
     return "accepted";
   };
+  // A key the method does not read: double quantization belongs to a quantized base.
+  EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, "
+                  "double_quant: false}\n"),
+            "q.yaml: key 'experiments[0].double_quant' (line 2): double_quant applies to methods "
+            "with a quantized frozen base (qlora, qdora); method lora keeps the frozen base in 16 "
+            "bits");
   EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, rank: 0}\n"),
             "q.yaml: key 'experiments[0].rank' (line 2): expected a whole number from 1 to 65536, "
             "got 0");
@@ -440,8 +446,15 @@ TEST(MigCli, MigJsonHasTheDocumentedKeys) {
   EXPECT_EQ(q["max_count"], 4);
   EXPECT_EQ(q["most_per_card"], 4);
   EXPECT_NEAR(q["free_GB"].get<double>(), 7.27, 0.01);  // 24 − 16.732 (G4: 7.3)
-  EXPECT_NEAR(q["headroom_GB"].get<double>(), 7.27,
-              0.01 + q["activations_GB"].get<double>() + q["overhead_GB"].get<double>());
+  // headroom = capacity − peak, each figure rounded to 0.001 GB (the instance's 24 GB exact), so
+  // the two sides differ by at most 0.002 GB. The peak holds the step's activations (4.3 GB) and
+  // overheads besides the states, so the headroom is well below the free memory: a headroom that
+  // forgot the activations would miss by more than 4 GB.
+  const double activations = q["activations_GB"].get<double>();
+  EXPECT_GT(activations, 1.0);
+  EXPECT_NEAR(q["headroom_GB"].get<double>(),
+              q["memory_GB"].get<double>() - q["peak_GB"].get<double>(), 0.002);
+  EXPECT_LT(q["headroom_GB"].get<double>(), q["free_GB"].get<double>() - activations);
   EXPECT_TRUE(q["fits"].is_boolean());
   EXPECT_TRUE(q["verdict"].is_string());
   EXPECT_TRUE(q["step_seconds"].is_null());

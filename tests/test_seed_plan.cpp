@@ -97,13 +97,7 @@ TEST(SeedPlan, W4_ShardedRunsMoveTensToHundredsOfGB_NvlinkDomainsStronger) {
   EXPECT_EQ(on(r, "rtx-pro-6000").minimum->topology, "pcie");
   EXPECT_GT(on(r, "h200-nvl").minimum->scaling_efficiency,
             on(r, "rtx-pro-6000").minimum->scaling_efficiency);
-  // Beyond four cards both cross PCIe (the rejected/alternative list names the topology).
-  bool eight_bridged = false;
-  for (const auto& o : r.alternatives)
-    if (o.gpu->id == "h200-nvl" && o.count == 8) eight_bridged = o.topology == "nvlink-bridge-4";
-  for (const auto& pg : r.per_gpu)
-    if (pg.fastest && pg.gpu->id == "h200-nvl" && pg.fastest->count == 8) eight_bridged = true;
-  SUCCEED() << eight_bridged;  // the topology rule itself is asserted in SeedComm.C7
+  // Beyond four cards the bridged H200 NVL cross PCIe too: asserted in SeedComm.C7.
 }
 
 TEST(SeedPlan, W5_WhereALoraOrQloraRunFitsOneCard_OneJobPerCardSidestepsTheInterconnect) {

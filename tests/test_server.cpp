@@ -110,6 +110,73 @@ TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {
                "invalid_value", "seq");
 }
 
+// plan: a runs document in the body (JSON here), the CLI's plan JSON back.
+TEST(ServerApi, PlanTakesARunsDocumentAndGivesThePlan) {
+  const Response r = call("POST", "/api/plan", R"({"candidates": {"gpus": ["h200-nvl"]},
+    "runs": [{"name": "8B LoRA", "model": "llama-3.1-8b", "method": "lora", "tokens": 1e8}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  const json& run = j["runs"][0];
+  EXPECT_EQ(run["run"], "8B LoRA");
+  // 1e8 tokens in steps of the default global batch 64 × 2048 tokens: ceil(762.9) = 763.
+  EXPECT_EQ(run["steps"], 763);
+  const json& best = run["recommendation"];
+  EXPECT_EQ(best["gpu"], "h200-nvl");
+  EXPECT_EQ(best["count"], 1);  // an 8B LoRA fits one card (seed W2)
+  // Seed G4: 16.7 GB of model states for an 8B LoRA on a BF16 base.
+  EXPECT_NEAR(best["memory_GB"]["model_states"].get<double>(), 16.73, 0.01);
+  // The time to train is the steps at the step time, to the figures' rounding (4 digits).
+  EXPECT_NEAR(best["time_to_train_hours"].get<double>(),
+              763 * best["step_seconds"].get<double>() / 3600, 0.001);
+  // A bad run names its key; an empty body is no runs document.
+  expect_error(call("POST", "/api/plan", R"({"runs": [{"name": "a", "model": "llama-3.1-8b",
+    "method": "lorra", "tokens": 1e8}]})"),
+               400, "invalid_value", "runs[0].method");
+  expect_error(call("POST", "/api/plan", R"({"runs": [{"name": "a", "model": "llama-3.1-8b",
+    "method": "full", "rank": 8, "tokens": 1e8}]})"),
+               400, "invalid_value", "runs[0].rank");
+}
+
+// params: the exact parameter inventory, the CLI's JSON.
+TEST(ServerApi, ParamsGivesTheCliJson) {
+  const Response r = call("POST", "/api/params", R"({"model": "llama-3.1-8b"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const auto cli = test::run_cli({"params", "--model", "llama-3.1-8b", "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_EQ(j, json::parse(cli.out));
+  // Llama 3.1 8B: 8,030,261,248 parameters (the checkpoint's safetensors index; HF shows 8.03B).
+  EXPECT_EQ(j["params_total"], 8030261248LL);
+  EXPECT_EQ(j["layers"], 32);
+  expect_error(call("POST", "/api/params", R"({"model": "llama-3.1-8"})"), 400, "unknown_name",
+               "model");
+}
+
+// max: the largest micro-batch or sequence, the CLI's JSON.
+TEST(ServerApi, MaxGivesTheCliJson) {
+  const Response r = call("POST", "/api/max", R"({"model": "llama-3.1-8b", "method": "lora",
+    "gpu": "rtx-pro-6000", "solve": "micro-batch"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const auto cli = test::run_cli({"max", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                  "rtx-pro-6000", "--solve", "micro-batch", "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_EQ(j, json::parse(cli.out));
+  EXPECT_EQ(j["solve"], "micro-batch");
+  // The largest micro-batch fits: its peak is within the card, the next one's is not.
+  EXPECT_GE(j["largest"].get<int>(), 1);
+  EXPECT_LE(j["peak_GB_at_largest"].get<double>(), j["capacity_GB"].get<double>());
+  EXPECT_GT(j["peak_GB_beyond"].get<double>(), j["peak_GB_at_largest"].get<double>());
+  expect_error(call("POST", "/api/max", R"({"model": "llama-3.1-8b", "method": "lora",
+    "gpu": "rtx-pro-6000", "solve": "batch"})"),
+               400, "unknown_name", "solve");
+  // An option the method does not read, over the API as on the command line.
+  expect_error(call("POST", "/api/max", R"({"model": "llama-3.1-8b", "method": "full",
+    "rank": 8, "gpu": "rtx-pro-6000", "solve": "seq"})"),
+               400, "invalid_value", "rank");
+}
+
 // explain: a figure's derivation, the CLI's JSON; an unknown figure names the closest and the
 // field.
 TEST(ServerApi, ExplainGivesTheCliJson) {

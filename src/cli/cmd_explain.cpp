@@ -34,7 +34,7 @@ int effective_depth(const ExplainOptions& o, std::size_t selected) {
   return selected == 1 ? 1 : 0;
 }
 
-void check(const ExplainOptions& o) {
+void check(const ExplainOptions& o, const CLI::App& app) {
   if (o.figure.empty() && !o.list)
     throw UserError(ErrorCode::kMissingKey,
                     "name a FIGURE to explain (e.g. memory.peak, or a group such as memory), or "
@@ -43,14 +43,23 @@ void check(const ExplainOptions& o) {
   if (o.depth < -1 || o.depth > 16)
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("--depth must be 0 to 16 levels, got {}", o.depth), "depth");
-  if (o.tokens < 0 || o.tokens > 1e16)
+  // Written so that NaN fails too (every comparison with NaN is false).
+  if (!(o.tokens >= 0 && o.tokens <= 1e16))
     throw UserError(ErrorCode::kInvalidValue,
-                    fmt::format("--tokens must be 0 to 1e16 tokens to train, got {}", o.tokens),
+                    fmt::format("--tokens must be a number of tokens to train from 0 to 1e16, "
+                                "got {}",
+                                o.tokens),
                     "tokens");
-  if (o.price_per_card_hour > 1e6 || o.price_per_kWh > 100)
-    throw UserError(ErrorCode::kInvalidValue,
-                    "--price-per-card-hour must be 0 to 1e6 USD and --price-per-kWh 0 to 100 USD",
-                    o.price_per_card_hour > 1e6 ? "price_per_card_hour" : "price_per_kWh");
+  // A price, when given, is above zero (plan/runs.hpp price_problem).
+  const auto check_price = [&](const char* option, const char* field, double value, double max) {
+    const CLI::Option* given = app.get_option_no_throw(option);
+    if (!given || given->count() == 0) return;
+    if (const std::string problem = price_problem(value, max); !problem.empty())
+      throw UserError(ErrorCode::kInvalidValue, fmt::format("{}: {}", option, problem), field);
+  };
+  check_price("--price-per-card-hour", "price_per_card_hour", o.price_per_card_hour,
+              kMaxCardHourUSD);
+  check_price("--price-per-kWh", "price_per_kWh", o.price_per_kWh, kMaxKWhUSD);
 }
 
 const bool registered = register_command(
@@ -76,11 +85,11 @@ const bool registered = register_command(
                       "one figure, 0 for a group)");
        app.add_flag("--list", o->list, "List every figure of this run: id, value, what it is");
        app.add_flag("--json", o->json, "Print JSON");
-       return [&ctx, o] {
-         check(*o);
+       return [&ctx, o, &app] {
+         check(*o, app);
          ExplainRequest request;
          request.workload = o->workload.build(ctx);
-         request.placement = o->placement.build(ctx);
+         request.placement = o->placement.build(ctx, request.workload);
          request.tokens_to_train = o->tokens;
          if (o->price_per_card_hour >= 0) request.prices.per_card_hour_USD = o->price_per_card_hour;
          if (o->price_per_kWh >= 0) request.prices.per_kWh_USD = o->price_per_kWh;

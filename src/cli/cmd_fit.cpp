@@ -24,7 +24,7 @@ const bool registered = register_command(
        app.add_flag("--json", o->json, "Print JSON (memory_GB per card, GB = 1e9 B)");
        return [&ctx, o] {
          Workload w = o->workload.build(ctx);
-         Placement p = o->placement.build(ctx);
+         Placement p = o->placement.build(ctx, w);
          MemoryEstimate m = estimate_memory(w, p);
          if (o->json) {
            nlohmann::json j = fit_json(w, p, m);

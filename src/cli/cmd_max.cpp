@@ -37,7 +37,7 @@ const bool registered = register_command(
        return [&ctx, o] {
          const SolveFor what = parse_solve_for(o->solve);
          Workload w = o->workload.build(ctx);
-         const Placement p = o->placement.build(ctx);
+         const Placement p = o->placement.build(ctx, w);
          const SolveResult r =
              what == SolveFor::kSequence ? max_sequence(w, p, o->step) : max_micro_batch(w, p);
          if (o->json) {

@@ -2,6 +2,8 @@
 // scaling.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "cli/cli.hpp"
 #include "cli/from_files.hpp"
 #include "cli/options.hpp"
@@ -99,7 +101,7 @@ const bool registered = register_command(
                "gpus");
          if (!o->sweep && o->gpus.size() > 1)
            throw UserError(ErrorCode::kInvalidValue, "give one --gpu, or two with --sweep", "gpu");
-         if (o->network_GBps < 0 || o->cards_per_node < 0)
+         if (!(o->network_GBps >= 0 && std::isfinite(o->network_GBps)) || o->cards_per_node < 0)
            throw UserError(ErrorCode::kInvalidValue,
                            "--network-GBps and --cards-per-node must be positive", "network_GBps");
          std::vector<const GpuSpec*> gpus;
@@ -113,6 +115,9 @@ const bool registered = register_command(
          const ModelStates replica = model_states(w);
          const StepOps ops = build_step_ops(w);
          if (!o->sweep) {
+           if (o->count == 1 && o->shard != "auto" &&
+               parse_sharding(o->shard, "shard") > Sharding::kDdp)
+             warn_one_card_sharding(ctx, o->shard);
            const ScaleResult r = evaluate(*o, w, replica, ops, *gpus[0], o->count, data);
            if (o->json) {
              nlohmann::json j = workload_json(w);

@@ -47,7 +47,7 @@ const bool registered = register_command(
        app.add_flag("--json", o->json, "Print JSON (seconds, FLOPs, bytes; ops per micro-batch)");
        return [&ctx, o] {
          Workload w = o->workload.build(ctx);
-         Placement p = o->placement.build(ctx);
+         Placement p = o->placement.build(ctx, w);
          p.power_limit_W = o->power_limit_W;
          validate(p);
          require_training_format(*p.gpu, w.precision, load_training_formats(ctx.catalog()));

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
+#include "core/choices.hpp"
 #include "core/error.hpp"
+#include "workload/workload.hpp"
 
 namespace ftplan::cli {
 
@@ -52,17 +55,62 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   const auto was_typed = [&](const std::string& name) {
     return std::find(typed.begin(), typed.end(), name) != typed.end();
   };
-  const auto apply = [&](TrainerFile file, const std::string& named_by_file,
-                         const std::string& named_by_key) {
-    Context::FromFile f{std::move(file), {}, named_by_file, named_by_key};
+  std::vector<Context::FromFile> files;
+  for (const std::string& path : from->as<std::vector<std::string>>()) {
+    TrainerFile file =
+        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids());
+    // A DeepSpeed config the file names by path is read right after it (so its settings win,
+    // as an inline config's do); through the API no file is read and the key stays ignored.
+    const std::vector<TrainerFile> named = follow_references(
+        file,
+        [&](const std::string& p) -> std::optional<std::string> {
+          if (!ctx.allow_files && !ctx.inline_files.count(p)) return std::nullopt;
+          return ctx.read_file(p, "from");
+        },
+        ctx.catalog().model_ids());
+    std::vector<FileReference> refs;  // the references followed, in order
+    for (const FileReference& ref : file.references)
+      if (ctx.allow_files || ctx.inline_files.count(resolve_reference(file.file, ref.path)))
+        refs.push_back(ref);
+    const std::string naming = file.file;
+    files.push_back({std::move(file), {}, "", ""});
+    for (std::size_t i = 0; i < named.size(); ++i)
+      files.push_back({named[i], {}, naming, refs[i].key});
+  }
+  // The method the run will have: typed, else the last file's. A setting of the files that this
+  // method does not read (a LoRA rank beside a full fine-tune, a quantized base's group size
+  // beside plain LoRA) is listed as not applied, with why, instead of failing the run: trainer
+  // files carry such keys as leftovers of templates (an axolotl config with lora_r and no
+  // adapter), which the trainer itself ignores too. Typed options get the error (options.cpp).
+  std::optional<Method> method;
+  const auto set_method = [&](const std::string& name) {
+    try {
+      method = parse_method(name);
+    } catch (const UserError&) {
+      method.reset();  // an unknown name is reported when the run is built
+    }
+  };
+  if (was_typed("--method")) {
+    set_method(app.get_option("--method")->as<std::string>());
+  } else {
+    for (const auto& f : files)
+      for (const TrainerSetting& s : f.file.used)
+        if (s.as == "method") set_method(s.to);
+  }
+  for (Context::FromFile& f : files) {
     const std::string& path = f.file.file;
     for (const TrainerSetting& s : f.file.used) {
       const OptionValue ov = option_for(s.as, s.to);
+      const std::string not_read =
+          method ? setting_not_read(*method, s.as, fmt::format("method {}", method_name(*method)))
+                 : std::string();
       // "--compile" and "--no-compile" answer the same question.
       const bool typed_other =
           s.as == "compile" && (was_typed("--compile") || was_typed("--no-compile"));
       CLI::Option* opt = app.get_option_no_throw(ov.option);
-      if (!opt) {
+      if (!not_read.empty()) {
+        f.not_applied.push_back(not_read);
+      } else if (!opt) {
         f.not_applied.push_back(
             fmt::format("ftplan {} has no {} option", app.get_name(), ov.option));
       } else if (was_typed(ov.option) || typed_other) {
@@ -87,29 +135,9 @@ void apply_from_files(CLI::App& app, Context& ctx) {
         f.not_applied.push_back("");
       }
     }
-    ctx.from_files.push_back(std::move(f));
-  };
-  for (const std::string& path : from->as<std::vector<std::string>>()) {
-    TrainerFile file =
-        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids());
-    // A DeepSpeed config the file names by path is read right after it (so its settings win,
-    // as an inline config's do); through the API no file is read and the key stays ignored.
-    const std::vector<TrainerFile> named = follow_references(
-        file,
-        [&](const std::string& p) -> std::optional<std::string> {
-          if (!ctx.allow_files && !ctx.inline_files.count(p)) return std::nullopt;
-          return ctx.read_file(p, "from");
-        },
-        ctx.catalog().model_ids());
-    std::vector<FileReference> refs;  // the references followed, in order
-    for (const FileReference& ref : file.references)
-      if (ctx.allow_files || ctx.inline_files.count(resolve_reference(file.file, ref.path)))
-        refs.push_back(ref);
-    const std::string naming = file.file;
-    apply(std::move(file), "", "");
-    for (std::size_t i = 0; i < named.size(); ++i)
-      apply(named[i], naming, refs[i].key);
   }
+  for (Context::FromFile& f : files)
+    ctx.from_files.push_back(std::move(f));
   // A setting a later key (of this file or a later one) sets again was replaced by it.
   std::vector<std::string> later;
   for (auto f = ctx.from_files.rbegin(); f != ctx.from_files.rend(); ++f)

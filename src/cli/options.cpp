@@ -4,13 +4,28 @@
 #include <fmt/ranges.h>
 
 #include "cli/from_files.hpp"
+#include "cli/perf_options.hpp"
 #include "core/error.hpp"
 #include "workload/loss.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan::cli {
 
+// The options only some methods read, with their setting's name (workload.hpp
+// check_setting_applies).
+constexpr std::pair<const char*, const char*> kMethodOnlyOptions[] = {
+    {"--rank", "rank"},
+    {"--targets", "targets"},
+    {"--lora-dropout", "lora_dropout"},
+    {"--train-modules", "train_modules"},
+    {"--base-quant", "base_quant"},
+    {"--quant-group", "quant_group"},
+    {"--quant-block", "quant_block"},
+    {"--quant-second-block", "quant_second_block"},
+    {"--no-double-quant", "double_quant"}};
+
 void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
+  app_ = &app;
   app.add_option("--model", model,
                  "Catalog model id (ftplan models), Hugging Face id (org/name), folder holding "
                  "config.json, or path to a Hugging Face config.json (- reads it from standard "
@@ -138,6 +153,12 @@ Workload WorkloadOptions::build(Context& ctx) const {
   Workload w;
   w.model = ctx.resolve_model(model);
   w.method = parse_method(method);
+  // Only the options given count: a default is no choice the user made. Settings a --from file
+  // gave that this method does not read were left unset there (from_files.cpp).
+  if (app_ != nullptr)
+    for (const auto& [option, setting] : kMethodOnlyOptions)
+      if (const CLI::Option* given = app_->get_option_no_throw(option); given && given->count())
+        check_setting_applies(w.method, setting, option, "--method " + method);
   w.lora.rank = rank;
   parse_lora_targets(targets, w.lora);
   parse_train_modules(train_modules, w.lora);
@@ -226,6 +247,8 @@ Placement PlacementOptions::build(Context& ctx) const {
   if (Context::is_local_gpu(gpu) && gpus_option && gpus_option->count() == 0)
     p.count = ctx.local_card(gpu).count();
   p.sharding = shard.empty() ? default_sharding(p.count) : parse_sharding(shard);
+  const bool shards = p.sharding != Sharding::kNone && p.sharding != Sharding::kDdp;
+  if (shards && p.count == 1) warn_one_card_sharding(ctx, shard);
   p.topology = topology;
   if (!mig.empty()) {
     require_mig(ctx, *p.gpu, "mig");
@@ -233,6 +256,19 @@ Placement PlacementOptions::build(Context& ctx) const {
   }
   validate(p);
   return p;
+}
+
+Placement PlacementOptions::build(Context& ctx, const Workload& w) const {
+  Placement p = build(ctx);
+  require_format_support(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
+  return p;
+}
+
+void warn_one_card_sharding(Context& ctx, std::string_view shard) {
+  ctx.err << fmt::format(
+      "warning: --shard {} on one card shards nothing: the card holds every model state, as "
+      "with --shard none; give --gpus N to split them over N cards\n",
+      shard);
 }
 
 }  // namespace ftplan::cli

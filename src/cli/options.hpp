@@ -43,7 +43,9 @@ struct WorkloadOptions {
   int quant_second_block = -1;
   bool no_double_quant = false;
   TrainingOptions training;
-  bool no_compile = false;  // --no-compile: eager even where the stack compiles
+  bool no_compile = false;         // --no-compile: eager even where the stack compiles
+  const CLI::App* app_ = nullptr;  // which options were given (build() reports those a method
+                                   // does not read)
 
   // `runtime`: also the options of the activation model (sequence, batch, recompute, ...).
   // `required`: --model and --method must be given (false where the run is optional, as in
@@ -63,7 +65,14 @@ struct PlacementOptions {
   void add_to(CLI::App& app, bool multi_card = true, bool with_mig = false,
               bool with_topology = false);
   Placement build(Context& ctx) const;
+  // As build(), for a run of `w`: the card must support its compute format
+  // (require_format_support).
+  Placement build(Context& ctx, const Workload& w) const;
 };
+
+// The warning (stderr, exit code unchanged) for a sharding asked for on one card: the figures are
+// those of one unsharded card.
+void warn_one_card_sharding(Context& ctx, std::string_view shard);
 
 // The sharding used when --shard is not given: DDP for several cards, none for one.
 Sharding default_sharding(int cards);

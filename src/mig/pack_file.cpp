@@ -50,8 +50,15 @@ PackFileExperiment parse_experiment(StrictMap& e) {
   x.model_where = e.where("model");
   x.count = static_cast<int>(e.required_integer("count", 1, kMaxPackJobsPerExperiment));
   Workload& w = x.workload;
-  w.method = parse_at(e, "method", e.required_string("method"),
-                      [](const std::string& s) { return parse_method(s); });
+  const std::string method = e.required_string("method");
+  w.method = parse_at(e, "method", method, [](const std::string& s) { return parse_method(s); });
+  // A key this method does not read (a rank beside method full) is an error, not a default.
+  for (const auto& kv : e.node())
+    if (kv.first.IsScalar())
+      parse_at(e, kv.first.Scalar(), method, [&](const std::string& m) {
+        check_setting_applies(w.method, kv.first.Scalar(), kv.first.Scalar(), "method " + m);
+        return 0;
+      });
   optional_int(e, "rank", w.lora.rank, 1, 65536);
   optional_parsed(e, "targets", w.lora.targets,
                   [](const std::string& s) { return parse_targets(s); });

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
@@ -145,8 +146,9 @@ std::vector<std::pair<std::string, std::string>> from_settings(const YAML::Node&
   return out;
 }
 
-PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
-                    const ModelResolver& resolve, const FileReader& read_file,
+// `own_keys`: the keys the run sets itself (not from defaults or a trainer file).
+PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const Catalog& catalog,
+                    const Stacks& stacks, const ModelResolver& resolve, const FileReader& read_file,
                     const std::string& runs_file) {
   PlannedRun run;
   run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
@@ -166,7 +168,13 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
       r.fail(key, e.what());
     }
   };
-  w.method = guarded("method", [&] { return parse_method(r.required_string("method"), "method"); });
+  const std::string method = r.required_string("method");
+  w.method = guarded("method", [&] { return parse_method(method, "method"); });
+  for (const std::string& key : own_keys)
+    guarded(key, [&] {
+      check_setting_applies(w.method, key, key, "method " + method);
+      return 0;
+    });
   if (auto v = r.optional_integer("rank", 1, 65536)) w.lora.rank = static_cast<int>(*v);
   if (auto v = r.optional_string("targets"))
     guarded("targets", [&] {
@@ -260,6 +268,14 @@ PlannedRun read_run(StrictMap& r, const Catalog& catalog, const Stacks& stacks,
 
 }  // namespace
 
+std::string price_problem(double price_USD, double max_USD) {
+  if (price_USD > 0 && price_USD <= max_USD) return {};  // NaN fails both
+  return fmt::format(
+      "a price must be above 0 and at most {} USD, got {} (leave it out for no "
+      "price)",
+      max_USD, price_USD);
+}
+
 RunsFile parse_runs_file(std::string_view text, const std::string& file, const Catalog& catalog,
                          const Stacks& stacks, const ModelResolver& resolve,
                          const FileReader& read_file, const std::vector<std::string>& extra_from) {
@@ -307,11 +323,18 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       for (const auto& kv : per_hour->node()) {
         const std::string id = kv.first.as<std::string>("");
         const GpuSpec& g = named_gpu(*per_hour, id, id, catalog);
-        out.prices.per_card_hour_USD[g.id] = per_hour->required_number(id, 0, 1e6);
+        const double price = per_hour->required_number(id, 0, kMaxCardHourUSD);
+        if (const std::string problem = price_problem(price, kMaxCardHourUSD); !problem.empty())
+          per_hour->fail(id, problem);
+        out.prices.per_card_hour_USD[g.id] = price;
       }
       per_hour->finish();
     }
-    out.prices.per_kWh_USD = p->optional_number("per_kWh_USD", 0, 100);
+    out.prices.per_kWh_USD = p->optional_number("per_kWh_USD", 0, kMaxKWhUSD);
+    if (out.prices.per_kWh_USD)
+      if (const std::string problem = price_problem(*out.prices.per_kWh_USD, kMaxKWhUSD);
+          !problem.empty())
+        p->fail("per_kWh_USD", problem);
     p->finish();
   }
   out.power_limit_W = root.optional_number("power_limit_W", 1, 1e9);
@@ -353,9 +376,10 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     // Priority: the run's own keys, its trainer file (`from`), the defaults, the defaults'
     // trainer file, then files given to the command (--from).
     YAML::Node merged = item;
-    std::set<std::string> present;
+    std::set<std::string> own_keys;  // the run's own, before the others join
     for (const auto& mine : item)
-      if (mine.first.IsScalar()) present.insert(mine.first.Scalar());
+      if (mine.first.IsScalar()) own_keys.insert(mine.first.Scalar());
+    std::set<std::string> present = own_keys;
     const auto add = [&](const std::string& key, const YAML::Node& value) {
       if (present.insert(key).second) merged[key] = value;
     };
@@ -375,8 +399,21 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       for (const auto& [key, value] :
            from_settings(YAML::Node(extra), "--from", catalog, read_file, ""))
         add(key, YAML::Node(value));
+    // A setting the run's method does not read (a rank beside method full) is an error where
+    // the run sets it (read_run), and dropped where it came from the defaults or a trainer file:
+    // those describe several runs, or a template, and apply where they can.
+    if (const YAML::Node method_node = std::as_const(merged)["method"]; method_node.IsScalar()) {
+      try {
+        const Method method = parse_method(method_node.Scalar(), "method");
+        for (const std::string& key : present)
+          if (!own_keys.count(key) && !setting_not_read(method, key, "").empty())
+            merged.remove(key);
+      } catch (const UserError&) {
+        // an unknown method is reported by read_run, with its line
+      }
+    }
     StrictMap r(merged, file, path);
-    out.runs.push_back(read_run(r, catalog, stacks, resolve, read_file, file));
+    out.runs.push_back(read_run(r, own_keys, catalog, stacks, resolve, read_file, file));
   }
   root.finish();
   return out;

@@ -33,6 +33,15 @@ struct Prices {
   std::map<std::string, double, std::less<>> per_card_hour_USD;  // rental price per card and hour
   std::optional<double> per_kWh_USD;
 };
+// The largest prices taken (USD), past any real card rental or electricity tariff.
+inline constexpr double kMaxCardHourUSD = 1e6;
+inline constexpr double kMaxKWhUSD = 100;
+
+// What is wrong with a price as given ("a price must be above 0 ..."); empty when it is above 0
+// and at most `max_USD`. Zero is refused too: a card that costs nothing would win every cost
+// ranking, and leaving the price out already says "no price" (the runs file's prices, explain's
+// --price-per-card-hour and --price-per-kWh).
+std::string price_problem(double price_USD, double max_USD);
 
 struct RunsFile {
   std::string file;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/error.hpp"
 #include "workload/roles.hpp"
@@ -123,6 +125,34 @@ void parse_train_modules(std::string_view list, LoraConfig& lora, std::string_vi
       throw_unknown_name("module to train in full", field, item,
                          {"embed", "embed_tokens", "embeddings", "lm_head", "output"});
   }
+}
+
+std::string setting_not_read(Method m, std::string_view setting, std::string_view method_shown) {
+  static constexpr std::string_view kAdapterSettings[] = {"rank", "targets", "lora_dropout",
+                                                          "train_modules"};
+  static constexpr std::string_view kQuantSettings[] = {"base_quant", "quant_group", "quant_block",
+                                                        "quant_second_block", "double_quant"};
+  const auto listed = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), setting) != std::end(list);
+  };
+  const MethodTraits& traits = method_traits(m);
+  const std::string_view what =
+      traits.trains_base ? "trains every weight" : "keeps the frozen base in 16 bits";
+  if (listed(kAdapterSettings) && traits.adapter == AdapterKind::kNone)
+    return fmt::format("applies to LoRA-family methods (lora, qlora, dora, qdora); {} {}",
+                       method_shown, what);
+  if (listed(kQuantSettings) && !traits.quantized_base)
+    return fmt::format("applies to methods with a quantized frozen base (qlora, qdora); {} {}",
+                       method_shown, what);
+  return {};
+}
+
+void check_setting_applies(Method m, std::string_view setting, std::string_view shown,
+                           std::string_view method_shown) {
+  const std::string why = setting_not_read(m, setting, method_shown);
+  if (!why.empty())
+    throw UserError(ErrorCode::kInvalidValue, fmt::format("{} {}", shown, why),
+                    std::string(setting));
 }
 
 void validate(const Workload& w) {

@@ -99,6 +99,19 @@ struct Placement {
   double power_limit_W = 0;         // per card, below its TDP (0: none): a lower sustained clock
 };
 
+// The settings only some methods read, by their runs-file key: the adapter's (rank, targets,
+// lora_dropout, train_modules: LoRA-family methods) and the quantized base's (base_quant,
+// quant_group, quant_block, quant_second_block, double_quant: qlora, qdora). A setting `m` does not
+// read, given explicitly, is a UserError naming it (field `setting`): a silent default would let a
+// user believe e.g. `--rank 64` changed a full fine-tune. `shown` is the setting as the user spelt
+// it ("--rank", "rank") and `method_shown` the method ("--method full", "method full").
+// Returns without error for a setting `m` reads and for names not in either list.
+void check_setting_applies(Method m, std::string_view setting, std::string_view shown,
+                           std::string_view method_shown);
+// Why `m` does not read `setting`, without naming the setting (for notes: "applies to LoRA-family
+// methods ..."); empty when it does, or when `setting` is not one of the lists above.
+std::string setting_not_read(Method m, std::string_view setting, std::string_view method_shown);
+
 // Checks ranges that every analysis relies on (rank >= 1, seq >= 1, ...): UserError otherwise.
 void validate(const Workload& w);
 void validate(const Placement& p);

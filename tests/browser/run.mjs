@@ -457,6 +457,14 @@ async function main() {
         '(scripts/install-deps.sh --browser)');
     return 1;
   }
+  const only = process.env.FTPLAN_BROWSER_ONLY; // run the tests whose name contains this
+  const selected = tests.filter((x) => !only || x.name.includes(only));
+  // A filter that selects nothing (a typo, a renamed test) must not pass as "all 0 passed".
+  if (selected.length === 0) {
+    console.error(`error: FTPLAN_BROWSER_ONLY='${only}' selects none of the ${tests.length} ` +
+        'browser tests');
+    return 1;
+  }
   const {server, origin} = await startServer();
   const userDataDir = mkdtempSync(join(tmpdir(), 'ftplan-chromium-'));
   let context;
@@ -479,8 +487,7 @@ async function main() {
     });
     for (const page of context.pages()) await page.close();
     const env = {context, origin, requests};
-    const only = process.env.FTPLAN_BROWSER_ONLY; // run the tests whose name contains this
-    for (const {name, fn} of tests.filter((x) => !only || x.name.includes(only))) {
+    for (const {name, fn} of selected) {
       const started = Date.now();
       ran++;
       try {
