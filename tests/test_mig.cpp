@@ -453,7 +453,7 @@ TEST(MigCli, MigJsonHasTheDocumentedKeys) {
   const double activations = q["activations_GB"].get<double>();
   EXPECT_GT(activations, 1.0);
   EXPECT_NEAR(q["headroom_GB"].get<double>(),
-              q["memory_GB"].get<double>() - q["peak_GB"].get<double>(), 0.002);
+              q["capacity_GB"].get<double>() - q["peak_GB"].get<double>(), 0.002);
   EXPECT_LT(q["headroom_GB"].get<double>(), q["free_GB"].get<double>() - activations);
   EXPECT_TRUE(q["fits"].is_boolean());
   EXPECT_TRUE(q["verdict"].is_string());
