@@ -53,23 +53,7 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
       from);
   // What --from read, for the JSON: each run takes the settings it does not set itself.
   for (const auto& p : from) {
-    TrainerFile trainer = read_trainer_file(ctx.read_file(p, "from"), p, ctx.catalog().model_ids());
-    // A DeepSpeed config the file names by path (parse_runs_file read it as well).
-    const std::vector<TrainerFile> named = follow_references(
-        trainer,
-        [&](const std::string& resolved) -> std::optional<std::string> {
-          if (!ctx.allow_files && !ctx.inline_files.count(resolved)) return std::nullopt;
-          return ctx.read_file(resolved, "from");
-        },
-        ctx.catalog().model_ids());
-    std::vector<std::string> keys;
-    for (const auto& ref : trainer.references)
-      if (ctx.allow_files || ctx.inline_files.count(resolve_reference(trainer.file, ref.path)))
-        keys.push_back(ref.key);
-    std::vector<Context::FromFile> files;
-    files.push_back({std::move(trainer), {}, "", ""});
-    for (std::size_t i = 0; i < named.size(); ++i)
-      files.push_back({named[i], {}, p, keys[i]});
+    std::vector<Context::FromFile> files = read_from_file(ctx, p);
     for (auto& f : files) {
       for (const auto& s : f.file.used) {
         const bool run_key =

@@ -44,6 +44,32 @@ void add_from_option(CLI::App& app, std::vector<std::string>& files) {
                  "input. --json shows what was used and what was ignored");
 }
 
+std::vector<Context::FromFile> read_from_file(Context& ctx, const std::string& path) {
+  TrainerFile file =
+      read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids());
+  // A DeepSpeed config the file names by path is read right after it (so its settings win, as
+  // an inline config's do); through the API no file is read and the key stays ignored.
+  const auto readable = [&](const std::string& resolved) {
+    return ctx.allow_files || ctx.inline_files.count(resolved) > 0;
+  };
+  const std::vector<TrainerFile> named = follow_references(
+      file,
+      [&](const std::string& p) -> std::optional<std::string> {
+        if (!readable(p)) return std::nullopt;
+        return ctx.read_file(p, "from");
+      },
+      ctx.catalog().model_ids());
+  std::vector<std::string> keys;  // the keys of the references followed, in order
+  for (const FileReference& ref : file.references)
+    if (readable(resolve_reference(file.file, ref.path))) keys.push_back(ref.key);
+  std::vector<Context::FromFile> out;
+  const std::string naming = file.file;
+  out.push_back({std::move(file), {}, "", ""});
+  for (std::size_t i = 0; i < named.size(); ++i)
+    out.push_back({named[i], {}, naming, keys[i]});
+  return out;
+}
+
 void apply_from_files(CLI::App& app, Context& ctx) {
   CLI::Option* from = app.get_option_no_throw("--from");
   // Commands that describe one run (--method); plan hands its files to the runs file instead.
@@ -56,27 +82,9 @@ void apply_from_files(CLI::App& app, Context& ctx) {
     return std::find(typed.begin(), typed.end(), name) != typed.end();
   };
   std::vector<Context::FromFile> files;
-  for (const std::string& path : from->as<std::vector<std::string>>()) {
-    TrainerFile file =
-        read_trainer_file(ctx.read_file(path, "from"), path, ctx.catalog().model_ids());
-    // A DeepSpeed config the file names by path is read right after it (so its settings win,
-    // as an inline config's do); through the API no file is read and the key stays ignored.
-    const std::vector<TrainerFile> named = follow_references(
-        file,
-        [&](const std::string& p) -> std::optional<std::string> {
-          if (!ctx.allow_files && !ctx.inline_files.count(p)) return std::nullopt;
-          return ctx.read_file(p, "from");
-        },
-        ctx.catalog().model_ids());
-    std::vector<FileReference> refs;  // the references followed, in order
-    for (const FileReference& ref : file.references)
-      if (ctx.allow_files || ctx.inline_files.count(resolve_reference(file.file, ref.path)))
-        refs.push_back(ref);
-    const std::string naming = file.file;
-    files.push_back({std::move(file), {}, "", ""});
-    for (std::size_t i = 0; i < named.size(); ++i)
-      files.push_back({named[i], {}, naming, refs[i].key});
-  }
+  for (const std::string& path : from->as<std::vector<std::string>>())
+    for (auto& f : read_from_file(ctx, path))
+      files.push_back(std::move(f));
   // The method the run will have: typed, else the last file's. A setting of the files that this
   // method does not read (a LoRA rank beside a full fine-tune, a quantized base's group size
   // beside plain LoRA) is listed as not applied, with why, instead of failing the run: trainer

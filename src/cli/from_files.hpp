@@ -16,6 +16,10 @@ namespace ftplan::cli {
 // Adds --from (repeatable) to a command that describes a run.
 void add_from_option(CLI::App& app, std::vector<std::string>& files);
 
+// The trainer file at `path` and, right after it, the DeepSpeed configs it names by path (read
+// where files may be read: through the API they stay ignored keys), each with what named it.
+std::vector<Context::FromFile> read_from_file(Context& ctx, const std::string& path);
+
 // After parsing: reads the files given with --from and sets every option the command line left
 // unset from them; records what was used and ignored in ctx.from_report.
 void apply_from_files(CLI::App& app, Context& ctx);
