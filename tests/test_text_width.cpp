@@ -187,3 +187,26 @@ TEST(TextWidth, PlanTableHasOneUnitPerColumnAndSaysWhyACardIsNotTimed) {
 
 }  // namespace
 }  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+// validate: sources publish GB or GiB; the figures are plain numbers and the unit has its column.
+TEST(TextWidth, ValidateNamesTheUnitInAColumnOfItsOwn) {
+  const auto r = test::run_cli({"--wide", "validate"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured  predicted  unit"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("18.90 GiB"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  bool seen = false;
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("A1 ") && !seen) {  // A1: 18.90 GiB measured on an RTX 4090
+      EXPECT_NE(line.find(" 18.90  "), std::string::npos) << line;
+      EXPECT_NE(line.find(" GiB "), std::string::npos) << line;
+      seen = true;
+    }
+  EXPECT_TRUE(seen) << r.out;
+}
+
+}  // namespace
+}  // namespace ftplan
