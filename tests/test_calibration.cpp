@@ -392,7 +392,9 @@ TEST(CalibrationShow, SummaryHasMedianAndWorstPerClass) {
 }
 
 TEST(CalibrationShow, TheCliPrintsBothPredictionsAndTheSummary) {
-  const auto r = test::run_cli({"calibrate", "show", sample_path("ftplan-bench-sample.json")});
+  // --wide: benchmark ids and headers unwrapped, as they are searched here.
+  const auto r =
+      test::run_cli({"--wide", "calibrate", "show", sample_path("ftplan-bench-sample.json")});
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"h200-sxm", "fitted from", "gemm.bf16.llama-3.1-8b.kv.fwd.t2048",
                         "calibrated µs", "absolute error", "gemm bf16", "all"})

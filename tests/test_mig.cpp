@@ -476,8 +476,9 @@ TEST(MigCli, MigJsonHasTheDocumentedKeys) {
 }
 
 TEST(MigCli, MigTextShowsTheTableAndTheNotes) {
-  auto r =
-      test::run_cli({"mig", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl"});
+  // --wide: the notes in whole lines, as they are searched here.
+  auto r = test::run_cli(
+      {"--wide", "mig", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1g.18gb"), std::string::npos);
   EXPECT_NE(r.out.find("smallest profile where it fits: 1g.35gb — 4 such jobs"), std::string::npos);

@@ -28,6 +28,7 @@
 #include "model/checkpoint.hpp"
 #include "model/config_reader.hpp"
 #include "render/reason_words.hpp"
+#include "render/table.hpp"
 
 namespace ftplan::cli {
 
@@ -513,7 +514,7 @@ std::vector<Command> sorted_commands() {
 // options are never read); `actions` receives what runs for each.
 void build_app(CLI::App& app, Context& ctx,
                std::vector<std::pair<CLI::App*, std::function<void()>>>& actions,
-               const std::string& chosen) {
+               const std::string& chosen, bool& wide) {
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
@@ -524,6 +525,10 @@ void build_app(CLI::App& app, Context& ctx,
   app.add_option("--lang", ctx.lang,
                  "Language of the reasons (why a run fits, why a plan chose): en | de "
                  "(default en)");
+  app.add_flag("--wide", wide,
+               "Text output in lines as long as they come: tables unwrapped (default: lines of at "
+               "most " +
+                   std::to_string(kTerminalColumns) + " characters)");
   for (auto& c : sorted_commands()) {
     if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
@@ -553,6 +558,33 @@ std::string check_command_name(const std::vector<std::string>& args,
     return args[i];
   }
   return {};
+}
+
+// The commands whose text output is read in a terminal: wrapped to text_width() (the others write
+// scripts, schemas, documents and files that keep their lines).
+bool writes_terminal_text(const CLI::App& sub) {
+  static const std::vector<std::string> commands = {
+      "gpus", "models",  "params", "fit",   "max",      "mig",  "roofline", "pack",
+      "step", "compare", "stacks", "scale", "validate", "plan", "sweep",    "explain"};
+  if (std::find(commands.begin(), commands.end(), sub.get_name()) == commands.end()) return false;
+  const CLI::Option* json = sub.get_option_no_throw("--json");
+  return json == nullptr || json->count() == 0;
+}
+
+// Runs `action` with what it writes to ctx.out wrapped to text_width(): tables fit by themselves,
+// sentences longer than a line are broken at spaces.
+void run_wrapped(Context& ctx, const std::function<void()>& action) {
+  std::ostringstream text;
+  struct Restore {
+    Context& ctx;
+    std::ostringstream& text;
+    std::streambuf* to;
+    ~Restore() {
+      ctx.out.rdbuf(to);
+      ctx.out << wrap_lines(text.str(), text_width());
+    }
+  } restore{ctx, text, ctx.out.rdbuf(text.rdbuf())};
+  action();
 }
 
 constexpr const char* kAppDescription =
@@ -620,7 +652,8 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   for (const auto& c : sorted_commands())
     names.push_back(c.name);
   const std::string command = check_command_name(args, names);
-  build_app(app, ctx, actions, command);
+  bool wide = false;
+  build_app(app, ctx, actions, command, wide);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -649,8 +682,14 @@ bool execute(const std::vector<std::string>& args, Context& ctx) {
   });
   for (auto& [sub, action] : actions)
     if (sub->parsed()) apply_from_files(*sub, ctx);
-  for (auto& [sub, action] : actions)
-    if (sub->parsed()) action();
+  const ScopedTextWidth width(wide ? 0 : kTerminalColumns);
+  for (auto& [sub, action] : actions) {
+    if (!sub->parsed()) continue;
+    if (writes_terminal_text(*sub))
+      run_wrapped(ctx, action);
+    else
+      action();
+  }
   return true;
 }
 
@@ -666,7 +705,8 @@ std::vector<server::OptionInfo> command_options(const std::string& command) {
   Context ctx(sink, sink);
   CLI::App app{kAppDescription};
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
-  build_app(app, ctx, actions, command);
+  bool wide = false;
+  build_app(app, ctx, actions, command, wide);
   std::vector<server::OptionInfo> out;
   for (const CLI::Option* o : options_of(app)) {
     server::OptionInfo info;
@@ -678,7 +718,8 @@ std::vector<server::OptionInfo> command_options(const std::string& command) {
     } else {
       continue;  // -h only
     }
-    if (info.key == "help" || info.key == "help-all" || info.key == "data" || info.key == "version")
+    if (info.key == "help" || info.key == "help-all" || info.key == "data" ||
+        info.key == "version" || info.key == "wide")
       continue;
     std::replace(info.key.begin(), info.key.end(), '-', '_');
     info.flag = o->get_expected_max() == 0;  // CLI11 flags expect no value
@@ -758,7 +799,8 @@ server::Commands server_commands() {
 
 void add_all_commands(CLI::App& app, Context& ctx) {
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
-  build_app(app, ctx, actions, "");
+  static bool wide = false;  // the app is only read (completion, conventions), never run
+  build_app(app, ctx, actions, "", wide);
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

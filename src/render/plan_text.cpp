@@ -17,6 +17,21 @@ std::string short_option(const Option& o) {
   return s;
 }
 
+// Why no allowed count of `gpu` holds the run, in a few words: "does not fit", or that the card
+// cannot be timed for want of a published rate (memory alone would not tell).
+std::string why_no_count(const RunPlan& rp, const GpuSpec& gpu) {
+  for (const auto& o : rp.rejected) {
+    if (o.gpu != &gpu || o.failed != Constraint::kStepTime) continue;
+    const bool no_rate = o.reason.code == ReasonCode::kNoDenseRate ||
+                         o.reason.code == ReasonCode::kNoDenseRateBecause;
+    const ReasonArg* format = o.reason.arg("format");
+    if (no_rate && format != nullptr)
+      return fmt::format("not timed: no published {} rate", format->text);
+    return "not timed";
+  }
+  return "does not fit";
+}
+
 }  // namespace
 
 void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
@@ -26,31 +41,25 @@ void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
   out << fmt::format("ftplan plan — {} runs from {}; candidates: {}; counts {}; ranked by {}\n\n",
                      plan.runs.size(), file.file, fmt::join(names, ", "),
                      fmt::join(file.counts, "/"), rank_by_name(plan.rank_by));
-  // Which card for which run: per card type the fewest cards that hold the run.
-  std::vector<std::string> headers = {"run"};
-  for (const auto* g : file.gpus)
-    headers.push_back(g->id);
-  TextTable which(headers);
+  // Which card for which run: per card type the fewest cards that hold the run, a row each.
+  TextTable which(
+      {"run", "card", "cards>", "model states GB/card>", "free GB/card>", "hours>", "how"});
   for (const auto& rp : plan.runs) {
-    std::vector<std::string> row = {rp.run->name};
+    std::string run = rp.run->name;
     for (const auto* g : file.gpus) {
-      std::string cell = "-";
       for (const auto& pg : rp.per_gpu) {
         if (pg.gpu != g) continue;
         if (!pg.minimum) {
-          cell = "does not fit";
-          continue;
+          which.row({run, g->id, "", "", "", "", why_no_count(rp, *g)});
+        } else {
+          const Option& m = *pg.minimum;
+          which.row({run, g->id, std::to_string(m.count), format_fixed(to_GB(m.model_states), 1),
+                     format_fixed(to_GB(m.free), 0), format_fixed(m.time_to_train_hours, 1),
+                     m.count == 1 ? "one card" : std::string(sharding_name(m.sharding))});
         }
-        const Option& m = *pg.minimum;
-        cell = m.count == 1 ? fmt::format("1 card, {:.0f} GB free, {:.1f} h", to_GB(m.free),
-                                          m.time_to_train_hours)
-                            : fmt::format("{} cards {}, {:.1f} GB/card, {:.1f} h", m.count,
-                                          sharding_name(m.sharding), to_GB(m.model_states),
-                                          m.time_to_train_hours);
+        run.clear();
       }
-      row.push_back(cell);
     }
-    which.row(row);
   }
   out << "Which card for which run (fewest cards that fit; free = capacity − model states, GB = "
          "1e9 B)\n";

@@ -46,8 +46,9 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
       "per card; error = (predicted - measured) / measured, in the source's kind of peak and "
       "unit\n\n",
       file);
-  TextTable t(
-      {"run", "model", "method", "settings", "cards", "peak", "measured>", "predicted>", "error>"});
+  // Sources publish GB or GiB: the figures are in the source's unit, named in a column of its own.
+  TextTable t({"run", "model", "method", "settings", "cards", "peak", "measured>", "predicted>",
+               "unit", "error>"});
   for (const auto& row : r.rows) {
     if (row.skipped) continue;
     const MeasuredRun& run = *row.run;
@@ -55,8 +56,8 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
     t.row({run.id, run.model, method_cell(run), settings(run),
            fmt::format("{}× {}", run.placement.count, run.gpu),
            std::string(measured_peak_name(run.peak)) + (run.peak_stated ? "" : "?"),
-           fmt::format("{:.2f} {}", *run.measured, run.unit),
-           fmt::format("{:.2f} {}", row.predicted.value / unit, run.unit), percent(row.error)});
+           format_fixed(*run.measured, 2), format_fixed(row.predicted.value / unit, 2), run.unit,
+           percent(row.error)});
   }
   t.print(out);
   bool assumed = false;
