@@ -84,6 +84,13 @@ StrictMap::StrictMap(YAML::Node node, std::string file, std::string path)
         fmt::format("{}: expected a map of keys, got {}", where_text, describe_node(node_)),
         path_.empty() ? file_ : path_);
   }
+  for (const auto& kv : node_)
+    if (kv.first.IsScalar()) values_.emplace(kv.first.Scalar(), kv.second);
+}
+
+const YAML::Node* StrictMap::find(std::string_view key) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? nullptr : &it->second;
 }
 
 std::string StrictMap::key_path(std::string_view key) const {
@@ -93,8 +100,7 @@ std::string StrictMap::key_path(std::string_view key) const {
 std::string StrictMap::where(std::string_view key) const {
   // The key's line, or, for a key that is absent, the line where its map starts.
   YAML::Mark mark = node_.Mark();
-  for (const auto& kv : node_)
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) mark = kv.second.Mark();
+  if (const YAML::Node* value = find(key)) mark = value->Mark();
   if (mark.is_null()) return fmt::format("{}: key '{}'", file_, key_path(key));
   return fmt::format("{}: key '{}' (line {})", file_, key_path(key), mark.line + 1);
 }
@@ -104,21 +110,17 @@ void StrictMap::fail(std::string_view key, const std::string& what) const {
 }
 
 bool StrictMap::has(std::string_view key) const {
-  for (const auto& kv : node_)
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) return true;
-  return false;
+  return find(key) != nullptr;
 }
 
 bool StrictMap::is_null(std::string_view key) const {
-  for (const auto& kv : node_)
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second.IsNull();
-  return false;
+  const YAML::Node* value = find(key);
+  return value && value->IsNull();
 }
 
 YAML::Node StrictMap::get(std::string_view key) {
   read_.insert(std::string(key));
-  for (const auto& kv : node_)
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
+  if (const YAML::Node* value = find(key)) return *value;
   return YAML::Node(YAML::NodeType::Undefined);
 }
 

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,9 +67,14 @@ class StrictMap {
   YAML::Node need(std::string_view key);
   std::string key_path(std::string_view key) const;
 
+  // The value of `key` (the first one, as yaml-cpp reads it), or null: yaml-cpp finds a key by
+  // walking the whole map, so each map is walked once, here, into an index.
+  const YAML::Node* find(std::string_view key) const;
+
   YAML::Node node_;
   std::string file_;
   std::string path_;
+  std::map<std::string, YAML::Node, std::less<>> values_;  // scalar key -> value
   std::set<std::string, std::less<>> read_;
 };
 

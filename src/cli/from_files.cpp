@@ -90,12 +90,16 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   // beside plain LoRA) is listed as not applied, with why, instead of failing the run: trainer
   // files carry such keys as leftovers of templates (an axolotl config with lora_r and no
   // adapter), which the trainer itself ignores too. Typed options get the error (options.cpp).
-  std::optional<Method> method;
+  // A flag beside a plain value, not std::optional: GCC 12 at -O2 warns (falsely) that the
+  // optional's value may be read uninitialized.
+  Method method{};
+  bool method_known = false;
   const auto set_method = [&](const std::string& name) {
     try {
       method = parse_method(name);
+      method_known = true;
     } catch (const UserError&) {
-      method.reset();  // an unknown name is reported when the run is built
+      method_known = false;  // an unknown name is reported when the run is built
     }
   };
   if (was_typed("--method")) {
@@ -110,8 +114,9 @@ void apply_from_files(CLI::App& app, Context& ctx) {
     for (const TrainerSetting& s : f.file.used) {
       const OptionValue ov = option_for(s.as, s.to);
       const std::string not_read =
-          method ? setting_not_read(*method, s.as, fmt::format("method {}", method_name(*method)))
-                 : std::string();
+          method_known
+              ? setting_not_read(method, s.as, fmt::format("method {}", method_name(method)))
+              : std::string();
       // "--compile" and "--no-compile" answer the same question.
       const bool typed_other =
           s.as == "compile" && (was_typed("--compile") || was_typed("--no-compile"));
