@@ -136,8 +136,9 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
     if (pasted) continue;
     OptionInfo info{key, to_option(key), value.is_boolean(), value.is_array()};
     if (!options.empty()) {
+      const std::string& wanted = key;  // clang 14 cannot capture a structured binding
       const auto it = std::find_if(options.begin(), options.end(),
-                                   [&](const OptionInfo& o) { return o.key == key; });
+                                   [&](const OptionInfo& o) { return o.key == wanted; });
       if (it == options.end()) {
         std::vector<std::string> keys;
         for (const auto& o : options)
