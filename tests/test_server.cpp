@@ -358,6 +358,18 @@ TEST(ServerApi, AGetWithABodyThatIsNotAnObjectIs400) {
   }
 }
 
+TEST(ServerApi, ARunWithoutAMethodInAYamlPlanIs400) {
+  // Found by fuzz_api: the run's method was looked up on a map without one, and yaml-cpp threw.
+  Request r;
+  r.method = "POST";
+  r.path = "/api/plan";
+  r.content_type = "application/yaml";
+  r.body = "runs:\n  - s:\n0&&o_batchn";
+  const Response out = server::handle(r, commands());
+  EXPECT_EQ(out.status, 400) << out.body;
+  EXPECT_NO_THROW((void)json::parse(out.body));
+}
+
 TEST(ServerApi, HelpIsNotAnApiOption) {
   // A query key `help` became --help, whose text was answered as if it were JSON.
   expect_error(get("/api/words", {{"help", ""}}), 400, "unknown_name", "help");

@@ -402,7 +402,9 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     // A setting the run's method does not read (a rank beside method full) is an error where
     // the run sets it (read_run), and dropped where it came from the defaults or a trainer file:
     // those describe several runs, or a template, and apply where they can.
-    if (const YAML::Node method_node = std::as_const(merged)["method"]; method_node.IsScalar()) {
+    // (A key that is absent gives yaml-cpp's invalid node: IsDefined first, IsScalar throws.)
+    if (const YAML::Node method_node = std::as_const(merged)["method"];
+        method_node.IsDefined() && method_node.IsScalar()) {
       try {
         const Method method = parse_method(method_node.Scalar(), "method");
         for (const std::string& key : present)
