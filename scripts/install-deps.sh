@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
           nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libmicrohttpd-dev
-          libgtest-dev libbenchmark-dev libcpp-httplib-dev libssl-dev)
+          libgtest-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
+          zsh fish)  # the shells whose completion scripts the tests check
 if [[ "${1:-}" == "--browser" ]]; then
   packages+=(chromium)
   # Node.js and npm may come from another source than Debian (nodejs bundling npm): ask for the
