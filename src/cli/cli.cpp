@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 
 #include "cli/hf_hub.hpp"
@@ -700,7 +701,10 @@ std::vector<std::string> command_names() {
   return names;
 }
 
-std::vector<server::OptionInfo> command_options(const std::string& command) {
+namespace {
+
+// The options of one command, read from a CLI app built for it.
+std::vector<server::OptionInfo> read_command_options(const std::string& command) {
   std::ostringstream sink;
   Context ctx(sink, sink);
   CLI::App app{kAppDescription};
@@ -727,6 +731,19 @@ std::vector<server::OptionInfo> command_options(const std::string& command) {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<server::OptionInfo> command_options(const std::string& command) {
+  // The registry does not change once the process runs: each command's options are read once
+  // (the server asks on every request, from several threads).
+  static std::mutex lock;
+  static std::map<std::string, std::vector<server::OptionInfo>> known;
+  const std::lock_guard<std::mutex> guard(lock);
+  auto it = known.find(command);
+  if (it == known.end()) it = known.emplace(command, read_command_options(command)).first;
+  return it->second;
 }
 
 namespace {
