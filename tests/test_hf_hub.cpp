@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -268,6 +270,51 @@ TEST_F(HubTest, GatedNeedsTheToken) {
   auto [code2, out2, err2] = ftplan({"params", "--model", "org/gated"});
   EXPECT_EQ(code2, 0) << err2;
   EXPECT_EQ(hub_.requests().back().authorization, "Bearer secret");
+}
+
+// The ftplan binary has no HTTP client of its own: it hands each GET to ftplan-net
+// (src/launch/launch_net.cpp). Through the real binaries: the token, the ranges, the redirects
+// and the statuses must come through that hand-over as they do in-process.
+std::tuple<int, std::string, std::string> ftplan_binary(const std::string& args,
+                                                        const fs::path& scratch) {
+  const std::string err_file = (scratch / "stderr.txt").string();
+  const std::string command = std::string(FTPLAN_BINARY) + " " + args + " 2>" + err_file;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  while (pipe && std::fgets(buffer, sizeof buffer, pipe))
+    out += buffer;
+  const int status = pipe ? ::pclose(pipe) : -1;
+  std::ifstream in(err_file);
+  std::stringstream err;
+  err << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err.str()};
+}
+
+TEST_F(HubTest, TheBinaryFetchesThroughFtplanNet) {
+  auto [code, out, err] = ftplan_binary("params --model org/sharded --json", root_);
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_EQ(nlohmann::json::parse(out)["total"], 1352);
+  bool redirected = false, ranged = false;
+  for (const auto& r : hub_.requests()) {
+    redirected = redirected || r.path.starts_with("/cdn/");
+    ranged = ranged || r.range == "bytes=0-7";
+  }
+  EXPECT_TRUE(redirected);
+  EXPECT_TRUE(ranged);
+
+  auto [code2, out2, err2] = ftplan_binary("params --model org/gated", root_);
+  EXPECT_EQ(code2, 2);
+  EXPECT_NE(err2.find("(HTTP 401): the model is gated"), std::string::npos) << err2;
+  ::setenv("HF_TOKEN", "secret", 1);
+  auto [code3, out3, err3] = ftplan_binary("params --model org/gated", root_);
+  EXPECT_EQ(code3, 0) << err3;
+  EXPECT_EQ(hub_.requests().back().authorization, "Bearer secret");
+
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:1", 1);
+  auto [code4, out4, err4] = ftplan_binary("params --model org/other", root_);
+  EXPECT_EQ(code4, 2);
+  EXPECT_NE(err4.find("network error"), std::string::npos) << err4;
 }
 
 TEST_F(HubTest, NotFoundSuggestsCatalogRepos) {

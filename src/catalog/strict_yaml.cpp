@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "catalog/preparsed_yaml.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 
@@ -47,6 +48,9 @@ void check_yaml_keys(const YAML::Node& node, const std::string& file, int depth)
 }  // namespace
 
 YAML::Node parse_yaml_document(std::string_view text, const std::string& file) {
+  // A built-in file: parsed and checked at build time.
+  if (const std::string_view form = preparsed_form(text); !form.empty())
+    return node_from_preparsed(form);
   if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
     throw UserError(ErrorCode::kBadFile,
                     fmt::format("{}: not UTF-8 text: byte {} ({}) does not start or continue a "

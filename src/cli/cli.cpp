@@ -16,9 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 
+#include "catalog/preparsed_yaml.hpp"
 #include "cli/hf_hub.hpp"
 #include "cli/numbers.hpp"
 #include "core/error.hpp"
@@ -84,6 +86,16 @@ bool register_command(Command c) {
 }
 
 std::vector<DataFile> builtin_data_files() {
+  // Their YAML was parsed at build time: parse_yaml_document() rebuilds the trees from that.
+  static const bool registered = [] {
+    std::map<std::string_view, std::string_view> forms;
+    for (const auto& f : embedded::preparsed_files())
+      forms.emplace(f.path, f.text);
+    for (const auto& f : embedded::files())
+      if (auto it = forms.find(f.path); it != forms.end()) register_preparsed(f.text, it->second);
+    return true;
+  }();
+  (void)registered;
   std::vector<DataFile> files;
   for (const auto& f : embedded::files())
     if (f.path.starts_with("data/")) files.push_back({std::string(f.path), f.text, {}});

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <httplib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "cli/http_get.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "core/utf8.hpp"
@@ -125,38 +125,24 @@ class HubClient {
     std::string path =
         fmt::format("{}/{}/resolve/{}/{}", prefix_, id_.repo, encoded_revision(id_.revision), file);
     for (int hop = 0; hop < 6; ++hop) {
-      httplib::Client client(origin);
-      client.set_connection_timeout(10);
-      client.set_read_timeout(60);
-      client.set_follow_location(false);
-      client.enable_server_certificate_verification(true);  // the system's CA certificates
-      httplib::Headers headers;
+      HttpGetRequest request{origin, path, {}, max_bytes};
       if (origin == origin_ && !settings_.token.empty())
-        headers.emplace("Authorization", "Bearer " + settings_.token);
-      if (range) headers.emplace("Range", fmt::format("bytes=0-{}", max_bytes - 1));
-      Reply reply;
-      std::string location;
-      bool enough = false;
-      auto result = client.Get(
-          path, headers,
-          [&](const httplib::Response& r) {
-            reply.status = r.status;
-            location = r.get_header_value("Location");
-            return true;
-          },
-          [&](const char* data, std::size_t n) {
-            reply.body.append(data, std::min(n, max_bytes - reply.body.size()));
-            enough = reply.body.size() >= max_bytes;
-            return !enough;  // stop reading: never more than asked for
-          });
-      if (!result && !(enough && result.error() == httplib::Error::Canceled))
+        request.headers.emplace_back("Authorization", "Bearer " + settings_.token);
+      if (range) request.headers.emplace_back("Range", fmt::format("bytes=0-{}", max_bytes - 1));
+      HttpGetReply got;
+      try {
+        got = http_get(request);
+      } catch (const NetworkError& e) {
         throw UserError(
             ErrorCode::kBadFile,
             fmt::format("{}: cannot fetch {} from {} (network error: {}); check the network, or "
                         "work offline "
                         "(HF_HUB_OFFLINE=1) with a copy in the Hugging Face cache or a folder",
-                        id_.text(), file, settings_.endpoint, httplib::to_string(result.error())),
+                        id_.text(), file, settings_.endpoint, cut_utf8(e.what(), 300)),
             "model");
+      }
+      Reply reply{got.status, std::move(got.body)};
+      const std::string location = std::move(got.location);
       const bool redirect = reply.status == 301 || reply.status == 302 || reply.status == 303 ||
                             reply.status == 307 || reply.status == 308;
       if (!redirect) return reply;

@@ -13,4 +13,8 @@ struct File {
 
 const std::vector<File>& files();
 
+// The YAML files under data/, parsed at build time (src/tools/preparse_data.cpp): `path` as in
+// files(), `text` the tree form of catalog/preparsed_yaml.hpp.
+const std::vector<File>& preparsed_files();
+
 }  // namespace ftplan::embedded
