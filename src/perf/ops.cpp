@@ -176,6 +176,14 @@ constexpr double kFusedRmsNormBytes = 2 * kAct;
 constexpr double kFusedRmsNormBackwardBytes = 3 * kAct;
 constexpr double kEagerRmsNormBytes = 36;
 constexpr double kEagerRmsNormBackwardBytes = 68;
+// Bytes per element of the gated activation act(g)·u. Fused: reads g and u, writes the product;
+// its backward reads g, u and the gradient, writes d(g) and d(u). Eager PyTorch runs act(g) (2 +
+// 2) and the product (2 + 2 + 2) as two kernels, 10 B, and autograd three: d(u) = dy·act(g) and
+// d(act) = dy·u (2 + 2 + 2 each), d(g) = act'(g)·d(act) (2 + 2 + 2), 18 B.
+constexpr double kFusedGatedActBytes = 3 * kAct;
+constexpr double kFusedGatedActBackwardBytes = 5 * kAct;
+constexpr double kEagerGatedActBytes = 10;
+constexpr double kEagerGatedActBackwardBytes = 18;
 // SwiGLU silu(g)·u = g / (1 + exp(−g)) · u: negate, exp, add, divide, multiply.
 constexpr double kSwiGluFlops = 5;
 // GeGLU with the tanh GELU: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))·u: 10 operations.
@@ -617,10 +625,12 @@ class Builder {
     // and the output gradient, writes d(gate) and d(up), about twice the forward's arithmetic.
     const double per = a_.activation == MlpActivation::kGeGLU ? kGeGluFlops : kSwiGluFlops;
     const double elems = tokens * width;
+    const bool fused = out_.compiled;
     forward(vector_op(name + ".fwd", OpClass::kElementwise, Phase::kForward, per * elems,
-                      3 * kAct * elems, count));
-    backward_group({vector_op(name + ".bwd", OpClass::kElementwise, Phase::kBackward,
-                              2 * per * elems, 5 * kAct * elems, count)});
+                      (fused ? kFusedGatedActBytes : kEagerGatedActBytes) * elems, count));
+    backward_group({vector_op(
+        name + ".bwd", OpClass::kElementwise, Phase::kBackward, 2 * per * elems,
+        (fused ? kFusedGatedActBackwardBytes : kEagerGatedActBackwardBytes) * elems, count)});
   }
 
   void emit_moe_routing(bool before_experts) {
