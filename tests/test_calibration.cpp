@@ -430,8 +430,10 @@ TEST(CalibrationStep, LowerGemmEfficiencyLengthensTheStepProportionally) {
               base->fit.table.compute(OpClass::kGemm, Flops(240e9)) / 2, 1e-9);
   // Llama 3.1 8B full fine-tune, 16384 tokens per micro-batch, no recomputation: every GEMM call
   // is at least 16 GFLOP (the 8B's k/v projections at 16384 tokens: 137 GFLOP), so every one
-  // falls in a measured range, and the step is dominated by them.
+  // falls in a measured range, and the step is dominated by them (compiled: fused norms, whose
+  // eager FP32 chain would move nine times the bytes).
   Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.options.compile = true;
   w.micro_batch = 8;
   w.recompute = Recompute::kNone;
   w.grad_accum = 8;

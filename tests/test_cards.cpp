@@ -141,8 +141,8 @@ TEST(Cards, AnAmbiguousIdListsTheCandidates) {
     FAIL() << "'h100' accepted";
   } catch (const UserError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("GPU 'h100' is ambiguous: it names 3 cards"), std::string::npos) << m;
-    for (const char* id : {"h100-nvl", "h100-pcie", "h100-sxm"})
+    EXPECT_NE(m.find("GPU 'h100' is ambiguous: it names 4 cards"), std::string::npos) << m;
+    for (const char* id : {"h100-nvl", "h100-pcie", "h100-sxm", "h100-sxm-96gb"})
       EXPECT_NE(m.find(id), std::string::npos) << m;
   }
   const auto r =

@@ -188,6 +188,25 @@ TEST(Offload, StepsSlowByWhatCannotHide) {
               1e-9 * base.scale.step_seconds.value);
 }
 
+// A published run held below its card's TDP (torchtitan's H100s at 500 W of 700) is timed at the
+// lower sustained clock: slower than the same run uncapped, by at most the clock's share.
+TEST(Throughput, APublishedRunsPowerCapSlowsItsCards) {
+  const MeasuredRun* capped_run = nullptr;
+  for (const auto& r : published())
+    if (r.id == "T1") capped_run = &r;
+  ASSERT_NE(capped_run, nullptr);
+  EXPECT_DOUBLE_EQ(capped_run->placement.power_limit_W, 500);
+  std::vector<MeasuredRun> capped = {*capped_run};
+  std::vector<MeasuredRun> uncapped = {*capped_run};
+  uncapped[0].placement.power_limit_W = 0;
+  const ThroughputReport a = validate_throughput(capped, data(), false);
+  const ThroughputReport b = validate_throughput(uncapped, data(), false);
+  ASSERT_TRUE(a.rows.at(0).compared);
+  ASSERT_TRUE(b.rows.at(0).compared);
+  EXPECT_LT(a.rows[0].predicted, b.rows[0].predicted);
+  EXPECT_GE(a.rows[0].predicted, std::cbrt(500.0 / 700.0) * b.rows[0].predicted * (1 - 1e-9));
+}
+
 // The published run with FSDP CPU offload (torchtune, Llama 3.1 70B full on 8 A100) is predicted
 // within 10 % by constants that were not fitted to it.
 TEST(Offload, PublishedOffloadRunIsPredictedWithinTenPercent) {

@@ -151,6 +151,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
     const auto gpus = r.optional_integer("gpus", 1, 65536);
     const auto shard = r.optional_string("shard");
+    const double power_limit_W = r.optional_number("power_limit_W", 1, 1e5).value_or(0);
     const auto peak = r.optional_choice("peak", peak_names());
     run.peak_stated = r.optional_bool("peak_stated").value_or(true);
     run.measured = r.optional_number("measured", 1e-6, 1e6);
@@ -230,6 +231,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     p.count = static_cast<int>(gpus.value_or(1));
     p.sharding = shard ? at_key(r, "shard", [&] { return parse_sharding(*shard); })
                        : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
+    p.power_limit_W = power_limit_W;
     // A run whose memory is predicted, or whose throughput is compared, states every setting the
     // models read.
     const bool memory_predicted = run.skip.empty();

@@ -165,6 +165,25 @@ constexpr double kIndex = 8.0;  // int64 token ids and expert indices (PyTorch's
 constexpr double kRmsNormFlops = 4;
 // Its backward dx = rstd · (w·dy − x · rstd² · mean(w·dy·x)): about twice the forward.
 constexpr double kRmsNormBackwardFlops = 8;
+// Bytes per element of an RMSNorm. A fused kernel (torch.compile, Triton, Apex) reads x and
+// writes y in 16 bit, and its backward reads x and dy and writes dx. Eager PyTorch runs the
+// composite of Hugging Face's LlamaRMSNorm (torchtune's RMSNorm and ATen's rms_norm alike) as
+// separate kernels on an FP32 copy: x.float() (2 + 4), pow (4 + 4), mean (4), x·rstd (4 + 4),
+// .to(bf16) (4 + 2), ·w (2 + 2) = 36 B; autograd runs the chain back: dy·w (2 + 2), the cast to
+// FP32 (2 + 4), ·rstd (4 + 4) and the row sum of dy·x (4 + 4 + 4), mean's expansion (4), pow's
+// 2x·dy (4 + 4 + 4), the sum of the two paths (4 + 4 + 4), dx to 16 bit (4 + 2) = 68 B.
+constexpr double kFusedRmsNormBytes = 2 * kAct;
+constexpr double kFusedRmsNormBackwardBytes = 3 * kAct;
+constexpr double kEagerRmsNormBytes = 36;
+constexpr double kEagerRmsNormBackwardBytes = 68;
+// Bytes per element of the gated activation act(g)·u. Fused: reads g and u, writes the product;
+// its backward reads g, u and the gradient, writes d(g) and d(u). Eager PyTorch runs act(g) (2 +
+// 2) and the product (2 + 2 + 2) as two kernels, 10 B, and autograd three: d(u) = dy·act(g) and
+// d(act) = dy·u (2 + 2 + 2 each), d(g) = act'(g)·d(act) (2 + 2 + 2), 18 B.
+constexpr double kFusedGatedActBytes = 3 * kAct;
+constexpr double kFusedGatedActBackwardBytes = 5 * kAct;
+constexpr double kEagerGatedActBytes = 10;
+constexpr double kEagerGatedActBackwardBytes = 18;
 // SwiGLU silu(g)·u = g / (1 + exp(−g)) · u: negate, exp, add, divide, multiply.
 constexpr double kSwiGluFlops = 5;
 // GeGLU with the tanh GELU: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))·u: 10 operations.
@@ -433,15 +452,20 @@ class Builder {
   }
 
   // ---- element-wise parts of a block ---------------------------------------------------------
+  double norm_bytes(bool backward) const {
+    if (out_.compiled) return backward ? kFusedRmsNormBackwardBytes : kFusedRmsNormBytes;
+    return backward ? kEagerRmsNormBackwardBytes : kEagerRmsNormBytes;
+  }
+
   void emit_norms() {
     // RMSNorm over H per token: reads x and the weight, writes y and the FP32 rstd it saves.
     const double H = static_cast<double>(a_.hidden);
     const std::int64_t count = a_.norms_per_layer * a_.layers;
     forward(vector_op("norm.fwd", OpClass::kNorm, Phase::kForward, kRmsNormFlops * T_ * H,
-                      2 * kAct * T_ * H + kAct * H + kFp32 * T_, count));
+                      norm_bytes(false) * T_ * H + kAct * H + kFp32 * T_, count));
     backward_group(
         {vector_op("norm.bwd", OpClass::kNorm, Phase::kBackward, kRmsNormBackwardFlops * T_ * H,
-                   3 * kAct * T_ * H + kAct * H + kFp32 * T_, count)});
+                   norm_bytes(true) * T_ * H + kAct * H + kFp32 * T_, count)});
   }
 
   void emit_qk_norm() {
@@ -452,11 +476,11 @@ class Builder {
       const double elems = T_ * width;
       const double rows = T_ * (a_.q_lora_rank > 0 ? 2 : 1);
       forward(vector_op("attn.latent_norm.fwd", OpClass::kNorm, Phase::kForward,
-                        kRmsNormFlops * elems, 2 * kAct * elems + kAct * width + kFp32 * rows,
-                        a_.layers));
-      backward_group({vector_op("attn.latent_norm.bwd", OpClass::kNorm, Phase::kBackward,
-                                kRmsNormBackwardFlops * elems,
-                                3 * kAct * elems + kAct * width + kFp32 * rows, a_.layers)});
+                        kRmsNormFlops * elems,
+                        norm_bytes(false) * elems + kAct * width + kFp32 * rows, a_.layers));
+      backward_group({vector_op(
+          "attn.latent_norm.bwd", OpClass::kNorm, Phase::kBackward, kRmsNormBackwardFlops * elems,
+          norm_bytes(true) * elems + kAct * width + kFp32 * rows, a_.layers)});
       return;
     }
     if (!a_.qk_norm) return;
@@ -468,10 +492,10 @@ class Builder {
     const double d = a_.qk_norm_full_width ? static_cast<double>(a_.q_dim() + a_.kv_dim()) / 2
                                            : static_cast<double>(a_.head_dim);
     forward(vector_op("attn.qk_norm.fwd", OpClass::kNorm, Phase::kForward, kRmsNormFlops * elems,
-                      2 * kAct * elems + 2 * kAct * d + kFp32 * rows, a_.layers));
+                      norm_bytes(false) * elems + 2 * kAct * d + kFp32 * rows, a_.layers));
     backward_group({vector_op("attn.qk_norm.bwd", OpClass::kNorm, Phase::kBackward,
                               kRmsNormBackwardFlops * elems,
-                              3 * kAct * elems + 2 * kAct * d + kFp32 * rows, a_.layers)});
+                              norm_bytes(true) * elems + 2 * kAct * d + kFp32 * rows, a_.layers)});
   }
 
   void emit_rotary() {
@@ -601,10 +625,12 @@ class Builder {
     // and the output gradient, writes d(gate) and d(up), about twice the forward's arithmetic.
     const double per = a_.activation == MlpActivation::kGeGLU ? kGeGluFlops : kSwiGluFlops;
     const double elems = tokens * width;
+    const bool fused = out_.compiled;
     forward(vector_op(name + ".fwd", OpClass::kElementwise, Phase::kForward, per * elems,
-                      3 * kAct * elems, count));
-    backward_group({vector_op(name + ".bwd", OpClass::kElementwise, Phase::kBackward,
-                              2 * per * elems, 5 * kAct * elems, count)});
+                      (fused ? kFusedGatedActBytes : kEagerGatedActBytes) * elems, count));
+    backward_group({vector_op(
+        name + ".bwd", OpClass::kElementwise, Phase::kBackward, 2 * per * elems,
+        (fused ? kFusedGatedActBackwardBytes : kEagerGatedActBackwardBytes) * elems, count)});
   }
 
   void emit_moe_routing(bool before_experts) {
@@ -706,7 +732,7 @@ class Builder {
     const TensorPrecision bf16 = TensorPrecision::kBF16;
     // Final RMSNorm, output layer and loss. The output layer stays in BF16 under FP8 recipes
     // (Transformer Engine / Megatron keep embedding and output layers in higher precision).
-    const double norm_fwd_bytes = 2 * kAct * T_ * H + kAct * H + kFp32 * T_;
+    const double norm_fwd_bytes = norm_bytes(false) * T_ * H + kAct * H + kFp32 * T_;
     out_.ops.push_back(vector_op("norm.final.fwd", OpClass::kNorm, Phase::kForward,
                                  kRmsNormFlops * T_ * H, norm_fwd_bytes, 1));
     out_.ops.push_back(gemm_op("lm_head.fwd", OpClass::kGemm, Phase::kForward, {T_, V, H}, kAct,
@@ -729,7 +755,7 @@ class Builder {
                                  kAct, kAct, kAct, bf16, 1, true));
     out_.ops.push_back(vector_op("norm.final.bwd", OpClass::kNorm, Phase::kBackward,
                                  kRmsNormBackwardFlops * T_ * H,
-                                 3 * kAct * T_ * H + kAct * H + kFp32 * T_, 1));
+                                 norm_bytes(true) * T_ * H + kAct * H + kFp32 * T_, 1));
 
     // Recomputation of the blocks' forward in the backward pass (activation checkpointing):
     // full = every block's forward once more (Hugging Face gradient checkpointing, Megatron

@@ -97,6 +97,10 @@ ThroughputParams fit(const std::vector<const Case*>& cases, PlanningData data,
   for (const Case* c : cases)
     archs.insert(c->run->placement.gpu->architecture);
   ThroughputParams p = start;
+  // An architecture without runs among `cases` keeps the published kernel figures (1): a
+  // multiplier the table holds was fitted to runs that may be the ones left out.
+  for (auto& [arch, scale] : p.architecture_scale)
+    if (!archs.count(arch)) scale = 1.0;
   const auto eval = [&](const ThroughputParams& q) {
     q.apply(data.default_efficiency);
     return loss(cases, data) + prior(q);
