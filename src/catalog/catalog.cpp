@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "catalog/figure_reader.hpp"
+#include "catalog/preparsed_yaml.hpp"
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -278,14 +279,6 @@ bool parse_compute_capability(std::string_view cc, int& major, int& minor) {
 
 namespace {
 
-// The architectures a card may name. The efficiency table's `architectures` section scales the
-// compute fractions of those it lists; the others keep the default fractions (multiplier 1).
-const std::vector<std::string>& known_architectures() {
-  static const std::vector<std::string> names = {"volta",  "turing",    "ampere", "ada",
-                                                 "hopper", "blackwell", "cdna3",  "cdna4"};
-  return names;
-}
-
 void read_smi_names(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
   auto m = root.optional_map("smi_names");
   if (!m) return;
@@ -402,6 +395,12 @@ void read_links(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourceP
 
 }  // namespace
 
+const std::vector<std::string>& known_architectures() {
+  static const std::vector<std::string> names = {"volta",  "turing",    "ampere", "ada",
+                                                 "hopper", "blackwell", "cdna3",  "cdna4"};
+  return names;
+}
+
 GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool user_file) {
   const SourcePolicy policy = user_file ? SourcePolicy::kOptional : SourcePolicy::kRequired;
   StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
@@ -484,6 +483,18 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool us
   return g;
 }
 
+Catalog::Catalog(const Catalog& other)
+    : models_(other.models_), sources_(other.sources_), other_files_(other.other_files_) {
+  std::lock_guard lock(*other.mutex_);
+  pending_ = other.pending_;
+  order_.assign(other.order_.size(), nullptr);
+  for (std::size_t i = 0; i < other.order_.size(); ++i)
+    if (other.order_[i]) {
+      gpus_.push_back(*other.order_[i]);
+      order_[i] = &gpus_.back();
+    }
+}
+
 Catalog Catalog::load(const std::vector<DataFile>& files) {
   Catalog c;
   // Sources first: every other file refers to them.
@@ -496,11 +507,24 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   for (const auto& f : files) {
     const std::string p = relative_to_data_folder(f);
     if (starts_with(p, "gpus/") && ends_with(p, ".yaml")) {
+      const auto defined_twice = [&](const std::string& id) {
+        return UserError(ErrorCode::kBadFile,
+                         fmt::format("{}: GPU id '{}' is defined twice", p, id), p);
+      };
+      if (!preparsed_form(f.text).empty()) {
+        // Built in: checked when the build parsed it and by the tests; parsed when asked for.
+        const std::string id = file_stem(f.path);
+        const auto ids = c.gpu_ids();
+        if (std::find(ids.begin(), ids.end(), id) != ids.end()) throw defined_twice(id);
+        c.order_.push_back(nullptr);
+        c.pending_.push_back({id, f});
+        continue;
+      }
       GpuSpec g = parse_gpu_file(f, c.sources_);
-      if (c.find_gpu(g.id))
-        throw UserError(ErrorCode::kBadFile,
-                        fmt::format("{}: GPU id '{}' is defined twice", p, g.id), p);
+      if (c.find_gpu(g.id)) throw defined_twice(g.id);
       c.gpus_.push_back(std::move(g));
+      c.order_.push_back(&c.gpus_.back());
+      c.pending_.push_back({});
     } else if (starts_with(p, "models/") && ends_with(p, ".json")) {
       model_configs.emplace(p.substr(7), f.text);
     } else if (p == "models/catalog.yaml") {
@@ -546,23 +570,53 @@ const GpuSpec& Catalog::add_gpu_file(const DataFile& file) {
                       "gpu");
     return *existing;
   }
+  std::lock_guard lock(*mutex_);
   gpus_.push_back(std::move(g));
+  order_.push_back(&gpus_.back());
+  pending_.push_back({});
   return gpus_.back();
 }
 
-const GpuSpec* Catalog::find_gpu(std::string_view id) const {
-  for (const auto& g : gpus_)
-    if (g.id == id) return &g;
-  return nullptr;
+const GpuSpec& Catalog::parse_pending(std::size_t index) const {
+  gpus_.push_back(parse_gpu_file(pending_[index].file, sources_));
+  order_[index] = &gpus_.back();
+  pending_[index] = {};
+  return gpus_.back();
 }
 
-namespace {}  // namespace
+void Catalog::parse_all() const {
+  std::lock_guard lock(*mutex_);
+  for (std::size_t i = 0; i < order_.size(); ++i)
+    if (!order_[i]) parse_pending(i);
+}
+
+std::size_t Catalog::cards_parsed() const {
+  std::lock_guard lock(*mutex_);
+  return gpus_.size();
+}
+
+GpuList Catalog::gpus() const {
+  parse_all();
+  return GpuList(order_);
+}
+
+const GpuSpec* Catalog::find_gpu(std::string_view id) const {
+  std::lock_guard lock(*mutex_);
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    if (order_[i]) {
+      if (order_[i]->id == id) return order_[i];
+    } else if (pending_[i].id == id) {
+      return &parse_pending(i);
+    }
+  }
+  return nullptr;
+}
 
 std::vector<const GpuSpec*> Catalog::gpus_named(std::string_view text) const {
   if (const GpuSpec* g = find_gpu(text)) return {g};
   std::vector<const GpuSpec*> out;
   auto collect = [&](auto&& matches) {
-    for (const auto& g : gpus_)
+    for (const GpuSpec& g : gpus())
       if (matches(g)) out.push_back(&g);
     return !out.empty();
   };
@@ -600,9 +654,10 @@ const GpuSpec& Catalog::gpu(std::string_view id) const {
 }
 
 std::vector<std::string> Catalog::gpu_ids() const {
+  std::lock_guard lock(*mutex_);
   std::vector<std::string> out;
-  for (const auto& g : gpus_)
-    out.push_back(g.id);
+  for (std::size_t i = 0; i < order_.size(); ++i)
+    out.push_back(order_[i] ? order_[i]->id : pending_[i].id);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,47 @@ struct SourceInfo {
   std::string note;
 };
 
+// The architectures a card may name. The efficiency table's `architectures` section scales the
+// compute fractions of those it lists; the others keep the default fractions (multiplier 1).
+const std::vector<std::string>& known_architectures();
+
+// The cards of a catalog in file order, as a range of `const GpuSpec&`.
+class GpuList {
+ public:
+  class iterator {
+   public:
+    using value_type = GpuSpec;
+    using difference_type = std::ptrdiff_t;
+    explicit iterator(const GpuSpec* const* at) : at_(at) {}
+    const GpuSpec& operator*() const { return **at_; }
+    const GpuSpec* operator->() const { return *at_; }
+    iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator==(const iterator&) const = default;
+
+   private:
+    const GpuSpec* const* at_;
+  };
+  explicit GpuList(const std::vector<const GpuSpec*>& cards) : cards_(cards) {}
+  iterator begin() const { return iterator(cards_.data()); }
+  iterator end() const { return iterator(cards_.data() + cards_.size()); }
+  std::size_t size() const { return cards_.size(); }
+  bool empty() const { return cards_.empty(); }
+
+ private:
+  const std::vector<const GpuSpec*>& cards_;
+};
+
 class Catalog {
  public:
+  Catalog() = default;
+  Catalog(const Catalog& other);  // a private copy to extend with a user's cards
+  Catalog(Catalog&&) = default;
+  Catalog& operator=(const Catalog&) = delete;
+  Catalog& operator=(Catalog&&) = default;
+
   // Parses every data file (strictly); `files` may hold files of several data folders: later
   // entries with an id already seen are an error.
   static Catalog load(const std::vector<DataFile>& files);
@@ -40,8 +80,11 @@ class Catalog {
   const GpuSpec* find_gpu(std::string_view id) const;  // the exact id only
   // The cards `text` names (see gpu()): one, several (ambiguous) or none.
   std::vector<const GpuSpec*> gpus_named(std::string_view text) const;
-  const std::deque<GpuSpec>& gpus() const { return gpus_; }
-  std::vector<std::string> gpu_ids() const;
+  // Every card (the built-in card files are parsed when first needed: a CLI call naming one card
+  // parses that one only).
+  GpuList gpus() const;
+  std::vector<std::string> gpu_ids() const;  // without parsing the card files
+  std::size_t cards_parsed() const;          // how many card files have been parsed so far
 
   ModelPtr model(std::string_view id) const;  // UserError naming the closest ids
   ModelPtr find_model(std::string_view id) const;
@@ -61,7 +104,21 @@ class Catalog {
   std::vector<const DataFile*> files_under(std::string_view relative_folder) const;
 
  private:
-  std::deque<GpuSpec> gpus_;  // deque: references stay valid when a card is added
+  // A card file not parsed yet: built-in files (their YAML preparsed at build time) wait until a
+  // card is asked for; a user's files are parsed at once, so that their errors show at once.
+  struct PendingCard {
+    std::string id;  // the file's stem, which a card file's id must equal
+    DataFile file;
+  };
+  const GpuSpec& parse_pending(std::size_t index) const;  // holds mutex_
+  void parse_all() const;
+
+  // Guards the lazily parsed cards: a catalog is shared by the server's threads.
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  mutable std::deque<GpuSpec> gpus_;  // deque: references stay valid when a card is added
+  // File order: the card, or nullptr while its file waits in pending_[i].
+  mutable std::vector<const GpuSpec*> order_;
+  mutable std::vector<PendingCard> pending_;  // same index as order_; id empty once parsed
   std::vector<ModelPtr> models_;
   std::map<std::string, SourceInfo, std::less<>> sources_;
   std::map<std::string, DataFile, std::less<>>

@@ -1,0 +1,97 @@
+// The built-in card files are parsed when a card is first asked for (catalog.hpp): a call naming
+// one card parses one file, listing or searching by name parses all, in file order, and the
+// server's threads may ask at once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "catalog/strict_yaml.hpp"
+#include "cli/cli.hpp"
+#include "core/error.hpp"
+#include "perf/efficiency.hpp"
+
+namespace ftplan {
+namespace {
+
+Catalog fresh() {
+  return Catalog::load(cli::builtin_data_files());
+}
+
+TEST(LazyCards, NamingOneCardParsesOneFile) {
+  const Catalog c = fresh();
+  EXPECT_EQ(c.cards_parsed(), 0u);
+  const auto ids = c.gpu_ids();
+  EXPECT_GT(ids.size(), 30u);
+  EXPECT_EQ(c.cards_parsed(), 0u);  // the ids are the files' names
+  EXPECT_EQ(c.gpu("h200-nvl").id, "h200-nvl");
+  EXPECT_EQ(c.cards_parsed(), 1u);
+  EXPECT_EQ(&c.gpu("h200-nvl"), c.find_gpu("h200-nvl"));  // parsed once, the same card after
+  EXPECT_EQ(c.cards_parsed(), 1u);
+  EXPECT_EQ(c.find_gpu("no-such-card"), nullptr);
+}
+
+TEST(LazyCards, ListingKeepsFileOrderWhateverWasParsedFirst) {
+  const Catalog eager = fresh();
+  std::vector<std::string> in_order;
+  for (const GpuSpec& g : eager.gpus())
+    in_order.push_back(g.id);
+  EXPECT_EQ(in_order, eager.gpu_ids());
+
+  const Catalog lazy = fresh();
+  const GpuSpec& last = lazy.gpu(in_order.back());
+  const GpuSpec& first = lazy.gpu(in_order.front());
+  std::vector<std::string> listed;
+  for (const GpuSpec& g : lazy.gpus())
+    listed.push_back(g.id);
+  EXPECT_EQ(listed, in_order);
+  EXPECT_EQ(lazy.cards_parsed(), in_order.size());
+  EXPECT_EQ(&last, lazy.find_gpu(in_order.back()));  // still the same object
+  EXPECT_EQ(&first, lazy.find_gpu(in_order.front()));
+}
+
+TEST(LazyCards, ANameThatIsNotAnIdSearchesEveryCard) {
+  const Catalog c = fresh();
+  EXPECT_EQ(c.gpu("H200-NVL").id, "h200-nvl");
+  EXPECT_EQ(c.cards_parsed(), c.gpu_ids().size());
+  EXPECT_THROW(c.gpu("h100"), UserError);  // ambiguous: several H100 cards
+}
+
+TEST(LazyCards, ThreadsAskingAtOnceGetOneCardEach) {
+  const Catalog c = fresh();
+  const auto ids = c.gpu_ids();
+  std::vector<std::thread> threads;
+  std::vector<std::vector<const GpuSpec*>> seen(8);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        seen[t].push_back(c.find_gpu(ids[(k + static_cast<std::size_t>(t) * 5) % ids.size()]));
+      if (t % 2 == 0) (void)c.gpus().size();
+    });
+  for (auto& th : threads)
+    th.join();
+  EXPECT_EQ(c.cards_parsed(), ids.size());
+  for (int t = 0; t < 8; ++t)
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      EXPECT_EQ(seen[t][k], c.find_gpu(ids[(k + static_cast<std::size_t>(t) * 5) % ids.size()]));
+}
+
+TEST(LazyCards, EveryArchitectureTheEfficiencyTableListsHasACard) {
+  const Catalog& c = cli::builtin_catalog();
+  const DataFile* file = c.file("efficiency/default.yaml");
+  ASSERT_NE(file, nullptr);
+  const EfficiencyTable table = parse_efficiency(*file, c.sources());
+  std::set<std::string> architectures;
+  for (const GpuSpec& g : c.gpus())
+    architectures.insert(g.architecture);
+  EXPECT_FALSE(table.architectures.empty());
+  for (const auto& a : table.architectures)
+    EXPECT_TRUE(architectures.count(a.architecture)) << a.architecture << " has no card";
+}
+
+}  // namespace
+}  // namespace ftplan
