@@ -36,6 +36,14 @@ enum class ReasonCode {
   kSolveLargest,
   kSolveNotEven,
   kSolveFound,
+  // memory/suggest: how to make a run fit
+  kSuggestShard,
+  kSuggestCards,
+  kSuggestRecompute,
+  kSuggestOptimizer8bit,
+  kSuggestQuantizedBase,
+  kSuggestSequence,
+  kSuggestMicroBatch,
   // mig/pack
   kPackInstance,
   kPackWholeCard,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/format.hpp"
 #include "render/labels.hpp"
 #include "render/reason_words.hpp"
@@ -34,7 +36,8 @@ std::string step_settings(const Workload& w) {
 }  // namespace
 
 void print_fit(std::ostream& out, const Workload& w, const Placement& p,
-               const TrainedParams& trained, const MemoryEstimate& m) {
+               const TrainedParams& trained, const MemoryEstimate& m,
+               const std::vector<Suggestion>& suggestions) {
   const ParamCount total = w.model->params.total;
   out << run_title(w) << "\n";
   out << fmt::format("on {} × {}{}{}\n", p.count, p.gpu->name,
@@ -100,6 +103,23 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("headroom after peak", m.headroom);
   t.print(out);
   out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), word_reason(m.reason));
+  if (suggestions.empty()) return;
+  out << (suggestions.front().fits() ? "\nTo make it fit:\n"
+                                     : "\nTo make it fit (nothing tried fits; the closest):\n");
+  int n = 0;
+  for (const Suggestion& sug : suggestions) {
+    std::string options;
+    for (const SettingChange& c : sug.change) {
+      std::string key = c.key;
+      std::replace(key.begin(), key.end(), '_', '-');
+      options += fmt::format("{}--{} {}", options.empty() ? "" : " ", key,
+                             c.is_number() ? std::to_string(c.number) : c.text);
+    }
+    out << fmt::format("  {}. {}\n     {}: peak {} GB, headroom {} GB, {}\n", ++n,
+                       word_reason(sug.reason), options, format_fixed(to_GB(sug.memory.peak), 1),
+                       format_fixed(to_GB(sug.memory.headroom), 1),
+                       verdict_name(sug.memory.verdict));
+  }
 }
 
 }  // namespace ftplan
