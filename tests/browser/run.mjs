@@ -469,6 +469,8 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     check(before.suggestions.length > 0 && before.suggestions.every((x) => x.button),
         'each suggestion has a button');
     equal(before.heading, 'To make it fit', 'the suggestions\' heading');
+    const widths = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(widths <= viewport.width, `the page is wider than the window: ${widths} px`);
     await page.screenshot({path: join(SCREENSHOTS, `suggestions-${size}.png`), fullPage: true});
     // One click: the form takes the change, the URL keeps it and the verdict becomes fits.
     const first = api.data.suggestions[0];
