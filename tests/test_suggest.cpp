@@ -187,6 +187,25 @@ TEST(Suggest, RankedBySizeThenHeadroom) {
     EXPECT_EQ(s.memory.verdict, Verdict::kFits);
 }
 
+TEST(Suggest, NoOneChangeFitsGivesTheChangesTogether) {
+  // An 8B full fine-tune over two 80 GB cards, replicated, 8 sequences per card without
+  // recomputation: no one change fits, several together do.
+  const json request = unfit_requests()[3];
+  const json fit = post_fit(request);
+  ASSERT_EQ(fit["suggestions"].size(), 1u) << fit["suggestions"].dump(1);
+  const json& s = fit["suggestions"][0];
+  EXPECT_EQ(s["kind"], "combined");
+  EXPECT_TRUE(s["fits"].get<bool>());
+  EXPECT_GE(s["change"].size(), 2u);
+  // Each of its changes alone does not fit.
+  for (const auto& [key, value] : s["change"].items()) {
+    json one = request;
+    one[key] = value;
+    if (key == "gpus") one["shard"] = "fsdp";
+    EXPECT_NE(post_fit(one)["verdict"], "fits") << one.dump();
+  }
+}
+
 TEST(Suggest, NothingFitsGivesTheClosestOnly) {
   // 405B full fine-tune on at most two 24 GB cards: nothing tried fits.
   const Workload w = workload("llama-3.1-405b", Method::kFull);

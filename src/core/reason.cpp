@@ -29,6 +29,7 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
       {ReasonCode::kSuggestQuantizedBase, "suggest_quantized_base", {"method", "format"}},
       {ReasonCode::kSuggestSequence, "suggest_sequence", {"seq"}},
       {ReasonCode::kSuggestMicroBatch, "suggest_micro_batch", {"micro_batch"}},
+      {ReasonCode::kSuggestCombined, "suggest_combined", {"changes"}},
       {ReasonCode::kPackInstance, "pack_instance", {"reason"}},
       {ReasonCode::kPackWholeCard, "pack_whole_card", {"reason"}},
       {ReasonCode::kPackUnplaced, "pack_unplaced", {"card", "verdict", "reason"}},

@@ -44,6 +44,7 @@ enum class ReasonCode {
   kSuggestQuantizedBase,
   kSuggestSequence,
   kSuggestMicroBatch,
+  kSuggestCombined,
   // mig/pack
   kPackInstance,
   kPackWholeCard,

@@ -18,7 +18,8 @@ namespace {
 //   1  an 8-bit optimizer, a smaller micro-batch: the same data and model, the update's numerics
 //      or the batch (grad-accum can keep it) change;
 //   2  more cards (more hardware to pay for), a quantized base (the frozen weights' numerics);
-//   3  a shorter sequence: samples are cut or left out, so the data changes.
+//   3  a shorter sequence: samples are cut or left out, so the data changes;
+//   4  several changes together (tried only when no one change fits).
 // Within one size, the one that leaves the more headroom first.
 int change_size(SuggestionKind k) {
   switch (k) {
@@ -33,8 +34,10 @@ int change_size(SuggestionKind k) {
       return 2;
     case SuggestionKind::kSequence:
       return 3;
+    case SuggestionKind::kCombined:
+      return 4;
   }
-  return 3;
+  return 4;
 }
 
 bool fits(const MemoryEstimate& m) {
@@ -87,9 +90,12 @@ class Suggestions {
     list_.push_back(std::move(s));
   }
 
+  bool any_fits() const {
+    return std::any_of(list_.begin(), list_.end(), [](const Suggestion& s) { return s.fits(); });
+  }
+
   std::vector<Suggestion> ranked() && {
-    const bool any_fits =
-        std::any_of(list_.begin(), list_.end(), [](const Suggestion& s) { return s.fits(); });
+    const bool any_fits = this->any_fits();
     std::vector<Suggestion> out;
     for (auto& s : list_)
       if (s.fits() || !any_fits) out.push_back(std::move(s));
@@ -209,6 +215,76 @@ void suggest_solved(const Workload& w, const Placement& p, Suggestions& out) {
   }
 }
 
+// No one change fits: the changes applied one after the other until the run fits, in this order:
+// those that keep the training as it is (sharding over the cards given, full recomputation), an
+// 8-bit optimizer, the largest micro-batch that fits, a quantized base, then the fewest cards
+// (sharded); each only where it applies. None when even all of them do not fit.
+void suggest_combined(const Workload& w, const Placement& p, int max_cards, Suggestions& out) {
+  Workload v = w;
+  Placement q = p;
+  std::vector<SettingChange> change;
+  std::vector<Reason> parts;
+  Candidate c;
+  const auto fits_now = [&] {
+    c = evaluate(v, q);
+    return c.valid && fits(c.memory);
+  };
+  const auto found = [&] {
+    out.add(SuggestionKind::kCombined, change,
+            Reason(ReasonCode::kSuggestCombined).list("changes", parts), c);
+  };
+  if (q.mig == nullptr && q.count > 1 && !shards_states(q.sharding)) {
+    q.sharding = Sharding::kFsdp;
+    change.push_back(named("shard", sharding_name(q.sharding)));
+    parts.push_back(Reason(ReasonCode::kSuggestShard).count("count", q.count));
+  }
+  if (v.recompute != Recompute::kFull) {
+    v.recompute = Recompute::kFull;
+    change.push_back(named("recompute", recompute_name(v.recompute)));
+    parts.push_back(Reason(ReasonCode::kSuggestRecompute)
+                        .name("recompute", std::string(recompute_name(v.recompute))));
+  }
+  if (method_traits(v.method).trains_base &&
+      (v.optimizer == Optimizer::kAdamW || v.optimizer == Optimizer::kPagedAdamW)) {
+    v.optimizer =
+        v.optimizer == Optimizer::kPagedAdamW ? Optimizer::kPagedAdamW8bit : Optimizer::kAdamW8bit;
+    change.push_back(named("optimizer", optimizer_name(v.optimizer)));
+    parts.push_back(Reason(ReasonCode::kSuggestOptimizer8bit)
+                        .name("optimizer", std::string(optimizer_name(v.optimizer))));
+  }
+  if (!change.empty() && fits_now()) return found();
+  if (v.micro_batch > 1) {
+    const SolveResult r = max_micro_batch(v, q);
+    if (r.largest > 0 && r.largest < v.micro_batch) {
+      v.micro_batch = r.largest;
+      change.push_back(numbered("micro_batch", r.largest));
+      parts.push_back(Reason(ReasonCode::kSuggestMicroBatch).count("micro_batch", r.largest));
+      if (fits_now()) return found();
+    }
+  }
+  if (!method_traits(v.method).quantized_base) {
+    const bool full = method_traits(v.method).trains_base;
+    v.method = v.method == Method::kDora ? Method::kQdora : Method::kQlora;
+    if (full) v.lora = LoraConfig{};
+    change.push_back(named("method", method_name(v.method)));
+    parts.push_back(Reason(ReasonCode::kSuggestQuantizedBase)
+                        .name("method", std::string(method_label(v.method)))
+                        .name("format", v.quant.format));
+    if (fits_now()) return found();
+  }
+  if (q.mig != nullptr) return;
+  const bool shard_named = !shards_states(p.sharding) && !shards_states(q.sharding);
+  q.sharding = Sharding::kFsdp;
+  for (int n = q.count + 1; n <= max_cards; ++n) {
+    q.count = n;
+    if (!fits_now()) continue;
+    change.push_back(numbered("gpus", n));
+    if (shard_named) change.push_back(named("shard", sharding_name(q.sharding)));
+    parts.push_back(Reason(ReasonCode::kSuggestCards).count("count", n).name("card", p.gpu->name));
+    return found();
+  }
+}
+
 }  // namespace
 
 std::string_view suggestion_kind_name(SuggestionKind k) {
@@ -227,6 +303,8 @@ std::string_view suggestion_kind_name(SuggestionKind k) {
       return "seq";
     case SuggestionKind::kMicroBatch:
       return "micro-batch";
+    case SuggestionKind::kCombined:
+      return "combined";
   }
   return "shard";
 }
@@ -240,6 +318,7 @@ std::vector<Suggestion> suggest_fits(const Workload& w, const Placement& p, int 
   suggest_optimizer(w, p, out);
   suggest_quantized_base(w, p, out);
   suggest_solved(w, p, out);
+  if (!out.any_fits()) suggest_combined(w, p, max_cards, out);
   return std::move(out).ranked();
 }
 

@@ -22,6 +22,7 @@ enum class SuggestionKind {
   kQuantizedBase,  // QLoRA (QDoRA) instead of LoRA (DoRA) or a full fine-tune
   kSequence,       // the longest sequence that fits
   kMicroBatch,     // the largest micro-batch that fits
+  kCombined,       // several of the above together, when no one of them fits
 };
 std::string_view suggestion_kind_name(SuggestionKind k);  // "shard", "cards", ...
 
@@ -49,8 +50,9 @@ inline constexpr int kSuggestMaxCards = 64;
 // Suggestions for a run whose verdict is does-not-fit (none for one that fits or is tight). Only
 // changes to a setting's value that differs from the run's own are tried, so a setting the run
 // already has (FSDP, QLoRA, full recomputation, an 8-bit optimizer) is never suggested again. The
-// list holds the suggestions that make the run fit, ranked; when none does, the one that comes
-// closest (the most headroom).
+// list holds the suggestions that make the run fit, ranked. When no one change fits, the changes
+// are applied one after the other (suggest.cpp: the order) until the run fits, as one combined
+// suggestion; when even that does not fit, the one change that comes closest (the most headroom).
 std::vector<Suggestion> suggest_fits(const Workload& w, const Placement& p,
                                      int max_cards = kSuggestMaxCards);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/format.hpp"
 #include "render/labels.hpp"
@@ -31,6 +32,31 @@ std::string step_settings(const Workload& w) {
   if (o.offload_parameters) out += ", parameters offloaded";
   if (o.offload_activations) out += ", activations offloaded";
   return out + fmt::format(", peak {}", peak_kind_name(w.peak));
+}
+
+// `text` in lines of at most `width` bytes (the reasons' words are ASCII in English), the first
+// after `first`, the others after `indent`.
+std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
+                    std::size_t width = 96) {
+  std::string out = first;
+  std::size_t line = first.size();
+  bool empty = true;  // no word on the line yet
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!empty && line + 1 + word.size() > width) {
+      out += "\n" + indent;
+      line = indent.size();
+      empty = true;
+    }
+    if (!empty) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    empty = false;
+  }
+  return out + "\n";
 }
 
 }  // namespace
@@ -115,8 +141,9 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
       options += fmt::format("{}--{} {}", options.empty() ? "" : " ", key,
                              c.is_number() ? std::to_string(c.number) : c.text);
     }
-    out << fmt::format("  {}. {}\n     {}: peak {} GB, headroom {} GB, {}\n", ++n,
-                       word_reason(sug.reason), options, format_fixed(to_GB(sug.memory.peak), 1),
+    out << wrapped(word_reason(sug.reason), fmt::format("  {}. ", ++n), "     ");
+    out << fmt::format("     {}: peak {} GB, headroom {} GB, {}\n", options,
+                       format_fixed(to_GB(sug.memory.peak), 1),
                        format_fixed(to_GB(sug.memory.headroom), 1),
                        verdict_name(sug.memory.verdict));
   }
