@@ -56,6 +56,7 @@ const std::vector<json>& unfit_requests() {
        {"recompute", "none"},
        {"micro_batch", 8}},
       {{"model", "qwen3-14b"}, {"method", "dora"}, {"gpu", "rtx-4090"}, {"seq", 16384}},
+      {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"gpu", "h200-nvl"}, {"mig", "1g.18gb"}},
       {{"model", "mistral-7b-v0.3"},
        {"method", "lora"},
        {"gpu", "l4"},
@@ -125,6 +126,18 @@ TEST(Suggest, TheSmallestCardCountIsTheSmallest) {
       fewer[key] = value;
     fewer["gpus"] = s["change"]["gpus"].get<int>() - 1;
     EXPECT_NE(post_fit(fewer)["verdict"], "fits") << fewer.dump();
+  }
+}
+
+TEST(Suggest, AMigInstanceGetsNoCardsOrSharding) {
+  // One MIG instance: a run over several cards cannot use MIG instances.
+  const json fit = post_fit(
+      {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"gpu", "h200-nvl"}, {"mig", "1g.18gb"}});
+  ASSERT_EQ(fit["verdict"], "does-not-fit");
+  ASSERT_FALSE(fit["suggestions"].empty());
+  for (const auto& s : fit["suggestions"]) {
+    EXPECT_FALSE(s["change"].contains("gpus")) << s.dump();
+    EXPECT_FALSE(s["change"].contains("shard")) << s.dump();
   }
 }
 
