@@ -217,6 +217,14 @@ TEST(Suggest, NoOneChangeFitsGivesTheChangesTogether) {
     if (key == "gpus") one["shard"] = "fsdp";
     EXPECT_NE(post_fit(one)["verdict"], "fits") << one.dump();
   }
+  // And it holds no change the run fits without (more cards and their sharding go together).
+  for (const auto& [key, value] : s["change"].items()) {
+    if (key == "shard" && s["change"].contains("gpus")) continue;
+    json without = request;
+    for (const auto& [other, v] : s["change"].items())
+      if (other != key && !(key == "gpus" && other == "shard")) without[other] = v;
+    EXPECT_NE(post_fit(without)["verdict"], "fits") << without.dump();
+  }
 }
 
 TEST(Suggest, NothingFitsGivesTheClosestOnly) {

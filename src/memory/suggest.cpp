@@ -215,6 +215,45 @@ void suggest_solved(const Workload& w, const Placement& p, Suggestions& out) {
   }
 }
 
+// `w` and `p` with `change` applied, as the CLI and the API apply the keys to a request.
+void apply_change(const std::vector<SettingChange>& change, const Workload& base, Workload& w,
+                  Placement& p) {
+  for (const SettingChange& c : change) {
+    if (c.key == "shard") p.sharding = parse_sharding(c.text);
+    if (c.key == "gpus") p.count = static_cast<int>(c.number);
+    if (c.key == "recompute") w.recompute = parse_recompute(c.text);
+    if (c.key == "optimizer") w.optimizer = parse_optimizer(c.text);
+    if (c.key == "micro_batch") w.micro_batch = c.number;
+    if (c.key == "method") {
+      w.method = parse_method(c.text);
+      if (method_traits(base.method).trains_base) w.lora = LoraConfig{};
+    }
+  }
+}
+
+// The changes of a combination that fits, less each one the run fits without (the last one
+// found is needed: without it the run did not fit). A change and the sharding it brings (gpus
+// and shard) go together.
+void drop_unneeded(const Workload& w, const Placement& p, std::vector<SettingChange>& change,
+                   std::vector<Reason>& parts, Candidate& c) {
+  for (std::size_t i = 0; i + 1 < parts.size();) {
+    // parts[i] names change[i] (a combination adds one of each, gpus last with its shard).
+    std::vector<SettingChange> fewer = change;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+    Workload v = w;
+    Placement q = p;
+    apply_change(fewer, w, v, q);
+    const Candidate without = evaluate(v, q);
+    if (without.valid && fits(without.memory)) {
+      change = std::move(fewer);
+      parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(i));
+      c = without;
+    } else {
+      ++i;
+    }
+  }
+}
+
 // No one change fits: the changes applied one after the other until the run fits, in this order:
 // those that keep the training as it is (sharding over the cards given, full recomputation), an
 // 8-bit optimizer, the largest micro-batch that fits, a quantized base, then the fewest cards
@@ -230,6 +269,8 @@ void suggest_combined(const Workload& w, const Placement& p, int max_cards, Sugg
     return c.valid && fits(c.memory);
   };
   const auto found = [&] {
+    drop_unneeded(w, p, change, parts, c);
+    if (parts.size() < 2) return;  // one change alone: tried, and it did not fit
     out.add(SuggestionKind::kCombined, change,
             Reason(ReasonCode::kSuggestCombined).list("changes", parts), c);
   };
