@@ -376,9 +376,59 @@ function memorySegments(memory) {
     {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value)}));
 }
 
+// How to make it fit: the engine's suggestions for card row `index`, each with its figures and a
+// button that sets the form to it and calculates again.
+function suggestionList(suggestions, index) {
+  const heading = suggestions[0].fits ? t('suggest_heading') : t('suggest_closest');
+  const items = suggestions.map((sug) => {
+    const m = sug.memory_GB;
+    const room = m.headroom >= 0
+      ? t('fit_headroom', format.GB(m.headroom))
+      : t('fit_shortfall', format.GB(-m.headroom));
+    const item = h('li', {'data-kind': sug.kind},
+        h('span', {'class': 'suggestion-text'}, sug.reason), ' ',
+        h('span', {'class': 'suggestion-figures'}, verdictBadge(sug.verdict), ' · ',
+            t('suggest_peak', format.GB(m.peak)), ' · ', figure('suggestion_headroom', m.headroom, room)));
+    if (canApply(sug.change)) {
+      const button = h('button', {'type': 'button', 'class': 'apply',
+        'aria-label': t('suggest_apply_label', sug.reason)}, t('suggest_apply'));
+      button.addEventListener('click', () => applySuggestion(sug.change, index));
+      item.append(' ', button);
+    }
+    return item;
+  });
+  return h('section', {'class': 'suggestions', 'aria-label': heading},
+      h('h4', {}, heading), h('ul', {}, items));
+}
+
+// Every key of a suggestion is an input of the form (gpus: the card row's count).
+function canApply(change) {
+  return Object.keys(change).every((key) => key === 'gpus' || SCALAR_INPUTS.includes(key));
+}
+
+function applySuggestion(change, index) {
+  const inputs = readForm();
+  for (const [key, value] of Object.entries(change)) {
+    if (key === 'gpus') {
+      if (inputs.cards[index]) inputs.cards[index].count = String(value);
+    } else {
+      inputs[key] = String(value);
+    }
+  }
+  writeForm(inputs);
+  inputsChanged();
+  // The results show the new verdict: keep the reader there.
+  focusResults();
+}
+
+function focusResults() {
+  $('results').focus({preventScroll: true});
+  $('results').scrollIntoView({block: 'start'});
+}
+
 const render = {
   // POST /api/fit, one card row: verdict, stacked memory bar, free and headroom.
-  memory(card, result) {
+  memory(card, result, index) {
     const title = h('h3', {}, `${gpuInfo(card.gpu)?.name ?? card.gpu} × ${card.count}`);
     const box = h('article', {'class': 'result', 'data-gpu': card.gpu, 'data-count': card.count},
         title);
@@ -397,15 +447,23 @@ const render = {
     const moved = m.model_states - (m.states_on_card ?? m.model_states);
     const keys = ['capacity', 'model_states', ...(moved > 0 ? ['states_on_card'] : []), 'peak',
       'free', 'headroom'];
+    // The headline: the verdict and what is left after the peak (or what is missing); `free`
+    // (capacity - model states) stays in the figures below.
+    const room = m.headroom >= 0
+      ? t('fit_headroom', format.GB(m.headroom))
+      : t('fit_shortfall', format.GB(-m.headroom));
     box.append(
-        h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' ', gbFigure('free', m.free),
-            ` ${t('free')}`, fit.gpus > 1 ? ` ${t('per_card')}` : ''),
+        h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' · ',
+            figure(m.headroom >= 0 ? 'headline_headroom' : 'headline_shortfall',
+                Math.abs(m.headroom), room),
+            fit.gpus > 1 ? ` ${t('per_card')}` : ''),
         ...stackedBar(segments, scale, label,
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
         figureList(keys.map((key) => [t(key), gbFigure(key, m[key])])),
         h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
+    if (fit.suggestions?.length) box.append(suggestionList(fit.suggestions, index));
     return box;
   },
 
@@ -811,7 +869,7 @@ function updatePlan(runsText) {
 function renderResults() {
   const inputs = app.inputs;
   const r = app.results;
-  $('memory').replaceChildren(...inputs.cards.map((card, i) => render.memory(card, r.fits[i])));
+  $('memory').replaceChildren(...inputs.cards.map((card, i) => render.memory(card, r.fits[i], i)));
   const gpus = uniqueGpus(inputs);
   const verdictOf = (gpu) => {
     const i = inputs.cards.findIndex((c) => c.gpu === gpu && Number(c.count) === 1);
@@ -829,8 +887,9 @@ function renderStatus(inputs, r) {
     const f = r.fits[i];
     if (!f.ok) return `${shortName(card.gpu)}: ${f.data.error?.message ?? ''}`;
     const m = f.data.memory_GB;
-    return t('status_free', `${shortName(card.gpu)} × ${card.count}`,
-        t(`verdict_${f.data.verdict}`), format.GB(m.free));
+    return t(m.headroom >= 0 ? 'status_headroom' : 'status_shortfall',
+        `${shortName(card.gpu)} × ${card.count}`, t(`verdict_${f.data.verdict}`),
+        format.GB(Math.abs(m.headroom)));
   });
   $('status').textContent = t('status_line', parts.join('; '));
 }
@@ -926,6 +985,12 @@ function bindEvents() {
     $('runs').dispatchEvent(new Event('input'));
   });
   $('copy-link').addEventListener('click', copyLink);
+  // The inputs live in the URL's fragment: the skip link moves the focus to the results instead
+  // of replacing the fragment with #results (which would reset every input).
+  document.querySelector('a.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    focusResults();
+  });
   window.addEventListener('hashchange', restoreFromUrl);
 }
 

@@ -3,6 +3,7 @@
 #include "cli/from_files.hpp"
 #include "cli/options.hpp"
 #include "memory/fit.hpp"
+#include "memory/suggest.hpp"
 #include "render/fit_text.hpp"
 #include "render/json.hpp"
 
@@ -26,11 +27,13 @@ const bool registered = register_command(
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx, w);
          MemoryEstimate m = estimate_memory(w, p);
+         // How to make it fit: the same evaluation with each change (memory/suggest).
+         const std::vector<Suggestion> suggestions = suggest_fits(w, p);
          if (o->json) {
-           nlohmann::json j = fit_json(w, p, m);
+           nlohmann::json j = fit_json(w, p, m, suggestions);
            print_json(ctx, "fit", std::move(j));
          } else {
-           print_fit(ctx.out, w, p, trainable_params(w), m);
+           print_fit(ctx.out, w, p, trainable_params(w), m, suggestions);
          }
        };
      },

@@ -36,6 +36,15 @@ enum class ReasonCode {
   kSolveLargest,
   kSolveNotEven,
   kSolveFound,
+  // memory/suggest: how to make a run fit
+  kSuggestShard,
+  kSuggestCards,
+  kSuggestRecompute,
+  kSuggestOptimizer8bit,
+  kSuggestQuantizedBase,
+  kSuggestSequence,
+  kSuggestMicroBatch,
+  kSuggestCombined,
   // mig/pack
   kPackInstance,
   kPackWholeCard,

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "core/format.hpp"
 #include "render/labels.hpp"
 #include "render/reason_words.hpp"
@@ -31,10 +34,36 @@ std::string step_settings(const Workload& w) {
   return out + fmt::format(", peak {}", peak_kind_name(w.peak));
 }
 
+// `text` in lines of at most `width` bytes (the reasons' words are ASCII in English), the first
+// after `first`, the others after `indent`.
+std::string wrapped(const std::string& text, const std::string& first, const std::string& indent,
+                    std::size_t width = 96) {
+  std::string out = first;
+  std::size_t line = first.size();
+  bool empty = true;  // no word on the line yet
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!empty && line + 1 + word.size() > width) {
+      out += "\n" + indent;
+      line = indent.size();
+      empty = true;
+    }
+    if (!empty) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    empty = false;
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 void print_fit(std::ostream& out, const Workload& w, const Placement& p,
-               const TrainedParams& trained, const MemoryEstimate& m) {
+               const TrainedParams& trained, const MemoryEstimate& m,
+               const std::vector<Suggestion>& suggestions) {
   const ParamCount total = w.model->params.total;
   out << run_title(w) << "\n";
   out << fmt::format("on {} × {}{}{}\n", p.count, p.gpu->name,
@@ -100,6 +129,24 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("headroom after peak", m.headroom);
   t.print(out);
   out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), word_reason(m.reason));
+  if (suggestions.empty()) return;
+  out << (suggestions.front().fits() ? "\nTo make it fit:\n"
+                                     : "\nTo make it fit (nothing tried fits; the closest):\n");
+  int n = 0;
+  for (const Suggestion& sug : suggestions) {
+    std::string options;
+    for (const SettingChange& c : sug.change) {
+      std::string key = c.key;
+      std::replace(key.begin(), key.end(), '_', '-');
+      options += fmt::format("{}--{} {}", options.empty() ? "" : " ", key,
+                             c.is_number() ? std::to_string(c.number) : c.text);
+    }
+    out << wrapped(word_reason(sug.reason), fmt::format("  {}. ", ++n), "     ");
+    out << fmt::format("     {}: peak {} GB, headroom {} GB, {}\n", options,
+                       format_fixed(to_GB(sug.memory.peak), 1),
+                       format_fixed(to_GB(sug.memory.headroom), 1),
+                       verdict_name(sug.memory.verdict));
+  }
 }
 
 }  // namespace ftplan

@@ -234,7 +234,23 @@ json placement_json(const Placement& p) {
   return j;
 }
 
-json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
+json suggestion_json(const Suggestion& s) {
+  json change = json::object();
+  for (const auto& c : s.change)
+    change[c.key] = c.is_number() ? json(c.number) : json(c.text);
+  return {{"kind", suggestion_kind_name(s.kind)},
+          {"change", std::move(change)},
+          {"reason", word_reason(s.reason)},
+          {"memory_GB",
+           {{"peak", gb(s.memory.peak)},
+            {"headroom", gb(s.memory.headroom)},
+            {"capacity", gb(s.memory.capacity)}}},
+          {"verdict", verdict_name(s.memory.verdict)},
+          {"fits", s.fits()}};
+}
+
+json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,
+              const std::vector<Suggestion>& suggestions) {
   const TrainedSet set = trained_set(w);
   json j = workload_json(w);
   j.update(placement_json(p));
@@ -248,6 +264,9 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m) {
   j["per_card"] = true;
   j["verdict"] = verdict_name(m.verdict);
   j["reason"] = word_reason(m.reason);
+  j["suggestions"] = json::array();
+  for (const auto& s : suggestions)
+    j["suggestions"].push_back(suggestion_json(s));
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include "memory/fit.hpp"
 #include "memory/measured_runs.hpp"
 #include "memory/solve.hpp"
+#include "memory/suggest.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -17,8 +18,13 @@ nlohmann::json model_summary_json(const Model& m);
 nlohmann::json params_json(const Model& m);
 nlohmann::json workload_json(const Workload& w);
 nlohmann::json placement_json(const Placement& p);
-// `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`.
-nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m);
+// `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`, and
+// `suggestions` (how to make it fit; empty when it does).
+nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,
+                        const std::vector<Suggestion>& suggestions = {});
+// One suggestion: kind, change (API keys and values), reason, memory_GB (peak, headroom,
+// capacity), verdict, fits.
+nlohmann::json suggestion_json(const Suggestion& s);
 nlohmann::json trace_json(const Trace& t);
 // One derivation: id, label, value, unit, formula, inputs, source, depends_on.
 nlohmann::json derivation_json(const Derivation& d);

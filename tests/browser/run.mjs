@@ -430,6 +430,98 @@ test('phone width (375 px): no horizontal scrolling; screenshots', async (env) =
   await desktop.close();
 });
 
+// The first card's memory result: its headline, verdict and suggestions as the page shows them.
+async function fitShown(page) {
+  return page.locator('#memory article').first().evaluate((box) => ({
+    gpu: box.dataset.gpu,
+    count: box.dataset.count,
+    verdict: box.querySelector('[data-verdict]')?.dataset.verdict,
+    headline: box.querySelector('.headline')?.textContent,
+    room: [...box.querySelectorAll('.headline [data-figure]')].map((el) =>
+      ({figure: el.dataset.figure, value: Number(el.dataset.value)}))[0],
+    suggestions: [...box.querySelectorAll('.suggestions li')].map((li) => ({
+      kind: li.dataset.kind, text: li.textContent, button: li.querySelector('button.apply') !== null})),
+    heading: box.querySelector('.suggestions h4')?.textContent,
+  }));
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`how to make it fit (${size}): headroom or shortfall in the headline, suggestions applied ` +
+      'by a click', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const hash = 'model=llama-3.3-70b&method=lora&cards=h100-sxm:1';
+    const page = await openPage(env.context, env.origin, hash, viewport);
+    const body = fitBody({model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'h100-sxm', count: 1});
+    const api = await apiJson(env.origin, '/api/fit', body);
+    equal(api.status, 200, 'fit: API status');
+    equal(api.data.verdict, 'does-not-fit', '70B LoRA on one H100: the API\'s verdict');
+    const before = await fitShown(page);
+    equal(before.verdict, 'does-not-fit', 'the page\'s verdict');
+    const shortfall = -api.data.memory_GB.headroom;
+    equal(before.room, {figure: 'headline_shortfall', value: shortfall}, 'the headline\'s figure');
+    check(before.headline.includes(`does not fit · needs ${gbText(shortfall)} more`),
+        `the headline says the shortfall, got "${before.headline}"`);
+    check(!before.headline.includes('free'), `the headline does not say "free": "${before.headline}"`);
+    equal(before.suggestions.map((x) => x.kind), api.data.suggestions.map((x) => x.kind),
+        'the suggestions are the API\'s, in its order');
+    check(before.suggestions.length > 0 && before.suggestions.every((x) => x.button),
+        'each suggestion has a button');
+    equal(before.heading, 'To make it fit', 'the suggestions\' heading');
+    const widths = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(widths <= viewport.width, `the page is wider than the window: ${widths} px`);
+    await page.screenshot({path: join(SCREENSHOTS, `suggestions-${size}.png`), fullPage: true});
+    // One click: the form takes the change, the URL keeps it and the verdict becomes fits.
+    const first = api.data.suggestions[0];
+    await page.locator('#memory article').first().locator('.suggestions button.apply').first().click();
+    await waitForResults(page);
+    const after = await fitShown(page);
+    equal(after.verdict, 'fits', `after "${first.reason}": the verdict`);
+    check(after.headline.includes('fits · ') && after.headline.includes('GB headroom'),
+        `after the click the headline says the headroom, got "${after.headline}"`);
+    equal(after.room.value, first.memory_GB.headroom, 'the headroom the suggestion showed');
+    equal(after.suggestions, [], 'a run that fits has no suggestions');
+    const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    for (const [key, value] of Object.entries(first.change)) {
+      if (key === 'gpus') equal(params.get('cards'), `h100-sxm:${value}`, 'the URL\'s cards');
+      else equal(params.get(key), String(value), `the URL's ${key}`);
+    }
+    await page.screenshot({path: join(SCREENSHOTS, `suggestion-applied-${size}.png`),
+      fullPage: true});
+    // German: the headline, the heading and the buttons.
+    await page.close();
+    const de = await openPage(env.context, env.origin, `${hash}&lang=de`, viewport);
+    const german = await fitShown(de);
+    check(german.headline.includes(`passt nicht · braucht ${gbText(shortfall, 'de')} mehr`),
+        `German headline, got "${german.headline}"`);
+    equal(german.heading, 'So passt es', 'German heading of the suggestions');
+    const buttons = await de.locator('#memory .suggestions button.apply').allTextContents();
+    check(buttons.length > 0 && buttons.every((b) => b === 'Übernehmen'), `German buttons: ${buttons}`);
+    await de.screenshot({path: join(SCREENSHOTS, `suggestions-${size}-de.png`), fullPage: true});
+    await de.close();
+  });
+
+  test(`the skip link keeps the inputs (${size})`, async (env) => {
+    const page = await openPage(env.context, env.origin,
+        'model=qwen3-14b&method=qlora&seq=4096&cards=l40s:2', viewport);
+    await page.fill('#micro_batch', '3');
+    await waitForResults(page);
+    const hash = new URL(page.url()).hash;
+    await page.focus('a.skip');
+    await page.keyboard.press('Enter');
+    await waitForResults(page);
+    equal(new URL(page.url()).hash, hash, 'the URL keeps the inputs');
+    equal(await page.inputValue('#seq'), '4096', 'the sequence length is kept');
+    equal(await page.inputValue('#micro_batch'), '3', 'the micro-batch is kept');
+    equal(await page.inputValue('#model'), 'qwen3-14b', 'the model is kept');
+    equal(await page.evaluate(() => document.activeElement.id), 'results', 'the focus is on the results');
+    const top = await page.locator('#results').evaluate((el) => el.getBoundingClientRect().top);
+    check(top >= -1 && top < viewport.height / 2, `the results are in view (top ${top})`);
+    await page.close();
+  });
+}
+
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 
