@@ -338,7 +338,8 @@ TEST(StepProperties, CalibrationWithHalfGemmEfficiencyDoublesGemmTime) {
       std::string(FTPLAN_SOURCE_DIR) + "/tests/cases/calibration/h200-half-gemm.yaml";
   cli::Context ctx(std::cout, std::cerr);
   const std::string text = ctx.read_file(path, "calibration");
-  const EfficiencyTable cal = parse_efficiency({path, text, {}}, test::catalog().sources());
+  EfficiencyTable cal = parse_efficiency({path, text, {}}, test::catalog().sources());
+  inherit_host_and_fit(cal, defaults());
   EXPECT_TRUE(cal.is_calibration());
   EXPECT_EQ(cal.card(), "h200-nvl");
   const StepOps ops = build_step_ops(run("llama-3.1-8b", Method::kLora));

@@ -160,6 +160,9 @@ const ArchitectureScale* EfficiencyTable::scale_for(std::string_view architectur
 
 void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults) {
   if (!table.host.present()) table.host = defaults.host;
+  // A measured card's kernels are GEMMs and memory streams; its attention curve is the published
+  // one, and so are the kernels' figures per architecture.
+  if (table.attention_kernels.empty()) table.attention_kernels = defaults.attention_kernels;
   if (!table.fit.present()) table.fit = defaults.fit;
 }
 

@@ -128,7 +128,8 @@ struct EfficiencyTable {
 };
 
 // A calibration file measured on one card describes its kernels, not the host or the spread of
-// whole steps: it takes the defaults' host costs and fit record where it has none.
+// whole steps: it takes the defaults' host costs, fit record and attention kernels' figures
+// where it has none.
 void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults);
 
 // Parses a table (the defaults or a calibration file) strictly: every class present, fractions
