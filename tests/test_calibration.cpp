@@ -445,11 +445,12 @@ TEST(CalibrationStep, LowerGemmEfficiencyLengthensTheStepProportionally) {
   for (auto c : {OpClass::kAttention, OpClass::kNorm, OpClass::kElementwise, OpClass::kOptimizer})
     EXPECT_DOUBLE_EQ(b.of(c).value, a.of(c).value) << op_class_name(c);
   // The step: 1/efficiency on its GEMM share s, the rest unchanged: ratio = 1 + s. Stated
-  // tolerance for "scales as 1/efficiency": the non-GEMM share of this workload, below 15 %.
+  // tolerance for "scales as 1/efficiency": the non-GEMM share of this workload, below 20 %
+  // (FlashAttention-2 at its Hopper utilisation takes most of it).
   const double s = a.of(OpClass::kGemm) / a.step;
-  EXPECT_GT(s, 0.85);
+  EXPECT_GT(s, 0.80);
   EXPECT_NEAR(b.step / a.step, 1 + s, 1e-9);
-  EXPECT_NEAR(b.step / a.step, 2.0, 0.15);
+  EXPECT_NEAR(b.step / a.step, 2.0, 0.20);
 }
 
 TEST(CalibrationStep, ImportThenStepThroughTheCli) {

@@ -338,7 +338,8 @@ TEST(StepProperties, CalibrationWithHalfGemmEfficiencyDoublesGemmTime) {
       std::string(FTPLAN_SOURCE_DIR) + "/tests/cases/calibration/h200-half-gemm.yaml";
   cli::Context ctx(std::cout, std::cerr);
   const std::string text = ctx.read_file(path, "calibration");
-  const EfficiencyTable cal = parse_efficiency({path, text, {}}, test::catalog().sources());
+  EfficiencyTable cal = parse_efficiency({path, text, {}}, test::catalog().sources());
+  inherit_host_and_fit(cal, defaults());
   EXPECT_TRUE(cal.is_calibration());
   EXPECT_EQ(cal.card(), "h200-nvl");
   const StepOps ops = build_step_ops(run("llama-3.1-8b", Method::kLora));
@@ -377,6 +378,43 @@ TEST(StepProperties, DefaultEfficienciesByCallSize) {
       EXPECT_GT(e.of(c).memory.at(size), 0);
       EXPECT_LE(e.of(c).memory.at(size), 1);
     }
+}
+
+// Attention runs FlashAttention-2 under both flash and SDPA; on Hopper it is timed at that
+// kernel's published H100 utilisation (below the curve), elsewhere at the curve; eager attention
+// keeps the curve everywhere.
+TEST(StepProperties, AttentionTimedAsItsKernelOnTheArchitecture) {
+  for (Attention kind : {Attention::kFlash, Attention::kSdpa, Attention::kEager}) {
+    Workload w = run("llama-3.1-8b", Method::kLora, 8192);
+    w.attention = kind;
+    const StepOps ops = build_step_ops(w);
+    const Op* fwd = find(ops, "attention.core.fwd");
+    const Op* bwd = find(ops, "attention.core.bwd");
+    ASSERT_TRUE(fwd && bwd);
+    const double curve_fwd = defaults().compute(OpClass::kAttention, fwd->flops);
+    const double curve_bwd = defaults().compute(OpClass::kAttention, bwd->flops);
+    const double h_fwd = time_op(*fwd, device("h100-sxm"), defaults()).compute_efficiency;
+    const double h_bwd = time_op(*bwd, device("h100-sxm"), defaults()).compute_efficiency;
+    const double a_fwd = time_op(*fwd, device("a100-80gb-sxm"), defaults()).compute_efficiency;
+    EXPECT_DOUBLE_EQ(a_fwd, curve_fwd);
+    if (kind == Attention::kEager) {
+      EXPECT_EQ(fwd->kernel, AttentionKernel::kNone);
+      EXPECT_DOUBLE_EQ(h_fwd, curve_fwd);
+      EXPECT_DOUBLE_EQ(h_bwd, curve_bwd);
+    } else {
+      EXPECT_EQ(fwd->kernel, AttentionKernel::kFlash2);
+      EXPECT_NEAR(h_fwd, 0.34, 0.03);
+      EXPECT_NEAR(h_bwd, 0.32, 0.03);
+      EXPECT_LT(h_fwd, curve_fwd);
+      // The prepared step times it the same way: slower on the H100 than with the curve alone.
+      EfficiencyTable curve_only = defaults();
+      curve_only.attention_kernels.clear();
+      EXPECT_GT(estimate_step(ops, device("h100-sxm"), defaults()).backward.value,
+                estimate_step(ops, device("h100-sxm"), curve_only).backward.value);
+      EXPECT_DOUBLE_EQ(estimate_step(ops, device("a100-80gb-sxm"), defaults()).step.value,
+                       estimate_step(ops, device("a100-80gb-sxm"), curve_only).step.value);
+    }
+  }
 }
 
 }  // namespace

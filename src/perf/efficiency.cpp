@@ -78,6 +78,34 @@ ArchitectureScale parse_architecture(StrictMap& m, const std::string& name) {
   return a;
 }
 
+// attention_kernels.<architecture>.<kernel>: {forward, backward, basis, source}.
+void parse_attention_kernels(StrictMap& arch, const std::string& architecture,
+                             const SourceTable& sources,
+                             std::vector<AttentionKernelFractions>& out) {
+  for (const auto& kv : arch.node()) {
+    const std::string name = kv.first.as<std::string>();
+    AttentionKernelFractions f;
+    f.architecture = architecture;
+    bool known = false;
+    for (std::size_t i = 0; i < kAttentionKernelCount; ++i) {
+      const auto k = static_cast<AttentionKernel>(i);
+      if (attention_kernel_name(k) == name) {
+        f.kernel = k;
+        known = true;
+      }
+    }
+    if (!known) arch.fail(name, fmt::format("unknown attention kernel '{}'; known: flash2", name));
+    StrictMap m = arch.required_map(name);
+    f.forward = m.required_number("forward", 1e-4, 1.0);
+    f.backward = m.required_number("backward", 1e-4, 1.0);
+    f.basis = m.required_string("basis");
+    f.sources = read_source_ids(m, sources);
+    m.finish();
+    out.push_back(std::move(f));
+  }
+  arch.finish();
+}
+
 HostCosts parse_host(StrictMap& m) {
   HostCosts h;
   h.seconds_per_launch = m.required_number("launch_us", 0, 1000) * 1e-6;
@@ -114,6 +142,16 @@ FitRecord parse_fit(StrictMap& m) {
 
 }  // namespace
 
+double attention_kernel_fraction(const std::vector<AttentionKernelFractions>& table,
+                                 std::string_view architecture, AttentionKernel kernel, Phase phase,
+                                 double fallback) {
+  if (kernel == AttentionKernel::kNone) return fallback;
+  for (const auto& f : table)
+    if (f.kernel == kernel && f.architecture == architecture)
+      return phase == Phase::kBackward ? f.backward : f.forward;
+  return fallback;
+}
+
 const ArchitectureScale* EfficiencyTable::scale_for(std::string_view architecture) const {
   for (const auto& a : architectures)
     if (a.architecture == architecture) return &a;
@@ -122,6 +160,9 @@ const ArchitectureScale* EfficiencyTable::scale_for(std::string_view architectur
 
 void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults) {
   if (!table.host.present()) table.host = defaults.host;
+  // A measured card's kernels are GEMMs and memory streams; its attention curve is the published
+  // one, and so are the kernels' figures per architecture.
+  if (table.attention_kernels.empty()) table.attention_kernels = defaults.attention_kernels;
   if (!table.fit.present()) table.fit = defaults.fit;
 }
 
@@ -149,6 +190,14 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
     }
     a->finish();
   }
+  if (auto k = root.optional_map("attention_kernels")) {
+    for (const auto& kv : k->node()) {
+      const std::string name = kv.first.as<std::string>();
+      StrictMap m = k->required_map(name);
+      parse_attention_kernels(m, name, sources, t.attention_kernels);
+    }
+    k->finish();
+  }
   if (auto h = root.optional_map("host")) t.host = parse_host(*h);
   if (auto f = root.optional_map("fit")) t.fit = parse_fit(*f);
   root.finish();
@@ -159,17 +208,22 @@ void check_architectures(const EfficiencyTable& table, const Catalog&) {
   // The names a card may give (not the cards' own: that would parse every card file for each
   // call; that each listed architecture has a card is a test of the built-in data).
   const std::vector<std::string>& known = known_architectures();
-  for (const auto& a : table.architectures) {
-    if (std::find(known.begin(), known.end(), a.architecture) != known.end()) continue;
-    const auto near = closest_names(a.architecture, known);
+  std::vector<std::string> named;
+  for (const auto& a : table.architectures)
+    named.push_back(a.architecture);
+  for (const auto& a : table.attention_kernels)
+    named.push_back(a.architecture);
+  for (const auto& name : named) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const auto near = closest_names(name, known);
     throw UserError(
         ErrorCode::kUnknownName,
         fmt::format("{}: key 'architectures.{}': '{}' is not an architecture a card can have{}; "
                     "the architectures: {}",
-                    table.file, a.architecture, a.architecture,
+                    table.file, name, name,
                     near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", ")),
                     fmt::join(known, ", ")),
-        "architectures." + a.architecture);
+        "architectures." + name);
   }
 }
 

@@ -49,6 +49,23 @@ struct ArchitectureScale {
   std::string basis;
 };
 
+// The published fractions of the dense tensor rate one attention kernel reaches on one
+// architecture, forward (recomputation included) and backward. They replace the attention class's
+// curve for that kernel on that architecture; elsewhere the curve applies.
+struct AttentionKernelFractions {
+  std::string architecture;
+  AttentionKernel kernel = AttentionKernel::kFlash2;
+  double forward = 1.0;
+  double backward = 1.0;
+  std::string basis;
+  std::vector<std::string> sources;
+};
+// The fraction `kernel` reaches in `phase` on `architecture`, or `fallback` (the class curve's)
+// where no figure is listed. Never allocates.
+double attention_kernel_fraction(const std::vector<AttentionKernelFractions>& table,
+                                 std::string_view architecture, AttentionKernel kernel, Phase phase,
+                                 double fallback);
+
 // What the host adds to a step: PyTorch launches every kernel from the CPU (a fixed cost per
 // launch that hides behind GPU work only while the GPU is busier), and each micro-batch costs the
 // framework a fixed time (hooks, synchronisation, data loading, Python).
@@ -85,7 +102,8 @@ struct EfficiencyTable {
   // measured, when and with what.
   CalibrationHeader calibration;
   std::array<ClassEfficiency, kOpClassCount> classes;
-  std::vector<ArchitectureScale> architectures;  // empty: every multiplier 1
+  std::vector<ArchitectureScale> architectures;             // empty: every multiplier 1
+  std::vector<AttentionKernelFractions> attention_kernels;  // empty: the attention curve
   HostCosts host;
   FitRecord fit;
 
@@ -110,7 +128,8 @@ struct EfficiencyTable {
 };
 
 // A calibration file measured on one card describes its kernels, not the host or the spread of
-// whole steps: it takes the defaults' host costs and fit record where it has none.
+// whole steps: it takes the defaults' host costs, fit record and attention kernels' figures
+// where it has none.
 void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults);
 
 // Parses a table (the defaults or a calibration file) strictly: every class present, fractions

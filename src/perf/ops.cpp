@@ -11,6 +11,16 @@
 
 namespace ftplan {
 
+std::string_view attention_kernel_name(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kFlash2:
+      return "flash2";
+    case AttentionKernel::kNone:
+      break;
+  }
+  return "none";
+}
+
 std::string_view op_class_name(OpClass c) {
   switch (c) {
     case OpClass::kGemm:
@@ -591,9 +601,14 @@ class Builder {
                       kAct * (q + k + v + o) + 7 * kAct * scores + kAct * (q + k + v), layers);
     }
     // The attention core runs on the tensor cores in BF16 (FlashAttention-2/3's training path).
+    // Flash and SDPA attention run FlashAttention-2's kernels: PyTorch SDPA's flash backend is
+    // FlashAttention-2 (PyTorch 2.2 and later), and so is the flash-attn package the stacks call.
+    const AttentionKernel kernel =
+        w_.attention == Attention::kEager ? AttentionKernel::kNone : AttentionKernel::kFlash2;
     for (Op* op : {&fwd, &bwd}) {
       op->unit = ComputeUnit::kTensor;
       op->precision = TensorPrecision::kBF16;
+      op->kernel = kernel;
     }
     attention_fwd_.push_back(fwd);
     forward(std::move(fwd));

@@ -40,6 +40,14 @@ enum class Phase { kForward, kBackward, kRecompute, kOptimizer };
 inline constexpr std::size_t kPhaseCount = 4;
 std::string_view phase_name(Phase p);  // "forward", "backward", "recompute", "optimizer"
 
+// The attention kernel an attention-core op runs as, where its achieved fraction of the tensor
+// rate depends on the card's architecture (data/efficiency/default.yaml, attention_kernels).
+// PyTorch SDPA's flash backend and the flash-attn package are FlashAttention-2 on Ampere, Ada and
+// Hopper; eager attention is plain GEMMs and softmax, timed with its class's curve (kNone).
+enum class AttentionKernel : std::int8_t { kNone = -1, kFlash2 = 0 };
+inline constexpr std::size_t kAttentionKernelCount = 1;
+std::string_view attention_kernel_name(AttentionKernel k);  // "flash2"
+
 // Where an op's arithmetic runs: the tensor cores at a tensor precision, or the CUDA cores in FP32
 // (element-wise work; its rate is the card's plain FP32 figure).
 enum class ComputeUnit { kTensor, kVector };
@@ -91,6 +99,7 @@ struct Op {
   // Kernel launches per execution; negative: as its class launches (the efficiency table's host
   // costs, eager or compiled).
   double launches = -1;
+  AttentionKernel kernel = AttentionKernel::kNone;  // attention-core ops: the kernel they run as
 
   double intensity() const { return ftplan::intensity(flops, bytes); }
   Flops total_flops() const { return flops * static_cast<double>(count); }

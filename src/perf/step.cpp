@@ -21,8 +21,11 @@ OpTiming time_op(const Op& op, const Device& d, const EfficiencyTable& e) {
   const auto rate = rate_for(op, d);
   assert(rate && rate->value > 0);
   OpTiming t;
-  t.compute_efficiency = e.compute(op.op_class, op.flops) *
-                         (d.gpu ? e.compute_scale(d.gpu->architecture, op.op_class) : 1.0);
+  const double curve = e.compute(op.op_class, op.flops);
+  t.compute_efficiency = d.gpu ? attention_kernel_fraction(e.attention_kernels, d.gpu->architecture,
+                                                           op.kernel, op.phase, curve) *
+                                     e.compute_scale(d.gpu->architecture, op.op_class)
+                               : curve;
   t.memory_efficiency = e.memory(op.op_class, op.bytes);
   t.roofline = roofline_time(op.flops, *rate, t.compute_efficiency, op.bytes, d.bandwidth,
                              t.memory_efficiency);
@@ -34,7 +37,9 @@ PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
   p.items.reserve(ops.ops.size());
   for (const auto& op : ops.ops) {
     PreparedStep::Item it;
-    it.compute_work = op.flops.value / e.compute(op.op_class, op.flops);
+    it.curve_fraction = e.compute(op.op_class, op.flops);
+    it.compute_work = op.flops.value / it.curve_fraction;
+    it.kernel = op.kernel;
     it.memory_work = op.bytes.value / e.memory(op.op_class, op.bytes);
     it.calls = static_cast<double>(op.count);
     it.rate = op.unit == ComputeUnit::kTensor ? static_cast<std::uint8_t>(op.precision)
@@ -60,6 +65,7 @@ PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
   p.seconds_per_launch = e.host.seconds_per_launch;
   p.seconds_per_micro_batch = e.host.seconds_per_micro_batch;
   p.architectures = e.architectures;
+  p.attention_kernels = e.attention_kernels;
   p.error_low = e.fit.error_low;
   p.error_high = e.fit.error_high;
   return p;
@@ -107,9 +113,15 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
   for (const auto& it : p.items) {
     // The roofline at full peak of the work already divided by the efficiencies.
     const auto cls = static_cast<std::size_t>(it.op_class);
+    // An attention kernel's fraction on this architecture replaces the curve's.
+    const double kernel = it.kernel == AttentionKernel::kNone || !d.gpu
+                              ? 1.0
+                              : attention_kernel_fraction(p.attention_kernels, d.gpu->architecture,
+                                                          it.kernel, it.phase, it.curve_fraction) /
+                                    it.curve_fraction;
     const RooflineTime t =
-        roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate] * scale[cls]), 1.0,
-                      Bytes(it.memory_work), d.bandwidth, 1.0);
+        roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate] * scale[cls] * kernel),
+                      1.0, Bytes(it.memory_work), d.bandwidth, 1.0);
     // A call takes at least as long as the host needs to launch its kernels: eager PyTorch
     // launches each op's kernels as it reaches them, so an op shorter than its launches leaves
     // the GPU waiting (Python and dispatcher time per kernel).

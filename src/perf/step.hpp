@@ -91,6 +91,10 @@ struct PreparedStep {
     OpClass op_class = OpClass::kGemm;
     Phase phase = Phase::kForward;
     double launches = 0;  // kernel launches per call
+    // Attention-core ops: the kernel, and the curve's fraction compute_work was divided by (an
+    // architecture's kernel fraction replaces it when the step is timed).
+    AttentionKernel kernel = AttentionKernel::kNone;
+    double curve_fraction = 1.0;
   };
   std::vector<Item> items;
   std::int64_t tokens_per_micro_batch = 0;
@@ -105,6 +109,7 @@ struct PreparedStep {
   double seconds_per_launch = 0;
   double seconds_per_micro_batch = 0;
   std::vector<ArchitectureScale> architectures;
+  std::vector<AttentionKernelFractions> attention_kernels;
   double error_low = 0, error_high = 0;
 };
 PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e);

@@ -1,5 +1,7 @@
 #include "render/calibration_yaml.hpp"
 
+#include <algorithm>
+
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -96,6 +98,27 @@ std::string efficiency_yaml(const EfficiencyTable& t, const std::vector<std::str
         if (v != 1.0) e << YAML::Key << std::string(op_class_name(c)) << YAML::Value << v;
       }
       e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << a.basis;
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
+  if (!t.attention_kernels.empty()) {
+    e << YAML::Key << "attention_kernels" << YAML::Value << YAML::BeginMap;
+    std::vector<std::string> done;
+    for (const auto& a : t.attention_kernels) {
+      if (std::find(done.begin(), done.end(), a.architecture) != done.end()) continue;
+      done.push_back(a.architecture);
+      e << YAML::Key << a.architecture << YAML::Value << YAML::BeginMap;
+      for (const auto& k : t.attention_kernels) {
+        if (k.architecture != a.architecture) continue;
+        e << YAML::Key << std::string(attention_kernel_name(k.kernel)) << YAML::Value
+          << YAML::BeginMap;
+        e << YAML::Key << "forward" << YAML::Value << k.forward;
+        e << YAML::Key << "backward" << YAML::Value << k.backward;
+        e << YAML::Key << "basis" << YAML::Value << YAML::DoubleQuoted << k.basis;
+        emit_sources(e, k.sources);
+        e << YAML::EndMap;
+      }
       e << YAML::EndMap;
     }
     e << YAML::EndMap;
