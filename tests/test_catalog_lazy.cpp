@@ -91,6 +91,8 @@ TEST(LazyCards, EveryArchitectureTheEfficiencyTableListsHasACard) {
   EXPECT_FALSE(table.architectures.empty());
   for (const auto& a : table.architectures)
     EXPECT_TRUE(architectures.count(a.architecture)) << a.architecture << " has no card";
+  for (const auto& a : table.attention_kernels)
+    EXPECT_TRUE(architectures.count(a.architecture)) << a.architecture << " has no card";
 }
 
 }  // namespace
