@@ -66,18 +66,18 @@ TEST(LazyCards, ThreadsAskingAtOnceGetOneCardEach) {
   const auto ids = c.gpu_ids();
   std::vector<std::thread> threads;
   std::vector<std::vector<const GpuSpec*>> seen(8);
-  for (int t = 0; t < 8; ++t)
+  for (std::size_t t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       for (std::size_t k = 0; k < ids.size(); ++k)
-        seen[t].push_back(c.find_gpu(ids[(k + static_cast<std::size_t>(t) * 5) % ids.size()]));
+        seen[t].push_back(c.find_gpu(ids[(k + t * 5) % ids.size()]));
       if (t % 2 == 0) (void)c.gpus().size();
     });
   for (auto& th : threads)
     th.join();
   EXPECT_EQ(c.cards_parsed(), ids.size());
-  for (int t = 0; t < 8; ++t)
+  for (std::size_t t = 0; t < 8; ++t)
     for (std::size_t k = 0; k < ids.size(); ++k)
-      EXPECT_EQ(seen[t][k], c.find_gpu(ids[(k + static_cast<std::size_t>(t) * 5) % ids.size()]));
+      EXPECT_EQ(seen[t][k], c.find_gpu(ids[(k + t * 5) % ids.size()]));
 }
 
 TEST(LazyCards, EveryArchitectureTheEfficiencyTableListsHasACard) {
