@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "catalog/figure_reader.hpp"
 #include "catalog/preparsed_yaml.hpp"
@@ -504,6 +505,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
 
   std::map<std::string, std::string_view, std::less<>> model_configs;  // "models/x.json" -> text
   const DataFile* model_index = nullptr;
+  std::set<std::string, std::less<>> card_ids;  // to refuse an id defined twice
   for (const auto& f : files) {
     const std::string p = relative_to_data_folder(f);
     if (starts_with(p, "gpus/") && ends_with(p, ".yaml")) {
@@ -513,15 +515,14 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       };
       if (!preparsed_form(f.text).empty()) {
         // Built in: checked when the build parsed it and by the tests; parsed when asked for.
-        const std::string id = file_stem(f.path);
-        const auto ids = c.gpu_ids();
-        if (std::find(ids.begin(), ids.end(), id) != ids.end()) throw defined_twice(id);
+        std::string id = file_stem(f.path);
+        if (!card_ids.insert(id).second) throw defined_twice(id);
         c.order_.push_back(nullptr);
         c.pending_.push_back({id, f});
         continue;
       }
       GpuSpec g = parse_gpu_file(f, c.sources_);
-      if (c.find_gpu(g.id)) throw defined_twice(g.id);
+      if (!card_ids.insert(g.id).second) throw defined_twice(g.id);
       c.gpus_.push_back(std::move(g));
       c.order_.push_back(&c.gpus_.back());
       c.pending_.push_back({});

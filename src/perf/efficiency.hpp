@@ -136,8 +136,9 @@ void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& default
 // in (0, 1], ranges ascending, every `source` defined in data/sources*.yaml.
 EfficiencyTable parse_efficiency(const DataFile& file,
                                  const std::map<std::string, SourceInfo, std::less<>>& sources);
-// Every architecture a table scales must be one a catalog card has (a misspelt name would scale
-// nothing): UserError naming the file, the key and the closest architecture otherwise.
+// Every architecture a table scales must be one a card may have (known_architectures(); a
+// misspelt name would scale nothing): UserError naming the file, the key and the closest name
+// otherwise. That each has a card in the built-in catalog is a test (test_catalog_lazy.cpp).
 void check_architectures(const EfficiencyTable& table, const Catalog& catalog);
 // data/efficiency/default.yaml of the catalog (its architectures checked against its cards).
 EfficiencyTable default_efficiency(const Catalog& catalog);
