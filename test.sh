@@ -19,33 +19,32 @@ cmake --build --preset default
 ctest --preset default -j2
 [[ "$mode" == quick ]] && exit 0
 
-step "sanitizers: ASan + UBSan build + tests (build-asan/)"
+# One instrumented build serves both the sanitizer run of the tests and the fuzz targets.
+step "sanitizers: ASan + UBSan build + tests, libFuzzer targets (build-asan/)"
 cmake --preset asan >/dev/null
 cmake --build --preset asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j2
 
-step "fuzzing: every parser for a bounded time (build-fuzz/)"
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+step "fuzzing: every parser for a bounded time (build-asan/)"
 # One target per fuzz/fuzz_*.cpp (fuzz/CMakeLists.txt): each must have been built and run.
 declared=0
 ran=0
 for source in fuzz/fuzz_*.cpp; do
   declared=$((declared + 1))
   name=$(basename "$source" .cpp)
-  fuzzer="build-fuzz/$name"
+  fuzzer="build-asan/$name"
   if [[ ! -x "$fuzzer" ]]; then
     echo "error: fuzz target $name (from $source) was not built: $fuzzer is missing" >&2
     exit 1
   fi
   corpus="fuzz/corpus/${name#fuzz_}"
-  mkdir -p "build-fuzz/corpus-$name"
+  mkdir -p "build-asan/corpus-$name"
   # The request handler gets inputs long enough to nest far past the depth bound.
   extra=()
   [[ "$name" == fuzz_api ]] && extra=(-max_len=65536)
   echo "$name: 20 s"
   "$fuzzer" -max_total_time="${FTPLAN_FUZZ_SECONDS:-20}" -print_final_stats=0 "${extra[@]}" \
-    "build-fuzz/corpus-$name" $( [[ -d "$corpus" ]] && echo "$corpus" ) 2>&1 | tail -2
+    "build-asan/corpus-$name" $( [[ -d "$corpus" ]] && echo "$corpus" ) 2>&1 | tail -2
   ran=$((ran + 1))
 done
 if (( declared == 0 || ran != declared )); then
