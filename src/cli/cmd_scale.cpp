@@ -9,6 +9,7 @@
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
+#include "parallel/layout.hpp"
 #include "plan/evaluate.hpp"
 #include "render/comm_json.hpp"
 #include "render/json.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 struct ScaleOptions {
   WorkloadOptions workload;
+  LayoutOptions layout;
   std::vector<std::string> gpus;
   int count = 2;
   std::string shard = "auto";
@@ -51,7 +53,9 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   p.sharding = choose_sharding(o.shard, w, replica, gpu, count);
   p.topology = o.topology;
   p.power_limit_W = o.power_limit_W;
+  p.layout = o.layout.layout;
   validate(p);
+  check_layout(w, p);
   const Topology t = build_topology(gpu, count, o.topology, data.comm, o.network_GBps,
                                     o.cards_per_node, parse_p2p(o.p2p, "p2p"));
   p.topology = t.preset;
@@ -64,6 +68,7 @@ const bool registered = register_command(
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<ScaleOptions>();
        o->workload.add_to(app);
+       o->layout.add_to(app);
        app.add_option("--gpu", o->gpus, "GPU id (twice with --sweep: two cards side by side)")
            ->required();
        CLI::Option* count_option = app.add_option(
@@ -93,6 +98,14 @@ const bool registered = register_command(
          // --gpu local without --gpus: the machine's own count.
          if (o->gpus.size() == 1 && Context::is_local_gpu(o->gpus[0]) && count_option->count() == 0)
            o->count = ctx.local_card(o->gpus[0]).count();
+         // A layout without --gpus: one replica's cards.
+         if (!o->layout.layout.trivial() && count_option->count() == 0)
+           o->count = o->layout.layout.model_parallel();
+         if (o->sweep && !o->layout.layout.trivial())
+           throw UserError(ErrorCode::kInvalidValue,
+                           "--sweep doubles the cards of a data-parallel run; give the layout's "
+                           "cards with --gpus instead",
+                           "sweep");
          if (o->count < 1 || o->count > 65536)
            throw UserError(
                ErrorCode::kInvalidValue,

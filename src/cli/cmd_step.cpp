@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
+#include "parallel/layout.hpp"
 #include "perf/step.hpp"
 #include "render/perf_json.hpp"
 #include "render/reason_words.hpp"
@@ -26,6 +27,7 @@ std::vector<OpTiming> time_ops(const StepOps& ops, const Device& d, const Effici
 
 struct StepOptions {
   WorkloadOptions workload;
+  LayoutOptions layout;
   PlacementOptions placement;
   CalibrationOptions calibration;
   bool json = false;
@@ -39,6 +41,7 @@ const bool registered = register_command(
        auto o = std::make_shared<StepOptions>();
        o->workload.add_to(app);
        o->placement.add_to(app, false, true, false);
+       o->layout.add_to(app);
        o->calibration.add_to(app);
        app.add_flag("--all-ops", o->all_ops, "List every op, not only the slowest");
        app.add_option("--power-limit", o->power_limit_W,
@@ -51,10 +54,44 @@ const bool registered = register_command(
          p.power_limit_W = o->power_limit_W;
          validate(p);
          require_training_format(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
-         const StepOps ops = build_step_ops(w);
+         const Layout& l = o->layout.layout;
+         if (!l.trivial()) {
+           p.count = l.model_parallel();
+           p.layout = l;
+           check_layout(w, p);
+         }
          const Device d = apply_power_limit(make_device(p), p.power_limit_W,
                                             load_power_scaling(ctx.catalog()), "power_limit");
          const EfficiencyTable e = o->calibration.for_gpu(ctx, *p.gpu, true);
+         StepOps ops = build_step_ops(w);
+         int stage = 0;
+         if (!l.trivial()) {
+           // One card of the slower edge stage: its share of the layers, tokens and weights.
+           const TrainedSet set = trained_set(w);
+           const ModelStates replica = model_states(w, set);
+           const EdgeStages edges = edge_stages(w.model->arch, l);
+           StepOps slowest;
+           Seconds slowest_time;
+           for (const Stage& st : {edges.first, edges.last}) {
+             const ModelStates held = stage_states(w, set, l, st).total();
+             const double share = replica.trained_weights.value > 0
+                                      ? held.trained_weights / replica.trained_weights
+                                      : 0.0;
+             StepOps card = stage_step_ops(ops, w.model->arch, l, st, share);
+             const StepEstimate one = estimate_step(card, d, e);
+             if (slowest.ops.empty() || one.micro_batch > slowest_time) {
+               slowest_time = one.micro_batch;
+               slowest = std::move(card);
+               stage = st.index;
+             }
+           }
+           ops = std::move(slowest);
+           ctx.err << fmt::format(
+               "note: step times one card of pipeline stage {} (of {}) under --tp {} --pp {} --cp "
+               "{} --ep {}: its own compute; the exchanges between the cards and the pipeline "
+               "bubble are in ftplan scale\n",
+               stage, l.pp, l.tp, l.pp, l.cp, l.ep);
+         }
          const StepEstimate s = estimate_step(ops, d, e);
          if (!s.feasible)
            throw UserError(ErrorCode::kUnsupported,
@@ -68,6 +105,8 @@ const bool registered = register_command(
                       "and the optimizer step on the host are in ftplan scale and plan\n";
          if (o->json) {
            nlohmann::json j = step_json(w, d, ops, s, e);
+           j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"vpp", l.vpp},
+                          {"cp", l.cp}, {"ep", l.ep}, {"stage", stage}};
            print_json(ctx, "step", std::move(j));
          } else {
            print_step(ctx.out, w, d, ops, s, e, time_ops(ops, d, e), o->all_ops);

@@ -6,6 +6,7 @@
 #include "cli/from_files.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
+#include "parallel/layout.hpp"
 #include "workload/loss.hpp"
 #include "workload/roles.hpp"
 
@@ -225,6 +226,7 @@ void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, boo
                  "reads a saved output)")
       ->required();
   if (multi_card) {
+    layout.add_to(app);
     gpus_option = app.add_option("--gpus", gpus,
                                  "Number of cards (default 1; with --gpu local: the machine's)");
     app.add_option("--shard", shard,
@@ -246,6 +248,9 @@ Placement PlacementOptions::build(Context& ctx) const {
   p.count = gpus;
   if (Context::is_local_gpu(gpu) && gpus_option && gpus_option->count() == 0)
     p.count = ctx.local_card(gpu).count();
+  // A layout without --gpus: one replica's cards.
+  if (!layout.layout.trivial() && gpus_option && gpus_option->count() == 0)
+    p.count = layout.layout.model_parallel();
   p.sharding = shard.empty() ? default_sharding(p.count) : parse_sharding(shard);
   const bool shards = p.sharding != Sharding::kNone && p.sharding != Sharding::kDdp;
   if (shards && p.count == 1) warn_one_card_sharding(ctx, shard);
@@ -261,7 +266,26 @@ Placement PlacementOptions::build(Context& ctx) const {
 Placement PlacementOptions::build(Context& ctx, const Workload& w) const {
   Placement p = build(ctx);
   require_format_support(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
+  p.layout = layout.layout;
+  check_layout(w, p);
   return p;
+}
+
+void LayoutOptions::add_to(CLI::App& app) {
+  app.add_option("--tp", layout.tp,
+                 "Tensor parallel: each layer's matrices split over this many cards, with sequence "
+                 "parallelism (default 1)");
+  app.add_option("--pp", layout.pp,
+                 "Pipeline parallel: the layers cut into this many stages, 1F1B schedule (default "
+                 "1); --grad-accum gives the micro-batches per step");
+  app.add_option("--vpp", layout.vpp,
+                 "Interleaved pipeline: model chunks per stage (default 1; needs --pp 2 or more)");
+  app.add_option("--cp", layout.cp,
+                 "Context parallel: each sequence split over this many cards, ring attention "
+                 "(default 1)");
+  app.add_option("--ep", layout.ep,
+                 "Expert parallel: each MoE layer's experts spread over this many cards (default "
+                 "1)");
 }
 
 void warn_one_card_sharding(Context& ctx, std::string_view shard) {

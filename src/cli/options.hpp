@@ -54,7 +54,14 @@ struct WorkloadOptions {
   Workload build(Context& ctx) const;
 };
 
+// --tp, --pp, --vpp, --cp, --ep: a model-parallel layout (parallel/layout.hpp).
+struct LayoutOptions {
+  Layout layout;
+  void add_to(CLI::App& app);
+};
+
 struct PlacementOptions {
+  LayoutOptions layout;  // multi-card commands only
   std::string gpu;
   int gpus = 1;  // with --gpu local and no --gpus: the detected count
   CLI::Option* gpus_option = nullptr;
@@ -66,7 +73,7 @@ struct PlacementOptions {
               bool with_topology = false);
   Placement build(Context& ctx) const;
   // As build(), for a run of `w`: the card must support its compute format
-  // (require_format_support).
+  // (require_format_support), and the layout must divide the model and the cards (check_layout).
   Placement build(Context& ctx, const Workload& w) const;
 };
 

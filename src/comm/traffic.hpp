@@ -77,7 +77,8 @@ struct ComputeTimes {
 };
 
 struct ScaleEstimate {
-  Seconds compute_per_step;       // grad_accum × (forward + backward) + optimizer
+  Seconds compute_per_step;       // grad_accum × (forward + backward) + optimizer (+ pipeline
+                                  // bubble under a layout)
   Seconds comm_per_step;          // estimated collective time (achieved rates), before overlap
   Seconds exposed_per_step;       // what does not hide behind compute
   Seconds step_seconds;           // compute + exposed

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/format.hpp"
 #include "memory/activations.hpp"
 #include "memory/step_memory.hpp"
+#include "parallel/layout.hpp"
 
 namespace ftplan {
 
@@ -35,12 +38,10 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, co
   return estimate_memory(w, replica, activation_profile(w), p, trace);
 }
 
-MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
-                              const ActivationProfile& profile, const Placement& p) {
-  MemoryEstimate m;
-  const int cards = p.mig ? 1 : p.count;
-  m.states = shard_states(replica, p.sharding, cards);
-  m.runtime = runtime_memory(w, profile, m.states, p, nullptr);
+namespace {
+
+// The figures once the states on the card, the step's activations and the overheads are known.
+void finish(MemoryEstimate& m, const Placement& p) {
   m.states_on_card = m.runtime.states.resident;
   m.activations = m.runtime.activations;
   m.overhead = m.runtime.overhead;
@@ -52,6 +53,56 @@ MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
   m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
+}
+
+// Tensor, pipeline, context or expert parallelism (parallel/layout.hpp): each edge stage's card
+// holds its share of the states, sharded over its data-parallel group, and the activations of
+// its layers, micro-batches in flight and 1/cp of each sequence.
+MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile,
+                             const Placement& p) {
+  const Layout& l = p.layout;
+  const ModelArch& a = w.model->arch;
+  const TrainedSet set = trained_set(w);
+  Workload card = w;
+  card.seq = std::max<std::int64_t>(1, w.seq / l.cp);
+  Placement group = p;
+  group.count = std::max(1, l.dp(p.count) * l.cp);
+  group.layout = {};
+  const EdgeStages edges = edge_stages(a, l);
+  MemoryEstimate best;
+  int n = 0;
+  for (const Stage& st : {edges.first, edges.last}) {
+    if (n == 1 && edges.single()) break;
+    MemoryEstimate m;
+    const StageStates states = stage_states(w, set, l, st);
+    m.states = shard_stage_states(states, p.sharding, l, p.count);
+    m.runtime = runtime_memory(card, stage_profile(profile, a, l, st, w.grad_accum), m.states,
+                               group, nullptr);
+    finish(m, p);
+    best.stages[static_cast<std::size_t>(n)] = {st.index,      st.layers,  m.states_on_card,
+                                                m.activations, m.overhead, m.peak};
+    if (n == 0 || m.peak > best.peak) {
+      const auto stages = best.stages;
+      best = m;
+      best.stages = stages;
+      best.peak_stage = st.index;
+    }
+    ++n;
+  }
+  best.stage_count = l.pp > 1 ? n : 0;
+  return best;
+}
+
+}  // namespace
+
+MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
+                              const ActivationProfile& profile, const Placement& p) {
+  if (!p.layout.trivial() && !p.mig) return layout_memory(w, profile, p);
+  MemoryEstimate m;
+  const int cards = p.mig ? 1 : p.count;
+  m.states = shard_states(replica, p.sharding, cards);
+  m.runtime = runtime_memory(w, profile, m.states, p, nullptr);
+  finish(m, p);
   return m;
 }
 

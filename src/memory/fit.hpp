@@ -2,6 +2,8 @@
 // room.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -42,6 +44,16 @@ struct MemoryEstimate {
   Bytes headroom;  // capacity - peak
   Verdict verdict = Verdict::kFits;
   Reason reason;  // one sentence a user can act on
+  // Under pipeline parallelism (Placement::layout): the first and the last stage, each on one of
+  // its cards; the figures above are the stage whose peak is higher. stage_count 0: no pipeline.
+  struct StageMemory {
+    int stage = 0;
+    std::int64_t layers = 0;
+    Bytes states_on_card, activations, overhead, peak;
+  };
+  std::array<StageMemory, 2> stages{};
+  int stage_count = 0;
+  int peak_stage = 0;
 };
 
 // Per-card memory of `w` placed as `p`. `replica` lets a caller that evaluates many placements of

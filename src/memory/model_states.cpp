@@ -61,32 +61,50 @@ ModelStates model_states(const Workload& w, Trace* trace) {
   return model_states(w, trained_set(w), trace);
 }
 
-ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace) {
-  const ParamInventory& inv = w.model->params;
-  const MethodTraits& method = set.traits;
-  ModelStates s;
+namespace {
 
+// Each tensor's states times share(tensor); no share function: every tensor whole.
+ModelStates states_of(const Workload& w, const TrainedSet& set,
+                      const std::function<double(const TensorSpec&)>* share) {
+  ModelStates s;
+  auto part = [&](const TensorSpec* t) { return share && t ? (*share)(*t) : 1.0; };
   // What is trained: weights, gradients, master copies and optimizer states per trained tensor,
   // as the optimizer table prices them (Muon and Adafactor treat matrices differently).
   for (const TrainedMatrix& m : set.trained) {
     const OptimizerCost c = optimizer_cost(w.optimizer, m);
-    s.trained_weights += Bytes(c.weight_bytes);
-    s.gradients += Bytes(c.gradient_bytes);
-    s.master_weights += Bytes(c.master_bytes);
-    s.optimizer_states += Bytes(c.state_bytes);
+    const double k = part(m.tensor);
+    s.trained_weights += Bytes(c.weight_bytes * k);
+    s.gradients += Bytes(c.gradient_bytes * k);
+    s.master_weights += Bytes(c.master_bytes * k);
+    s.optimizer_states += Bytes(c.state_bytes * k);
   }
   // What is frozen: BF16, 2 B per parameter (seed: "eine BF16-Basis für LoRA"), or block linear
   // weights in NF4 with double quantization (seed; QLoRA paper §3).
   for (const TensorRole& r : set.roles) {
     const TensorSpec& t = *r.tensor;
+    const double k = part(&t);
     if (r.base == BaseRole::kFrozen16) {
-      s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()));
+      s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
     } else if (r.base == BaseRole::kFrozenQuantized) {
       QuantizedBytes q = quantized_tensor_bytes(t, r.quant);
-      s.frozen_weights += q.codes * static_cast<double>(t.copies());
-      s.quantization_constants += q.constants * static_cast<double>(t.copies());
+      s.frozen_weights += q.codes * (static_cast<double>(t.copies()) * k);
+      s.quantization_constants += q.constants * (static_cast<double>(t.copies()) * k);
     }
   }
+  return s;
+}
+
+}  // namespace
+
+ModelStates model_states_share(const Workload& w, const TrainedSet& set,
+                               const std::function<double(const TensorSpec&)>& share) {
+  return states_of(w, set, &share);
+}
+
+ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace) {
+  const ParamInventory& inv = w.model->params;
+  const MethodTraits& method = set.traits;
+  const ModelStates s = states_of(w, set, nullptr);
 
   if (trace) {
     const OptimizerRow& opt = optimizer_row(w.optimizer);

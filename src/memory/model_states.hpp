@@ -2,6 +2,8 @@
 // constants — the seed's accounting (§ "Welche Läufe in 141 und 96 GB passen").
 #pragma once
 
+#include <functional>
+
 #include "core/trace.hpp"
 #include "core/units.hpp"
 #include "workload/roles.hpp"
@@ -34,6 +36,11 @@ struct ModelStates {
 
 ModelStates model_states(const Workload& w, Trace* trace = nullptr);
 ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace = nullptr);
+// The part of one replica's states a card holds when the model is split (parallel/layout.hpp):
+// every tensor's weights, gradients, master copy, optimizer states and quantization constants,
+// and those of the adapters on it, times share(tensor) (1: the whole tensor, 0: none of it).
+ModelStates model_states_share(const Workload& w, const TrainedSet& set,
+                               const std::function<double(const TensorSpec&)>& share);
 
 // Per-card share under a sharding strategy over `cards` cards (ZeRO stages, Rajbhandari et al.
 // 2020 §5): ZeRO-1 splits optimizer states and master weights, ZeRO-2 also gradients, ZeRO-3 /

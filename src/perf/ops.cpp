@@ -287,6 +287,7 @@ class Builder {
   }
 
   StepOps build() {
+    out_.tokens_processed = T_;
     emit_embedding();
     emit_block();
     emit_head();

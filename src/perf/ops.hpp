@@ -110,6 +110,7 @@ struct Op {
 struct StepOps {
   std::vector<Op> ops;
   std::int64_t tokens_per_micro_batch = 0;         // real tokens: seq × micro_batch, or the mean's
+  double tokens_processed = 0;  // tokens a micro-batch runs through the GEMMs (padding included)
   std::int64_t grad_accum = 1;                     // micro-batches per optimizer step
   std::int64_t layers = 0;                         // decoder layers
   ComputeFormat precision = ComputeFormat::kBF16;  // of the block linear layers

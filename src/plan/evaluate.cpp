@@ -53,6 +53,88 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
   return c;
 }
 
+namespace {
+
+// A model-parallel layout: each edge stage's card computes its share of the micro-batch and
+// exchanges activations with its tensor-, context-, expert-parallel and pipeline neighbours; the
+// slower stage sets the pace, the bubble adds (pp − 1)/vpp of its micro-batch time, and the
+// data-parallel group reduces the gradients of what its cards hold.
+void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                     const Device& device, const EfficiencyTable& efficiency,
+                     const PlanningData& data, ScaleResult& r, Trace* trace) {
+  const Placement& p = r.placement;
+  const Layout& l = p.layout;
+  const ModelArch& a = w.model->arch;
+  check_layout_topology(l, r.topology);
+  const TrainedSet set = trained_set(w);
+  const EdgeStages edges = edge_stages(a, l);
+  Placement group = p;
+  group.count = std::max(1, l.dp(p.count) * l.cp);
+  group.layout = {};
+  const Topology dp_topology = group_topology(r.topology, group.count, l.tp);
+  const double m = static_cast<double>(w.grad_accum);
+  Seconds slowest;
+  ModelStates held;
+  int n = 0;
+  for (const Stage& st : {edges.first, edges.last}) {
+    if (n++ == 1 && edges.single()) break;
+    const ModelStates states = stage_states(w, set, l, st).total();
+    const double share =
+        replica.trained_weights.value > 0 ? states.trained_weights / replica.trained_weights : 0.0;
+    const StepEstimate step =
+        estimate_step(stage_step_ops(ops, a, l, st, share), device, efficiency);
+    if (!step.feasible) {
+      r.step = step;
+      return;
+    }
+    const LayoutTraffic traffic = layout_traffic(w, l, st, r.topology, data.comm);
+    // Ring attention hides behind the attention core it feeds.
+    const Seconds attention = step.of(OpClass::kAttention) / m;
+    const Seconds cp_exposed =
+        traffic.cp.seconds > attention ? traffic.cp.seconds - attention : Seconds(0);
+    const Seconds exchanges =
+        traffic.tp.seconds + traffic.ep.seconds + traffic.pp.seconds + cp_exposed;
+    const Seconds per_micro_batch = step.micro_batch + exchanges;
+    if (n == 1 || per_micro_batch > slowest) {
+      slowest = per_micro_batch;
+      r.step = step;
+      r.layout = traffic;
+      r.stage = st.index;
+      r.layout_exposed_per_step = exchanges * m;
+      held = states;
+    }
+  }
+  if (trace)
+    trace_step(stage_step_ops(ops, a, l, r.stage == 0 ? edges.first : edges.last, 1.0), device,
+               efficiency, r.step, *trace);
+  r.comm = plan_communication(w, held, group, dp_topology, data.comm, trace);
+  r.offload = offload_time(w, held, group, Bytes(), data.comm);
+  r.scale = estimate_scaling(r.comm, compute_times(r.step, group, r.offload), w, dp_topology,
+                             data.comm, trace);
+  r.bubble_per_step = slowest * (pipeline_bubble_fraction(l, w.grad_accum) * m);
+  r.scale.comm_per_step +=
+      (r.layout.tp.seconds + r.layout.cp.seconds + r.layout.ep.seconds + r.layout.pp.seconds) * m;
+  r.scale.exposed_per_step += r.layout_exposed_per_step;
+  r.scale.step_seconds = r.scale.compute_per_step + r.bubble_per_step + r.scale.exposed_per_step;
+  r.scale.scaling_efficiency =
+      r.scale.step_seconds.value > 0 ? r.scale.compute_per_step / r.scale.step_seconds : 1.0;
+  // Throughput and MFU over the whole model: every replica's tokens, each card's share of the
+  // model FLOPs.
+  const double replicas = l.dp(p.count);
+  const double tokens = static_cast<double>(ops.tokens_per_micro_batch) * m;
+  r.tokens_per_second =
+      r.scale.step_seconds.value > 0 ? replicas * tokens / r.scale.step_seconds.value : 0;
+  const double card_flops =
+      ops.model_flops_per_micro_batch().value * m / static_cast<double>(l.model_parallel());
+  r.step.model_flops = Flops(card_flops);
+  r.step.tokens = static_cast<std::int64_t>(tokens);
+  r.step.mfu = r.scale.step_seconds.value > 0 && r.step.peak.value > 0
+                   ? card_flops / (r.scale.step_seconds.value * r.step.peak.value)
+                   : 0;
+}
+
+}  // namespace
+
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
                                Trace* trace) {
@@ -69,6 +151,10 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   }
   const Device device = apply_power_limit(make_device(p), p.power_limit_W, data.power);
   const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
+  if (!p.layout.trivial()) {
+    evaluate_layout(w, replica, ops, device, efficiency, data, r, trace);
+    return r;
+  }
   r.step = estimate_step(ops, device, efficiency);
   if (!r.step.feasible) return r;
   if (trace) trace_step(ops, device, efficiency, r.step, *trace);

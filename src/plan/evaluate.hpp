@@ -9,6 +9,7 @@
 #include "comm/traffic.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
+#include "parallel/layout.hpp"
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
@@ -49,7 +50,14 @@ struct Evaluation {
   CommPlan comm;
   OffloadTime offload;  // CPU offload: host copies and the host's optimizer step
   ScaleEstimate scale;
-  double tokens_per_second = 0;  // all cards together
+  // Under a model-parallel layout (placement.layout): the groups' exchanges per micro-batch on a
+  // card of the slower edge stage (`stage`), and the pipeline's bubble per step. `step` is that
+  // card's compute; `comm` the gradient traffic of its data-parallel group.
+  LayoutTraffic layout;
+  int stage = 0;
+  Seconds layout_exposed_per_step;  // tensor, expert, pipeline and unhidden context exchanges
+  Seconds bubble_per_step;          // pipeline fill and drain
+  double tokens_per_second = 0;     // all cards together
   bool feasible() const { return step.feasible && memory.verdict != Verdict::kDoesNotFit; }
 };
 using ScaleResult = Evaluation;

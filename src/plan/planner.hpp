@@ -34,6 +34,7 @@ struct Option {
   std::int64_t micro_batch = 1;
   std::int64_t grad_accum = 1;
   Recompute recompute = Recompute::kFull;
+  Layout layout;  // model parallelism (all 1: each card holds the whole model)
 
   bool feasible = false;
   Constraint failed = Constraint::kNone;

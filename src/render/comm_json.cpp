@@ -69,6 +69,23 @@ json scale_json(const ScaleResult& r) {
   j["step_seconds"] = round_to(r.scale.step_seconds.value, 4);
   j["scaling_efficiency"] = round_to(r.scale.scaling_efficiency, 4);
   j["tokens_per_second"] = round_to(r.tokens_per_second, 1);
+  if (!r.placement.layout.trivial()) {
+    auto group = [](const LayoutTraffic::Group& g) {
+      return json{{"received_GB_per_micro_batch", round_to(to_GB(g.received), 4)},
+                  {"seconds_per_micro_batch", round_to(g.seconds.value, 5)},
+                  {"collectives_per_micro_batch", g.collectives},
+                  {"link", link_level_name(g.link)}};
+    };
+    j["model_parallel"] = {
+        {"tp", group(r.layout.tp)},
+        {"cp", group(r.layout.cp)},
+        {"ep", group(r.layout.ep)},
+        {"pp", group(r.layout.pp)},
+        {"timed_stage", r.stage},
+        {"exposed_seconds_per_step", round_to(r.layout_exposed_per_step.value, 4)},
+        {"bubble_seconds_per_step", round_to(r.bubble_per_step.value, 4)},
+        {"memory_stages", memory_stages_json(r.memory)}};
+  }
   if (r.offload.any) {
     const OffloadTime& o = r.offload;
     j["offload"] = {

@@ -69,6 +69,13 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   out << fmt::format("on {} × {}{}{}\n", p.count, p.gpu->name,
                      p.count > 1 ? fmt::format(", {} sharding", sharding_name(p.sharding)) : "",
                      p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
+  const Layout& l = p.layout;
+  if (!l.trivial())
+    out << fmt::format(
+        "layout: tensor {} × pipeline {}{} × context {} × data {} (expert {}); the figures are "
+        "one card of stage {} (of {}), the one with the higher peak\n",
+        l.tp, l.pp, l.vpp > 1 ? fmt::format(" (× {} chunks)", l.vpp) : std::string(), l.cp,
+        l.dp(p.count), l.ep, m.peak_stage, l.pp);
   out << step_settings(w) << "\n\n";
   out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n",
                      group_digits(total), format_count_short(static_cast<double>(total)),
@@ -128,6 +135,17 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("free after model states", m.free);
   row("headroom after peak", m.headroom);
   t.print(out);
+  if (m.stage_count > 0) {
+    out << "\npipeline stages, one card each:\n";
+    TextTable stages({"stage>", "layers>", "states on card GB>", "activations GB>", "peak GB>"});
+    for (int i = 0; i < m.stage_count; ++i) {
+      const auto& one = m.stages[static_cast<std::size_t>(i)];
+      stages.row({std::to_string(one.stage), std::to_string(one.layers),
+                  format_fixed(to_GB(one.states_on_card), 2),
+                  format_fixed(to_GB(one.activations), 2), format_fixed(to_GB(one.peak), 2)});
+    }
+    stages.print(out);
+  }
   out << fmt::format("\nverdict: {} — {}\n", verdict_name(m.verdict), word_reason(m.reason));
   if (suggestions.empty()) return;
   out << (suggestions.front().fits() ? "\nTo make it fit:\n"

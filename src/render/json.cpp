@@ -229,6 +229,14 @@ json workload_json(const Workload& w) {
 
 json placement_json(const Placement& p) {
   json j = {{"gpu", p.gpu->id}, {"gpus", p.count}, {"shard", sharding_name(p.sharding)}};
+  const Layout& l = p.layout;
+  j["layout"] = {{"tp", l.tp},
+                 {"pp", l.pp},
+                 {"vpp", l.vpp},
+                 {"cp", l.cp},
+                 {"ep", l.ep},
+                 {"dp", std::max(1, l.dp(p.mig ? 1 : p.count))},
+                 {"shard", sharding_name(p.sharding)}};
   if (p.mig) j["mig"] = p.mig->name;
   if (!p.topology.empty()) j["topology"] = p.topology;
   return j;
@@ -262,12 +270,26 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,
                      {"model_states", round_to(to_GiB(m.states.total()), 3)},
                      {"peak", round_to(to_GiB(m.peak), 3)}};
   j["per_card"] = true;
+  if (m.stage_count > 0) j["pipeline_stages"] = memory_stages_json(m);
   j["verdict"] = verdict_name(m.verdict);
   j["reason"] = word_reason(m.reason);
   j["suggestions"] = json::array();
   for (const auto& s : suggestions)
     j["suggestions"].push_back(suggestion_json(s));
   return j;
+}
+
+json memory_stages_json(const MemoryEstimate& m) {
+  json stages = json::array();
+  for (int i = 0; i < m.stage_count; ++i) {
+    const auto& st = m.stages[static_cast<std::size_t>(i)];
+    stages.push_back({{"stage", st.stage},
+                      {"layers", st.layers},
+                      {"states_on_card_GB", round_to(to_GB(st.states_on_card), 3)},
+                      {"activations_GB", round_to(to_GB(st.activations), 3)},
+                      {"peak_GB", round_to(to_GB(st.peak), 3)}});
+  }
+  return stages;
 }
 
 json memory_gb_json(const MemoryEstimate& m, PeakKind kind) {

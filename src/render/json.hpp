@@ -32,6 +32,9 @@ nlohmann::json derivation_json(const Derivation& d);
 nlohmann::json runtime_memory_json(const MemoryEstimate& m, PeakKind kind);
 // The memory of one card in GB (1e9 B), as fit and max print it: capacity, model states, free,
 // activations, overhead, peak, headroom, the breakdown, and the runtime memory above.
+// The first and last pipeline stage's card (MemoryEstimate::stages): layers, states on the card,
+// activations and peak in GB; empty without a pipeline.
+nlohmann::json memory_stages_json(const MemoryEstimate& m);
 nlohmann::json memory_gb_json(const MemoryEstimate& m, PeakKind kind);
 // ftplan validate: every run (predicted or skipped, with the reason), the summaries.
 nlohmann::json validation_json(const ValidationReport& r);

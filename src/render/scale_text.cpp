@@ -15,9 +15,26 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
   out << fmt::format("strategy: {} · topology: {} · micro-batch {} × {} tokens, {} per step\n\n",
                      comm_strategy_name(r.comm.strategy), r.topology.preset, w.micro_batch, w.seq,
                      w.grad_accum);
-  out << fmt::format("memory per card: model states {}, peak {} of {} — {}\n\n",
+  const Layout& l = p.layout;
+  if (!l.trivial())
+    out << fmt::format(
+        "layout: tensor {} × pipeline {}{} × context {} × data {} (expert {}); one replica on {} "
+        "cards\n",
+        l.tp, l.pp, l.vpp > 1 ? fmt::format(" (× {} chunks)", l.vpp) : std::string(), l.cp,
+        l.dp(p.count), l.ep, l.model_parallel());
+  out << fmt::format("memory per card: model states {}, peak {} of {} — {}\n",
                      format_GB(r.memory.states.total()), format_GB(r.memory.peak),
                      format_GB(r.memory.capacity), verdict_name(r.memory.verdict));
+  for (int i = 0; i < r.memory.stage_count; ++i) {
+    const auto& st = r.memory.stages[static_cast<std::size_t>(i)];
+    out << fmt::format("  stage {} ({} layers{}): states {}, activations {}, peak {}\n", st.stage,
+                       st.layers,
+                       st.stage == 0          ? ", embedding"
+                       : st.stage == l.pp - 1 ? ", output layer and loss"
+                                              : "",
+                       format_GB(st.states_on_card), format_GB(st.activations), format_GB(st.peak));
+  }
+  out << "\n";
   if (!r.step.feasible) {
     out << "step time: cannot be estimated — " << word_reason(r.step.reason) << "\n";
     return;
@@ -29,7 +46,18 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
            format_fixed(to_GB(c.cost.size), 2), format_fixed(to_GB(c.cost.received_per_card), 2),
            format_fixed(c.cost.min_link_seconds.value, 3),
            format_fixed(c.cost.estimated_seconds.value, 3)});
-  if (r.comm.call_count > 0) {
+  if (!l.trivial()) {
+    const std::pair<const LayoutTraffic::Group*, const char*> groups[] = {
+        {&r.layout.tp, "tensor parallel: all-gather + reduce-scatter"},
+        {&r.layout.cp, "context parallel: ring attention K/V"},
+        {&r.layout.ep, "expert parallel: all-to-all"},
+        {&r.layout.pp, "pipeline: activations to the next stage"}};
+    for (const auto& [g, what] : groups)
+      if (g->collectives > 0)
+        t.row({what, fmt::format("micro-batch ×{}", g->collectives), "",
+               format_fixed(to_GB(g->received), 2), "", format_fixed(g->seconds.value, 3)});
+  }
+  if (r.comm.call_count > 0 || !l.trivial()) {
     t.print(out);
     const Link& link = r.topology.link(r.comm.link);
     out << fmt::format(
@@ -48,6 +76,12 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
       format_seconds(r.scale.compute_per_step), format_seconds(r.scale.comm_per_step),
       format_seconds(r.scale.exposed_per_step), format_seconds(r.scale.step_seconds),
       100 * r.scale.scaling_efficiency, r.tokens_per_second);
+  if (!l.trivial())
+    out << fmt::format(
+        "model parallel: stage {}'s card timed (the slower edge stage); exchanges exposed {} per "
+        "step, pipeline bubble {} per step ((pp − 1)/(vpp · micro-batches) = {:.1f} %)\n",
+        r.stage, format_seconds(r.layout_exposed_per_step), format_seconds(r.bubble_per_step),
+        100 * pipeline_bubble_fraction(l, w.grad_accum));
   if (r.offload.any) {
     const OffloadTime& o = r.offload;
     out << fmt::format(

@@ -65,12 +65,16 @@ const std::vector<std::string>& optimizer_names();
 
 // One trained tensor as an optimizer sees it: `copies` matrices of rows x cols (a vector is one
 // row), e.g. a LoRA A of one module in every layer, or an expert tensor [E, out, in].
+struct TensorSpec;  // model/params.hpp
+
 struct TrainedMatrix {
   std::int64_t rows = 1;
   std::int64_t cols = 1;
   std::int64_t copies = 1;
   bool matrix = false;  // two or more dimensions (a weight matrix), not a norm, bias or vector
   bool hidden = false;  // inside the decoder blocks (not the embedding or the output layer)
+  // The model tensor it belongs to: itself, or the one its adapter sits on (null: none given).
+  const TensorSpec* tensor = nullptr;
   std::int64_t numel() const { return rows * cols * copies; }
 };
 

@@ -89,6 +89,23 @@ struct Workload {
   double tokens_per_sequence() const { return real_tokens_per_row(lengths, seq); }
 };
 
+// Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the
+// rest of the count replicates it (data parallel, `dp`), and the experts of a MoE model are spread
+// over `ep` of the data-parallel ranks. All 1: every card holds the whole model (data parallel,
+// ZeRO, FSDP). Tensor parallelism runs with sequence parallelism (Korthikanti et al. 2022): the
+// norms, dropouts and residual adds between the split layers hold 1/tp of the tokens too.
+struct Layout {
+  int tp = 1;   // tensor parallel: each block's matrices split column-/row-wise over tp cards
+  int pp = 1;   // pipeline parallel: the blocks cut into pp stages (1F1B schedule)
+  int vpp = 1;  // interleaved 1F1B: model chunks per stage (Narayanan et al. 2021 §2.2)
+  int cp = 1;   // context parallel: each sequence's tokens split over cp cards (ring attention)
+  int ep = 1;   // expert parallel: each MoE layer's experts split over ep cards
+  int model_parallel() const { return tp * pp * cp; }  // cards of one replica
+  bool trivial() const { return tp == 1 && pp == 1 && vpp == 1 && cp == 1 && ep == 1; }
+  // Data-parallel replicas among `cards` cards.
+  int dp(int cards) const { return cards / model_parallel(); }
+};
+
 // Where a workload runs: card type and count, how state is split, or one MIG instance.
 struct Placement {
   const GpuSpec* gpu = nullptr;
@@ -97,6 +114,7 @@ struct Placement {
   const MigProfile* mig = nullptr;  // run inside one instance of this profile
   std::string topology;             // preset name (comm/topology); empty: the best the card has
   double power_limit_W = 0;         // per card, below its TDP (0: none): a lower sustained clock
+  Layout layout;                    // model parallelism; `sharding` splits states over its dp
 };
 
 // The settings only some methods read, by their runs-file key: the adapter's (rank, targets,
