@@ -93,6 +93,18 @@ TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {
   EXPECT_EQ(sweep["sweep"].size(), 8u);  // N = 1, 2, 4, 8 for each card
   EXPECT_EQ(sweep["sweep"][1]["link"], "NVLink 4 bridge");
   EXPECT_EQ(sweep["sweep"][5]["link"], "PCIe Gen5 x16");
+  // Nodes and their network are keys like the CLI's options.
+  const Response nodes =
+      call("POST", "/api/scale",
+           "{" + run +
+               R"(, "gpu": "h200-sxm", "nodes": 2, "network": "ib-ndr-400", "nics_per_node": 4})");
+  ASSERT_EQ(nodes.status, 200) << nodes.body;
+  EXPECT_EQ(json::parse(nodes.body),
+            cli({"scale"}, {"--gpu", "h200-sxm", "--nodes", "2", "--network", "ib-ndr-400",
+                            "--nics-per-node", "4"}));
+  EXPECT_EQ(json::parse(nodes.body)["network"]["GBps_per_node"], 200);
+  expect_error(call("POST", "/api/scale", "{" + run + R"(, "gpu": "h200-sxm", "network": "ndr"})"),
+               400, "unknown_name", "network");
 
   const Response mig = call("POST", "/api/mig", "{" + run + R"(, "gpu": "rtx-pro-6000"})");
   ASSERT_EQ(mig.status, 200) << mig.body;

@@ -27,6 +27,9 @@ struct ScaleOptions {
   std::string topology;
   double network_GBps = 0;
   int cards_per_node = 0;
+  std::string network;
+  int nics_per_node = 0;
+  int nodes = 0;
   std::string p2p = "auto";
   double power_limit_W = 0;
   bool sweep = false;
@@ -56,8 +59,13 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   p.layout = o.layout.layout;
   validate(p);
   check_layout(w, p);
-  const Topology t = build_topology(gpu, count, o.topology, data.comm, o.network_GBps,
-                                    o.cards_per_node, parse_p2p(o.p2p, "p2p"));
+  NodeOptions nodes;
+  nodes.network = o.network;
+  nodes.nics_per_node = o.nics_per_node;
+  nodes.network_GBps_per_node = o.network_GBps;
+  nodes.cards_per_node = o.cards_per_node;
+  const Topology t =
+      build_topology(gpu, count, o.topology, data.comm, nodes, parse_p2p(o.p2p, "p2p"));
   p.topology = t.preset;
   return evaluate_placement(w, replica, ops, p, t, data);
 }
@@ -84,6 +92,13 @@ const bool registered = register_command(
            "--network-GBps,--network-gbps", o->network_GBps,
            "Network bandwidth per node and direction for runs beyond one node (default from data)");
        app.add_option("--cards-per-node", o->cards_per_node, "Cards per node (default 8)");
+       app.add_option("--network", o->network,
+                      "Node network from data/comm/networks.yaml (ib-ndr-400, roce-400, efa-p5, "
+                      "...; default: one 400 Gb/s NIC per node)");
+       app.add_option("--nics-per-node", o->nics_per_node,
+                      "NICs per node (default: the network's)");
+       CLI::Option* nodes_option =
+           app.add_option("--nodes", o->nodes, "Number of nodes: cards = nodes x cards per node");
        app.add_option("--power-limit", o->power_limit_W,
                       "Cap each card at this many watts (nvidia-smi -pl): tensor and vector rates "
                       "follow the lower sustained clock (default: the card's TDP)");
@@ -93,11 +108,27 @@ const bool registered = register_command(
        app.add_flag("--sweep", o->sweep, "Sweep N = 1, 2, 4, 8 (for each --gpu)");
        app.add_flag("--json", o->json, "Print JSON");
        o->calibration.add_to(app);
-       return [&ctx, o, count_option] {
+       return [&ctx, o, count_option, nodes_option] {
          Workload w = o->workload.build(ctx);
          // --gpu local without --gpus: the machine's own count.
          if (o->gpus.size() == 1 && Context::is_local_gpu(o->gpus[0]) && count_option->count() == 0)
            o->count = ctx.local_card(o->gpus[0]).count();
+         if (nodes_option->count() > 0) {
+           if (o->nodes < 1 || o->nodes > 65536)
+             throw UserError(
+                 ErrorCode::kInvalidValue,
+                 fmt::format("number of nodes must be a whole number from 1 to 65536, got {}",
+                             o->nodes),
+                 "nodes");
+           if (o->sweep)
+             throw UserError(ErrorCode::kInvalidValue,
+                             "--nodes sets the card count; --sweep sweeps it: give one", "nodes");
+         }
+         if (!(o->network_GBps >= 0 && std::isfinite(o->network_GBps)) || o->cards_per_node < 0 ||
+             o->nics_per_node < 0)
+           throw UserError(ErrorCode::kInvalidValue,
+                           "--network-GBps, --cards-per-node and --nics-per-node must be positive",
+                           "network_GBps");
          // A layout without --gpus: one replica's cards.
          if (!o->layout.layout.trivial() && count_option->count() == 0)
            o->count = o->layout.layout.model_parallel();
@@ -114,9 +145,6 @@ const bool registered = register_command(
                "gpus");
          if (!o->sweep && o->gpus.size() > 1)
            throw UserError(ErrorCode::kInvalidValue, "give one --gpu, or two with --sweep", "gpu");
-         if (!(o->network_GBps >= 0 && std::isfinite(o->network_GBps)) || o->cards_per_node < 0)
-           throw UserError(ErrorCode::kInvalidValue,
-                           "--network-GBps and --cards-per-node must be positive", "network_GBps");
          std::vector<const GpuSpec*> gpus;
          for (const auto& id : o->gpus) {
            gpus.push_back(&ctx.resolve_gpu(id));
@@ -125,6 +153,26 @@ const bool registered = register_command(
          Calibrations cal = o->calibration.load(ctx);
          const PlanningData data =
              PlanningData::load(ctx.catalog(), std::move(cal.efficiency), std::move(cal.links));
+         if (!o->network.empty() && !data.comm.network(o->network))
+           throw_unknown_name("network", "network", o->network, data.comm.network_names());
+         if (nodes_option->count() > 0) {
+           // --nodes N: N x the node's cards; --gpus, if given, must agree.
+           const int per_node = node_size(data.comm, o->topology, o->cards_per_node);
+           const long long cards = static_cast<long long>(o->nodes) * per_node;
+           if (cards > 65536)
+             throw UserError(ErrorCode::kInvalidValue,
+                             fmt::format("{} nodes of {} cards are {} cards, more than 65536",
+                                         o->nodes, per_node, cards),
+                             "nodes");
+           if (count_option->count() > 0 && o->count != cards)
+             throw UserError(
+                 ErrorCode::kInvalidValue,
+                 fmt::format("--nodes {} with {} cards per node is {} cards, but --gpus says {}; "
+                             "give one of them, or set --cards-per-node",
+                             o->nodes, per_node, cards, o->count),
+                 "nodes");
+           o->count = static_cast<int>(cards);
+         }
          const ModelStates replica = model_states(w);
          const StepOps ops = build_step_ops(w);
          if (!o->sweep) {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "catalog/figure_reader.hpp"
 #include "catalog/strict_yaml.hpp"
@@ -29,6 +30,19 @@ std::vector<std::string> CommConstants::preset_names() const {
   for (const auto& p : presets)
     out.push_back(p.name);
   return out;
+}
+
+std::vector<std::string> CommConstants::network_names() const {
+  std::vector<std::string> out;
+  for (const auto& n : networks)
+    out.push_back(n.name);
+  return out;
+}
+
+const CommConstants::Network* CommConstants::network(std::string_view name) const {
+  for (const auto& n : networks)
+    if (n.name == name) return &n;
+  return nullptr;
 }
 
 const LinkCalibration* CommConstants::calibration(LinkLevel level, const GpuSpec& gpu) const {
@@ -109,6 +123,8 @@ CommConstants load_comm_constants(const Catalog& catalog) {
           static_cast<int>(p.optional_integer("cards_per_node", 1, 1024).value_or(0));
       preset.network_GBps_per_node =
           p.optional_number("network_GBps_per_node", 0.1, 1e5).value_or(0);
+      preset.nics_per_node =
+          static_cast<int>(p.optional_integer("nics_per_node", 1, 1024).value_or(0));
       preset.gpus = p.string_list("gpus", false);
       for (const auto& id : preset.gpus)
         if (!catalog.find_gpu(id))
@@ -123,6 +139,39 @@ CommConstants load_comm_constants(const Catalog& catalog) {
               f.path + ": source");
       p.finish();
       k.presets.push_back(std::move(preset));
+    }
+    root.finish();
+  }
+  {
+    const DataFile& f = need_file(catalog, "comm/networks.yaml");
+    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    for (auto& n : root.map_list("networks", true)) {
+      CommConstants::Network net;
+      net.name = n.required_string("name");
+      if (k.network(net.name))
+        n.fail("name", fmt::format("network '{}' is defined twice", net.name));
+      net.description = n.required_string("description");
+      net.fabric = n.required_choice("fabric", {"infiniband", "ethernet", "efa"});
+      net.nic_Gbps = n.required_number("nic_Gbps", 1, 1e5);
+      // The per-direction GB/s the file states must be the Gb/s it states, over 8.
+      const double GBps = n.required_number("nic_GBps", 0.125, 1.25e4);
+      if (std::abs(GBps - net.nic_GBps()) > 1e-9 * GBps)
+        n.fail("nic_GBps", fmt::format("{} Gb/s gives {} GB/s per direction, not {}", net.nic_Gbps,
+                                       net.nic_GBps(), GBps));
+      net.nics_per_node = static_cast<int>(n.required_integer("nics_per_node", 1, 1024));
+      net.rail_optimised = n.required_bool("rail_optimised");
+      net.step_latency_us = n.optional_number("step_latency_us", 0.01, 1e6).value_or(0);
+      n.required_string("systems");
+      const auto sources = n.string_list("source", true);
+      if (sources.empty()) n.fail("source", "every network needs at least one source");
+      for (const auto& id : sources)
+        if (!src.count(id))
+          throw UserError(
+              ErrorCode::kUnknownName,
+              fmt::format("{}: network '{}' cites unknown source '{}'", f.path, net.name, id),
+              f.path + ": source");
+      n.finish();
+      k.networks.push_back(std::move(net));
     }
     root.finish();
   }
@@ -181,14 +230,68 @@ std::string_view p2p_name(P2p p) {
   return "auto";
 }
 
+namespace {
+
+const CommConstants::Preset* find_preset(const CommConstants& k, const std::string& name) {
+  for (const auto& p : k.presets)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// The node network: a named one (its NICs, or `nics_per_node` of them), else the preset's, else
+// the default (one NIC of links.yaml's rate per node); --network-GBps overrides the rate.
+NodeNetwork node_network(const CommConstants& k, const CommConstants::Preset& preset,
+                         const NodeOptions& o) {
+  NodeNetwork n;
+  if (!o.network.empty()) {
+    const CommConstants::Network* net = k.network(o.network);
+    if (!net) throw_unknown_name("network", "network", o.network, k.network_names());
+    n.name = net->name;
+    n.nics_per_node = o.nics_per_node > 0 ? o.nics_per_node : net->nics_per_node;
+    n.rail_optimised = net->rail_optimised;
+    n.GBps_per_node = net->GBps_per_node(n.nics_per_node);
+  } else if (preset.network_GBps_per_node > 0) {
+    n.name = preset.name;
+    n.nics_per_node = preset.nics_per_node;
+    n.GBps_per_node = preset.network_GBps_per_node;
+    if (o.nics_per_node > 0 && preset.nics_per_node > 0) {
+      n.GBps_per_node *= static_cast<double>(o.nics_per_node) / preset.nics_per_node;
+      n.nics_per_node = o.nics_per_node;
+    }
+  } else {
+    n.nics_per_node = o.nics_per_node > 0 ? o.nics_per_node : 1;
+    n.GBps_per_node = n.nics_per_node * k.network_GBps_per_node;
+  }
+  if (o.network_GBps_per_node > 0) {
+    n.GBps_per_node = o.network_GBps_per_node;
+    if (o.network.empty()) n.name = "custom";
+  }
+  return n;
+}
+
+}  // namespace
+
+int node_size(const CommConstants& k, std::string_view preset_name, int cards_per_node) {
+  if (cards_per_node > 0) return cards_per_node;
+  const CommConstants::Preset* preset = find_preset(k, std::string(preset_name));
+  return preset && preset->cards_per_node > 0 ? preset->cards_per_node : k.cards_per_node;
+}
+
 Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_name,
                         const CommConstants& k, double network_GBps_per_node, int cards_per_node,
                         P2p p2p) {
+  NodeOptions o;
+  o.network_GBps_per_node = network_GBps_per_node;
+  o.cards_per_node = cards_per_node;
+  return build_topology(gpu, cards, preset_name, k, o, p2p);
+}
+
+Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_name,
+                        const CommConstants& k, const NodeOptions& nodes, P2p p2p) {
+  const int cards_per_node = nodes.cards_per_node;
   const std::string name =
       preset_name.empty() ? default_topology(gpu, cards) : std::string(preset_name);
-  const CommConstants::Preset* preset = nullptr;
-  for (const auto& p : k.presets)
-    if (p.name == name) preset = &p;
+  const CommConstants::Preset* preset = find_preset(k, name);
   if (!preset) throw_unknown_name("topology", "topology", name, k.preset_names());
 
   if (!preset->gpus.empty() &&
@@ -204,9 +307,9 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
                      : preset->cards_per_node > 0 ? preset->cards_per_node
                                                   : k.cards_per_node;
   t.domain_cards = preset->domain_cards;
-  const double network = network_GBps_per_node > 0           ? network_GBps_per_node
-                         : preset->network_GBps_per_node > 0 ? preset->network_GBps_per_node
-                                                             : k.network_GBps_per_node;
+  t.network = node_network(k, *preset, nodes);
+  const double network = t.network.GBps_per_node;
+  const CommConstants::Network* fabric = k.network(nodes.network);
 
   // PCIe between domains: NVIDIA lists both directions added (Gen5 x16: 128 GB/s = 64 per
   // direction).
@@ -215,9 +318,14 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
       gpu.pcie.per_direction(), k.pcie_step_latency, k.achieved_fraction(LinkLevel::kPcie, gpu)};
   // The network: the node's bandwidth shared by the cards of the node that send at once.
   t.inter_node = {
-      LinkLevel::kNetwork, fmt::format("network ({} GB/s per node and direction)", network),
+      LinkLevel::kNetwork,
+      fmt::format("network ({}{} GB/s per node and direction)",
+                  fabric ? fmt::format("{}, {} NICs, ", fabric->name, t.network.nics_per_node) : "",
+                  network),
       bytes_per_second_from_GBps(network / std::min(t.cards_per_node, std::max(cards, 1))),
-      k.network_step_latency, k.achieved_fraction(LinkLevel::kNetwork, gpu)};
+      fabric && fabric->step_latency_us > 0 ? Seconds(fabric->step_latency_us * 1e-6)
+                                            : k.network_step_latency,
+      k.achieved_fraction(LinkLevel::kNetwork, gpu)};
   t.p2p = p2p == P2p::kAuto ? gpu.pcie.p2p : p2p == P2p::kOn;
   if (!t.p2p) {
     // Staged through host memory: each byte a card sends is written to host memory and read by
@@ -311,6 +419,11 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset_n
     t.notes.push_back(fmt::format(
         "{} nodes of {} cards: traffic between nodes shares {} GB/s per node and direction",
         t.nodes(), t.cards_per_node, network));
+  if (t.network_groups() > 1 && t.network.nics_per_node > 1 && !t.network.rail_optimised)
+    t.notes.push_back(fmt::format(
+        "network '{}' has {} NICs per node but is not rail-optimised: rings between nodes may "
+        "share switch uplinks, so {} GB/s per node is an upper bound",
+        t.network.name, t.network.nics_per_node, network));
   return t;
 }
 

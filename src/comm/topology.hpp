@@ -61,17 +61,51 @@ struct CommConstants {
     bool domain_within_node = true;
     int cards_per_node = 0;            // the system's own node size; 0: the run's (default 8)
     double network_GBps_per_node = 0;  // the system's NICs per node and direction; 0: default
+    int nics_per_node = 0;             // how many NICs make that rate; 0: not stated
     std::vector<std::string> gpus;     // cards the system is built with; empty: any with the link
     std::string note;                  // what a user must know about the preset
   };
   std::vector<Preset> presets;
   std::vector<std::string> preset_names() const;
+  // A named node network (data/comm/networks.yaml): NICs of one rate, so many per node.
+  struct Network {
+    std::string name;
+    std::string description;
+    std::string fabric;  // "infiniband" | "ethernet" | "efa"
+    double nic_Gbps = 0;
+    int nics_per_node = 1;
+    bool rail_optimised = false;  // one NIC per GPU, each rail on its own leaf switch
+    double step_latency_us = 0;   // 0: the default network step latency
+    // Per direction, in GB/s (10^9 bytes): one NIC, and `nics` of them.
+    double nic_GBps() const { return nic_Gbps / 8; }
+    double GBps_per_node(int nics) const { return nics * nic_GBps(); }
+  };
+  std::vector<Network> networks;
+  std::vector<std::string> network_names() const;
+  const Network* network(std::string_view name) const;
   // The achieved fraction of `level` on `gpu`: its calibration if one was given, else the default.
   double achieved_fraction(LinkLevel level, const GpuSpec& gpu) const;
   const LinkCalibration* calibration(LinkLevel level, const GpuSpec& gpu) const;
 };
 
 CommConstants load_comm_constants(const Catalog& catalog);
+
+// The network a run's nodes use, as reported (ftplan scale --json "network").
+struct NodeNetwork {
+  std::string name = "default";  // a networks.yaml name, a preset's, "default" or "custom"
+  double GBps_per_node = 0;      // per direction
+  int nics_per_node = 1;         // 0: not stated
+  bool rail_optimised = false;
+};
+
+// How the nodes of a run are built (ftplan scale --network, --nics-per-node, --network-GBps,
+// --cards-per-node); zero or empty: the preset's or the default.
+struct NodeOptions {
+  std::string network;               // a name in data/comm/networks.yaml
+  int nics_per_node = 0;             // NICs per node (default: the network's)
+  double network_GBps_per_node = 0;  // overrides the rate the NICs give
+  int cards_per_node = 0;
+};
 
 struct Topology {
   std::string preset;
@@ -83,6 +117,7 @@ struct Topology {
   Link inter_node;    // between nodes: the network (share of the node's bandwidth per card)
   std::vector<std::string> notes;  // caveats a user must know (peer-to-peer, bridge limits, ...)
   bool p2p = true;                 // PCIe peer-to-peer between the cards
+  NodeNetwork network;             // the network between nodes
 
   int domains() const { return (cards + domain_cards - 1) / domain_cards; }
   int nodes() const { return (cards + cards_per_node - 1) / cards_per_node; }
@@ -132,5 +167,13 @@ std::string_view p2p_name(P2p p);
 Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
                         const CommConstants& constants, double network_GBps_per_node = 0,
                         int cards_per_node = 0, P2p p2p = P2p::kAuto);
+// The same with a named network (an unknown name is a UserError naming the closest ones) and
+// its NIC count: the node's rate is NICs x the NIC's rate, unless `nodes.network_GBps_per_node`
+// sets it.
+Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
+                        const CommConstants& constants, const NodeOptions& nodes,
+                        P2p p2p = P2p::kAuto);
+// The node size a run gets: `cards_per_node` if given, else the preset's, else the default.
+int node_size(const CommConstants& constants, std::string_view preset, int cards_per_node = 0);
 
 }  // namespace ftplan

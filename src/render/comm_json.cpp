@@ -58,6 +58,11 @@ json scale_json(const ScaleResult& r) {
   json j = placement_json(r.placement);
   j.update(comm_plan_json(r.comm, r.topology));
   j["topology"] = topology_json(r.topology);
+  const NodeNetwork& n = r.topology.network;
+  j["network"] = {{"name", n.name},
+                  {"GBps_per_node", round_to(n.GBps_per_node, 3)},
+                  {"nics_per_node", n.nics_per_node},
+                  {"rail_optimised", n.rail_optimised}};
   j["memory_GB"] = {{"model_states", round_to(to_GB(r.memory.states.total()), 3)},
                     {"peak", round_to(to_GB(r.memory.peak), 3)},
                     {"capacity", round_to(to_GB(r.memory.capacity), 3)},
