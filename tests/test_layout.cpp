@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "comm/topology.hpp"
@@ -304,6 +306,30 @@ TEST(Layout, FitShowsTheStagesOfAPipeline) {
   const double trained = j["params"]["trainable"].get<double>();
   EXPECT_NEAR(j["memory_GB"]["model_states"].get<double>(), (2 * frozen + 16 * trained) / 2 / 1e9,
               0.01);
+}
+
+TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
+  // Llama 3.1 70B in full on 16 × H100 SXM (85.5 GB): FSDP leaves 70.6 GB of states per card and
+  // no room for the step; splitting the model over tensor and pipeline ranks keeps it whole per
+  // stage. The planner's choice for the card must be such a layout, one that divides the model.
+  const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-plan";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "runs.yaml";
+  std::ofstream(path) << "candidates:\n  gpus: [h100-sxm]\n  counts: [16]\n  mig: false\n"
+                         "runs:\n  - name: big\n    model: llama-3.1-70b\n    method: full\n"
+                         "    seq: 4096\n    global_batch: 64\n    tokens: 1e8\n";
+  const auto r = test::run_cli({"plan", path.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& rec = j["runs"][0]["recommendation"];
+  ASSERT_TRUE(rec["feasible"].get<bool>()) << rec.dump();
+  const auto& l = rec["layout"];
+  const int tp = l["tp"], pp = l["pp"], cp = l["cp"];
+  EXPECT_GT(tp * pp * cp, 1) << l.dump();
+  EXPECT_EQ(l["dp"].get<int>() * tp * pp * cp, 16);
+  EXPECT_EQ(64 % tp, 0);  // heads
+  EXPECT_EQ(80 % pp, 0);  // layers
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

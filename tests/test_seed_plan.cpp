@@ -87,16 +87,24 @@ TEST(SeedPlan, W3_FullFineTune8B_OneH200Nvl_OrTwoRtxPro6000_OrEightBitAdamOnOne)
 
 TEST(SeedPlan, W4_ShardedRunsMoveTensToHundredsOfGB_NvlinkDomainsStronger) {
   const auto& r = run("70B LoRA on a BF16 base");
+  // The seed's strategy: the frozen base sharded over the cards (data parallel, no layout). The
+  // planner may prefer a pipeline where one replica's states exceed a card (the RTX PRO 6000);
+  // the sharded option stays among the best per strategy.
+  auto sharded = [&](const char* gpu) -> const Option* {
+    for (const auto& o : on(r, gpu).minimum_options)
+      if (o.layout.trivial() && o.sharding == Sharding::kFsdp) return &o;
+    return nullptr;
+  };
   for (const char* gpu : {"h200-nvl", "rtx-pro-6000"}) {
     ASSERT_TRUE(on(r, gpu).minimum) << gpu;
     EXPECT_EQ(on(r, gpu).minimum->count, 2) << gpu;  // needs two cards whatever their type (M8)
-    EXPECT_GT(to_GB(on(r, gpu).minimum->received_per_card_per_step), 100) << gpu;
+    ASSERT_NE(sharded(gpu), nullptr) << gpu;
+    EXPECT_GT(to_GB(sharded(gpu)->received_per_card_per_step), 100) << gpu;
   }
   // At 2 cards the H200 NVL's NVLink bridge hides the traffic; PCIe between RTX PRO 6000 does not.
-  EXPECT_EQ(on(r, "h200-nvl").minimum->topology, "nvlink-bridge-2");
-  EXPECT_EQ(on(r, "rtx-pro-6000").minimum->topology, "pcie");
-  EXPECT_GT(on(r, "h200-nvl").minimum->scaling_efficiency,
-            on(r, "rtx-pro-6000").minimum->scaling_efficiency);
+  EXPECT_EQ(sharded("h200-nvl")->topology, "nvlink-bridge-2");
+  EXPECT_EQ(sharded("rtx-pro-6000")->topology, "pcie");
+  EXPECT_GT(sharded("h200-nvl")->scaling_efficiency, sharded("rtx-pro-6000")->scaling_efficiency);
   // Beyond four cards the bridged H200 NVL cross PCIe too: asserted in SeedComm.C7.
 }
 

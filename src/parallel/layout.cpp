@@ -31,6 +31,15 @@ EdgeStages edge_stages(const ModelArch& a, const Layout& l) {
   return e;
 }
 
+std::string layout_label(const Layout& l) {
+  std::string out;
+  const std::pair<int, const char*> parts[] = {
+      {l.tp, "tp"}, {l.pp, "pp"}, {l.vpp, "vpp"}, {l.cp, "cp"}, {l.ep, "ep"}};
+  for (const auto& [v, name] : parts)
+    if (v > 1) out += fmt::format("{}{} {}", out.empty() ? "" : " · ", name, v);
+  return out;
+}
+
 void check_layout(const Workload& w, const Placement& p) {
   const Layout& l = p.layout;
   const ModelArch& a = w.model->arch;

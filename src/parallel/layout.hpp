@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "comm/collectives.hpp"
 #include "comm/topology.hpp"
@@ -37,6 +38,9 @@ struct EdgeStages {
   bool single() const { return first.index == last.index; }
 };
 EdgeStages edge_stages(const ModelArch& a, const Layout& l);
+
+// "tp 8 · pp 4 · cp 2" (the degrees above 1; empty for data parallel only).
+std::string layout_label(const Layout& l);
 
 // UserError (exit 2) unless the layout divides the model and the cards: the count a multiple of
 // tp × pp × cp, heads (and KV heads) and MLP widths over tp, layers over pp × vpp, experts over ep,

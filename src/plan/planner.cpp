@@ -1,5 +1,7 @@
 #include "plan/planner.hpp"
 
+#include "parallel/layout.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,6 +64,7 @@ Placement placement_of(const Candidate& c) {
   p.count = c.count;
   p.sharding = c.sharding;
   p.mig = c.card->mig;
+  p.layout = c.layout;
   return p;
 }
 
@@ -144,6 +147,43 @@ bool ranges_overlap(const Option& a, const Option& b, RankBy r) {
   return va * a.range_low <= vb * b.range_high && vb * b.range_low <= va * a.range_high;
 }
 
+// Under a model-parallel layout the data-parallel group shards the optimizer states (Megatron's
+// distributed optimizer, ZeRO-1) for a full fine-tune; adapters are small enough to replicate.
+Sharding layout_sharding(const Workload& w) {
+  return method_traits(w.method).trains_base ? Sharding::kZero1 : Sharding::kDdp;
+}
+
+std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topology& t) {
+  std::vector<Layout> out;
+  if (count < 2) return out;
+  const ModelArch& a = w.model->arch;
+  const int domain = t.domain_cards > 1 ? t.domain_size() : 1;
+  const std::vector<int> cps = w.seq >= 16384 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  for (int tp = 1; tp <= std::min(domain, 8); tp *= 2)
+    for (int pp = 1; pp <= std::min<std::int64_t>(a.layers, 32) && tp * pp <= count; pp *= 2)
+      for (int cp : cps)
+        for (int ep = 1; ep <= (a.is_moe() ? std::min<std::int64_t>(a.num_experts, 64) : 1);
+             ep *= 2) {
+          Layout l;
+          l.tp = tp;
+          l.pp = pp;
+          l.cp = cp;
+          l.ep = ep;
+          if (l.trivial() || count % l.model_parallel() != 0) continue;
+          Placement p;
+          p.count = count;
+          p.layout = l;
+          try {
+            check_layout(w, p);
+            check_layout_topology(l, t);
+          } catch (const UserError&) {
+            continue;  // does not divide the model, the cards or the node
+          }
+          out.push_back(l);
+        }
+  return out;
+}
+
 std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
   if (count <= 1) return {Sharding::kNone};
   // ZeRO-1 moves what ZeRO-2 moves and keeps more on each card: ZeRO-2 dominates it.
@@ -199,9 +239,37 @@ std::string_view topology_name(const Topology& t, const PlanningData& data) {
   return {};
 }
 
+// The time figures of a feasible memory and step: throughput, time to train, card-hours, energy,
+// cost, the deadline.
+void finish_option(Option& o, const PlannedRun& run, const Candidate& c, const ScaleEstimate& scale,
+                   Bytes received_per_card_per_step, const StepEstimate& step, const Workload& w) {
+  o.step_seconds = scale.step_seconds;
+  o.exposed_seconds = scale.exposed_per_step;
+  o.received_per_card_per_step = received_per_card_per_step;
+  o.scaling_efficiency = scale.scaling_efficiency;
+  // Real tokens: padding is not counted.
+  const double tokens_per_step = static_cast<double>(run.global_batch) * w.tokens_per_sequence();
+  o.tokens_per_second = tokens_per_step / o.step_seconds.value;
+  const RunTotals totals =
+      run_totals(run, o.step_seconds, *c.card->gpu, c.count, c.card->mig, c.card->prices);
+  o.time_to_train_hours = totals.time_to_train_hours;
+  if (step.step.value > 0) {
+    o.range_low = step.step_low / step.step;
+    o.range_high = step.step_high / step.step;
+  }
+  o.card_hours = totals.card_hours;
+  o.energy_kWh = totals.energy_kWh;
+  o.cost_USD = totals.cost_USD;
+  if (run.deadline_hours && o.time_to_train_hours > *run.deadline_hours) {
+    o.failed = Constraint::kDeadline;
+    return;
+  }
+  o.feasible = true;
+}
+
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
-  charge_evaluation();
+  if (c.layout.trivial()) charge_evaluation();  // (a layout's: in evaluate_placement)
   const PlannedRun& run = *prepared.run;
   const PreparedVariant& v = prepared.variants[variant];
   const GpuSpec& gpu = *c.card->gpu;
@@ -213,7 +281,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.topology = c.topology_name;
   o.micro_batch = v.workload.micro_batch;
   o.recompute = v.workload.recompute;
-  const std::int64_t per_step = v.workload.micro_batch * c.count;
+  o.layout = c.layout;
+  const std::int64_t per_step = v.workload.micro_batch * std::max(1, c.layout.dp(c.count));
   if (run.global_batch % per_step != 0) {
     o.failed = Constraint::kGlobalBatch;
     return o;
@@ -221,7 +290,41 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.grad_accum = run.global_batch / per_step;
   Workload w = v.workload;
   w.grad_accum = o.grad_accum;
-  const Placement p = placement_of(c);
+  Placement p = placement_of(c);
+  if (!c.layout.trivial()) {
+    // A layout: the whole evaluation (stage ops, groups' traffic, bubble) for this placement.
+    if (c.layout.vpp > 1 && w.grad_accum % c.layout.pp != 0) {
+      o.failed = Constraint::kGlobalBatch;
+      return o;
+    }
+    p.power_limit_W = file.card_power_limit_W;
+    // (evaluate_placement charges the evaluation to the work budget.)
+    const ScaleResult r = evaluate_placement(w, prepared.replica, v.ops, p, *c.topology, data);
+    o.strategy = r.comm.strategy;
+    o.verdict = r.memory.verdict;
+    o.model_states = r.memory.states.total();
+    o.peak = r.memory.peak;
+    o.capacity = r.memory.capacity;
+    o.free = r.memory.free;
+    if (r.memory.verdict != Verdict::kFits) {
+      o.failed = Constraint::kMemory;
+      return o;
+    }
+    const double tdp = gpu.tdp_W.value.value_or(0);
+    if (file.power_limit_W && tdp * c.count > *file.power_limit_W) {
+      o.failed = Constraint::kPowerLimit;
+      return o;
+    }
+    if (!r.step.feasible) {
+      o.failed = Constraint::kStepTime;
+      return o;
+    }
+    const LayoutTraffic& x = r.layout;
+    const Bytes exchanged = (x.tp.received + x.cp.received + x.ep.received + x.pp.received) *
+                            static_cast<double>(w.grad_accum);
+    finish_option(o, run, c, r.scale, r.comm.received_per_card_per_step + exchanged, r.step, w);
+    return o;
+  }
   o.strategy = comm_strategy(w, p);
   const MemoryEstimate m = memory_figures(w, prepared.replica, v.activations, p);
   o.verdict = m.verdict;
@@ -249,28 +352,7 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   const OffloadTime offload = offload_time(w, prepared.replica, p, saved, data.comm);
   const ScaleEstimate scale =
       estimate_scaling(comm, compute_times(step, p, offload), w, *c.topology, data.comm);
-  o.step_seconds = scale.step_seconds;
-  o.exposed_seconds = scale.exposed_per_step;
-  o.received_per_card_per_step = comm.received_per_card_per_step;
-  o.scaling_efficiency = scale.scaling_efficiency;
-  // Real tokens: padding is not counted.
-  const double tokens_per_step = static_cast<double>(run.global_batch) * w.tokens_per_sequence();
-  o.tokens_per_second = tokens_per_step / o.step_seconds.value;
-  const RunTotals totals =
-      run_totals(run, o.step_seconds, gpu, c.count, c.card->mig, c.card->prices);
-  o.time_to_train_hours = totals.time_to_train_hours;
-  if (step.step.value > 0) {
-    o.range_low = step.step_low / step.step;
-    o.range_high = step.step_high / step.step;
-  }
-  o.card_hours = totals.card_hours;
-  o.energy_kWh = totals.energy_kWh;
-  o.cost_USD = totals.cost_USD;
-  if (run.deadline_hours && o.time_to_train_hours > *run.deadline_hours) {
-    o.failed = Constraint::kDeadline;
-    return o;
-  }
-  o.feasible = true;
+  finish_option(o, run, c, scale, comm.received_per_card_per_step, step, w);
   return o;
 }
 
@@ -356,11 +438,21 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           rp.rejected.push_back(std::move(o));
           continue;
         }
-        Candidate c{&card, count, Sharding::kNone, &*topology, topology_name(*topology, data)};
+        Candidate c{&card, count, Sharding::kNone, &*topology, topology_name(*topology, data), {}};
         std::optional<Option> best_here, miss_here;
         std::vector<Option> best_per_sharding;
-        for (Sharding sh : candidate_shardings(run.workload, count)) {
+        // Data parallel under each sharding, then each model-parallel layout with its own.
+        std::vector<std::pair<Sharding, Layout>> layouts;
+        for (Sharding sh : candidate_shardings(run.workload, count))
+          layouts.push_back({sh, Layout{}});
+        // Model parallelism where data parallelism has to shard anyway: one replica's states
+        // exceed the card (practitioners keep smaller runs data parallel).
+        if (prepared.replica.total() > gpu->capacity())
+          for (const Layout& l : candidate_layouts(run.workload, count, *topology))
+            layouts.push_back({layout_sharding(run.workload), l});
+        for (const auto& [sh, layout] : layouts) {
           c.sharding = sh;
+          c.layout = layout;
           std::optional<Option> best_sharding;
           for (std::size_t v = 0; v < variants; ++v) {
             ++rp.evaluations;
@@ -386,6 +478,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           if (!pg.fastest || better(*best_here, *pg.fastest, RankBy::kTime)) pg.fastest = best_here;
         } else if (miss_here) {
           c.sharding = miss_here->sharding;
+          c.layout = miss_here->layout;
           miss_here->reason = option_reason(*miss_here, prepared, c, file);
           if (!closest_miss || miss(*miss_here) < miss(*closest_miss)) closest_miss = miss_here;
           rp.rejected.push_back(std::move(*miss_here));
@@ -395,7 +488,8 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         const Topology single = build_topology(*gpu, 1, "", data.comm);
         for (const auto& profile : gpu->mig.profiles) {
           const PreparedCard instance = prepare_card(prepared, *gpu, &profile, data, file);
-          const Candidate c{&instance, 1, Sharding::kNone, &single, topology_name(single, data)};
+          const Candidate c{&instance, 1, Sharding::kNone, &single, topology_name(single, data),
+                            {}};
           for (std::size_t v = 0; v < variants; ++v) {
             ++rp.evaluations;
             Option o = evaluate_option(prepared, v, c, data, file);

@@ -170,7 +170,14 @@ struct Candidate {
   Sharding sharding = Sharding::kNone;
   const Topology* topology = nullptr;
   std::string_view topology_name;  // the preset's name, owned by PlanningData
+  Layout layout;                   // model parallelism (trivial: data parallel only)
 };
+// The model-parallel layouts the planner tries for `w` on `count` cards of topology `t`, as a
+// practitioner prunes them: tensor parallelism in powers of two within an NVLink domain, pipeline
+// stages in powers of two, context parallelism only for sequences of 16k tokens or more, expert
+// parallelism for MoE models; each one dividing the model and the cards (check_layout). The
+// trivial layout (data parallel only) is not among them.
+std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topology& t);
 // The preset name `t` was built from, as PlanningData holds it (outlives the Topology).
 std::string_view topology_name(const Topology& t, const PlanningData& data);
 

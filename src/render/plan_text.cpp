@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "core/format.hpp"
+#include "parallel/layout.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
 
@@ -13,7 +14,10 @@ namespace {
 
 std::string short_option(const Option& o) {
   std::string s = fmt::format("{} × {}", o.count, o.gpu->id);
-  if (o.count > 1) s += fmt::format(" ({}, {})", sharding_name(o.sharding), o.topology);
+  if (o.count > 1)
+    s += o.layout.trivial() ? fmt::format(" ({}, {})", sharding_name(o.sharding), o.topology)
+                            : fmt::format(" ({}, {}, {})", layout_label(o.layout),
+                                          sharding_name(o.sharding), o.topology);
   return s;
 }
 
@@ -55,7 +59,10 @@ void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
           const Option& m = *pg.minimum;
           which.row({run, g->id, std::to_string(m.count), format_fixed(to_GB(m.model_states), 1),
                      format_fixed(to_GB(m.free), 0), format_fixed(m.time_to_train_hours, 1),
-                     m.count == 1 ? "one card" : std::string(sharding_name(m.sharding))});
+                     m.count == 1         ? "one card"
+                     : m.layout.trivial() ? std::string(sharding_name(m.sharding))
+                                          : fmt::format("{}, {}", layout_label(m.layout),
+                                                        sharding_name(m.sharding))});
         }
         run.clear();
       }
