@@ -40,6 +40,12 @@ std::string layout_label(const Layout& l) {
   return out;
 }
 
+std::string layout_degrees(const Layout& l, int cards) {
+  return fmt::format("tensor {} × pipeline {}{} × context {} × data {} (expert {})", l.tp, l.pp,
+                     l.vpp > 1 ? fmt::format(" (× {} chunks)", l.vpp) : std::string(), l.cp,
+                     l.dp(cards), l.ep);
+}
+
 void check_layout(const Workload& w, const Placement& p) {
   const Layout& l = p.layout;
   const ModelArch& a = w.model->arch;

@@ -41,6 +41,8 @@ EdgeStages edge_stages(const ModelArch& a, const Layout& l);
 
 // "tp 8 · pp 4 · cp 2" (the degrees above 1; empty for data parallel only).
 std::string layout_label(const Layout& l);
+// "tensor 8 × pipeline 4 (× 5 chunks) × context 1 × data 2 (expert 1)" on `cards` cards.
+std::string layout_degrees(const Layout& l, int cards);
 
 // UserError (exit 2) unless the layout divides the model and the cards: the count a multiple of
 // tp × pp × cp, heads (and KV heads) and MLP widths over tp, layers over pp × vpp, experts over ep,

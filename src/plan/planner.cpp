@@ -267,6 +267,26 @@ void finish_option(Option& o, const PlannedRun& run, const Candidate& c, const S
   o.feasible = true;
 }
 
+// Memory per card and the power limit: fills `o`'s memory figures; false (with the constraint
+// that failed) unless the run fits and its cards stay within the file's power limit.
+bool memory_and_power_ok(Option& o, const MemoryEstimate& m, const RunsFile& file) {
+  o.verdict = m.verdict;
+  o.model_states = m.states.total();
+  o.peak = m.peak;
+  o.capacity = m.capacity;
+  o.free = m.free;
+  if (m.verdict != Verdict::kFits) {
+    o.failed = Constraint::kMemory;
+    return false;
+  }
+  const double tdp = o.gpu->tdp_W.value.value_or(0);
+  if (file.power_limit_W && tdp * o.count > *file.power_limit_W) {
+    o.failed = Constraint::kPowerLimit;
+    return false;
+  }
+  return true;
+}
+
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
   if (c.layout.trivial()) charge_evaluation();  // (a layout's: in evaluate_placement)
@@ -301,20 +321,7 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     // (evaluate_placement charges the evaluation to the work budget.)
     const ScaleResult r = evaluate_placement(w, prepared.replica, v.ops, p, *c.topology, data);
     o.strategy = r.comm.strategy;
-    o.verdict = r.memory.verdict;
-    o.model_states = r.memory.states.total();
-    o.peak = r.memory.peak;
-    o.capacity = r.memory.capacity;
-    o.free = r.memory.free;
-    if (r.memory.verdict != Verdict::kFits) {
-      o.failed = Constraint::kMemory;
-      return o;
-    }
-    const double tdp = gpu.tdp_W.value.value_or(0);
-    if (file.power_limit_W && tdp * c.count > *file.power_limit_W) {
-      o.failed = Constraint::kPowerLimit;
-      return o;
-    }
+    if (!memory_and_power_ok(o, r.memory, file)) return o;
     if (!r.step.feasible) {
       o.failed = Constraint::kStepTime;
       return o;
@@ -326,21 +333,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     return o;
   }
   o.strategy = comm_strategy(w, p);
-  const MemoryEstimate m = memory_figures(w, prepared.replica, v.activations, p);
-  o.verdict = m.verdict;
-  o.model_states = m.states.total();
-  o.peak = m.peak;
-  o.capacity = m.capacity;
-  o.free = m.free;
-  if (m.verdict != Verdict::kFits) {
-    o.failed = Constraint::kMemory;
+  if (!memory_and_power_ok(o, memory_figures(w, prepared.replica, v.activations, p), file))
     return o;
-  }
-  const double tdp = gpu.tdp_W.value.value_or(0);
-  if (file.power_limit_W && tdp * c.count > *file.power_limit_W) {
-    o.failed = Constraint::kPowerLimit;
-    return o;
-  }
   const StepEstimate& step = c.card->steps[variant];
   if (!step.feasible) {
     o.failed = Constraint::kStepTime;

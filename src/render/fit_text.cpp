@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "parallel/layout.hpp"
 #include "render/labels.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
@@ -72,10 +73,8 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   const Layout& l = p.layout;
   if (!l.trivial())
     out << fmt::format(
-        "layout: tensor {} × pipeline {}{} × context {} × data {} (expert {}); the figures are "
-        "one card of stage {} (of {}), the one with the higher peak\n",
-        l.tp, l.pp, l.vpp > 1 ? fmt::format(" (× {} chunks)", l.vpp) : std::string(), l.cp,
-        l.dp(p.count), l.ep, m.peak_stage, l.pp);
+        "layout: {}; the figures are one card of stage {} (of {}), the one with the higher peak\n",
+        layout_degrees(l, p.count), m.peak_stage, l.pp);
   out << step_settings(w) << "\n\n";
   out << fmt::format("parameters  {} total ({}), {} trainable ({}, {:.2f} %)\n\n",
                      group_digits(total), format_count_short(static_cast<double>(total)),

@@ -227,6 +227,16 @@ json workload_json(const Workload& w) {
   return j;
 }
 
+json layout_json(const Layout& l, int cards, Sharding sharding) {
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"vpp", l.vpp},
+          {"cp", l.cp},
+          {"ep", l.ep},
+          {"dp", std::max(1, l.dp(cards))},
+          {"shard", sharding_name(sharding)}};
+}
+
 json placement_json(const Placement& p) {
   json j = {{"gpu", p.gpu->id}, {"gpus", p.count}, {"shard", sharding_name(p.sharding)}};
   const Layout& l = p.layout;

@@ -19,14 +19,7 @@ json option_json(const Option& o) {
             {"grad_accum", o.grad_accum},
             {"recompute", recompute_name(o.recompute)},
             {"feasible", o.feasible}};
-  const Layout& l = o.layout;
-  j["layout"] = {{"tp", l.tp},
-                 {"pp", l.pp},
-                 {"vpp", l.vpp},
-                 {"cp", l.cp},
-                 {"ep", l.ep},
-                 {"dp", std::max(1, l.dp(o.count))},
-                 {"shard", sharding_name(o.sharding)}};
+  j["layout"] = layout_json(o.layout, o.count, o.sharding);
   if (o.mig) j["mig"] = o.mig->name;
   if (!o.reason.empty()) j["reason"] = word_reason(o.reason);
   j["verdict"] = verdict_name(o.verdict);

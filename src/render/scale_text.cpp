@@ -17,11 +17,8 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
                      w.grad_accum);
   const Layout& l = p.layout;
   if (!l.trivial())
-    out << fmt::format(
-        "layout: tensor {} × pipeline {}{} × context {} × data {} (expert {}); one replica on {} "
-        "cards\n",
-        l.tp, l.pp, l.vpp > 1 ? fmt::format(" (× {} chunks)", l.vpp) : std::string(), l.cp,
-        l.dp(p.count), l.ep, l.model_parallel());
+    out << fmt::format("layout: {}; one replica on {} cards\n", layout_degrees(l, p.count),
+                       l.model_parallel());
   out << fmt::format("memory per card: model states {}, peak {} of {} — {}\n",
                      format_GB(r.memory.states.total()), format_GB(r.memory.peak),
                      format_GB(r.memory.capacity), verdict_name(r.memory.verdict));
