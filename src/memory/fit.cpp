@@ -149,18 +149,42 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
   const int cards = p.mig ? 1 : p.count;
   if (trace) {
     // ZeRO paper §5 (P_os, P_os+g, P_os+g+p): what each sharding strategy splits N ways.
-    trace->add({"memory.states_per_card",
-                "model states per card",
-                to_GB(m.states.total()),
-                "GB",
-                "model states of one replica, split across the cards: ddp none; zero1 master "
-                "weights and optimizer states ÷ N; zero2 also gradients ÷ N; fsdp everything ÷ N",
-                {{"sharding", std::string(sharding_name(p.sharding))},
-                 {"cards (N)", std::to_string(cards)},
-                 {"model states of one replica", format_GB(replica.total(), 3)}},
-                "ZeRO paper §5 (Rajbhandari et al. 2020); PyTorch FSDP",
-                {"memory.model_states"}});
-    m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
+    const Layout& l = p.layout;
+    if (l.trivial() || p.mig) {
+      trace->add({"memory.states_per_card",
+                  "model states per card",
+                  to_GB(m.states.total()),
+                  "GB",
+                  "model states of one replica, split across the cards: ddp none; zero1 master "
+                  "weights and optimizer states ÷ N; zero2 also gradients ÷ N; fsdp everything ÷ N",
+                  {{"sharding", std::string(sharding_name(p.sharding))},
+                   {"cards (N)", std::to_string(cards)},
+                   {"model states of one replica", format_GB(replica.total(), 3)}},
+                  "ZeRO paper §5 (Rajbhandari et al. 2020); PyTorch FSDP",
+                  {"memory.model_states"}});
+      m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
+    } else {
+      // The layout's figures come from its stage (parallel/layout): the runtime breakdown of the
+      // whole model would not describe them.
+      trace->add({"memory.states_per_card",
+                  "model states per card",
+                  to_GB(m.states.total()),
+                  "GB",
+                  "each tensor's share on one card of the stage: block matrices ÷ tp, experts ÷ "
+                  "(tp × ep), the stage's layers of pp, embedding and output layer ÷ tp on the "
+                  "first and last stage; then the sharding over the data-parallel group (dp × cp; "
+                  "experts dp × cp ÷ ep)",
+                  {{"tp", std::to_string(l.tp)},
+                   {"pp", std::to_string(l.pp)},
+                   {"cp", std::to_string(l.cp)},
+                   {"ep", std::to_string(l.ep)},
+                   {"dp", std::to_string(l.dp(cards))},
+                   {"stage", std::to_string(m.peak_stage)},
+                   {"sharding", std::string(sharding_name(p.sharding))},
+                   {"model states of one replica", format_GB(replica.total(), 3)}},
+                  "Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021); ZeRO paper §5",
+                  {"memory.model_states"}});
+    }
     trace->add(
         {"memory.capacity",
          "memory a run can use",
