@@ -93,7 +93,7 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* id : {"A1 ", "A8 ", "B2 ", "B10 ", "E1 ", "E3 "})
     EXPECT_NE(r.out.find(id), std::string::npos) << id;
-  for (const char* text : {"skipped (7)", "B1 ", "C4 ", "P2 ", "A2 ", "summary: absolute error",
+  for (const char* text : {"skipped (10)", "B1 ", "C4 ", "P2 ", "A2 ", "summary: absolute error",
                            "measured-peft-metamathqa", "all "})
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
   // Runs with only a throughput figure are not part of the memory comparison.
@@ -102,11 +102,12 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
     EXPECT_EQ(memory_part.find(std::string("\n") + id), std::string::npos) << id;
   // The step model against the measured speeds: every comparable run, and the honest error.
   const std::string speed_part = r.out.substr(memory_part.size());
-  for (const char* text : {"\nA1 ", "\nB3 ", "\nE1 ", "\nU1 ", "leave-one-source-out"})
+  for (const char* text : {"\nA1 ", "\nB3 ", "\nE1 ", "\nU1 ", "\nLS3 ", "\nLS5 ", "  LS1 ",
+                           "  LS10 ", "leave-one-source-out"})
     EXPECT_NE(speed_part.find(text), std::string::npos) << text;
   json j = run_json({"validate", "--json"});
-  EXPECT_EQ(j["runs"].size(), 27u);
-  EXPECT_EQ(j["skipped"], 7);
+  EXPECT_EQ(j["runs"].size(), 30u);  // with LS10-LS12 of large_scale.yaml (skipped)
+  EXPECT_EQ(j["skipped"], 10);
   EXPECT_LE(j["overall"]["median_abs_error"].get<double>(), 0.15);
   EXPECT_LE(j["overall"]["worst_abs_error"].get<double>(), 0.30);
   // A user's file of the same schema.

@@ -374,3 +374,41 @@ TEST(Throughput, CalibrateFitWritesAFileTheOtherCommandsTake) {
 
 }  // namespace
 }  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+// data/measured/large_scale.yaml: published pre-training runs with their model-parallel layout.
+// Every run with a comparable speed is predicted with its layout (not skipped) and carries a finite
+// error; the others are listed with their reason. No constant was fitted to these runs.
+TEST(Throughput, LargeScaleRunsArePredictedWithTheirLayout) {
+  const DataFile* f = test::catalog().file("measured/large_scale.yaml");
+  ASSERT_NE(f, nullptr);
+  const std::vector<MeasuredRun> runs =
+      parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks());
+  EXPECT_GE(runs.size(), 8u);
+  EXPECT_LE(runs.size(), 15u);
+  int with_layout = 0;
+  for (const auto& run : runs) {
+    ASSERT_TRUE(run.throughput) << run.id;
+    EXPECT_FALSE(run.measured) << run.id;  // no source gives a memory figure
+    if (!run.placement.layout.trivial()) ++with_layout;
+  }
+  EXPECT_GE(with_layout, 8);
+  const ThroughputReport r = validate_throughput(runs, data(), true);
+  EXPECT_GE(r.compared, 5);
+  EXPECT_EQ(r.rows.size(), runs.size());
+  for (const auto& row : r.rows) {
+    if (!row.compared) {
+      EXPECT_FALSE(row.reason.empty()) << row.run->id;
+      continue;
+    }
+    EXPECT_FALSE(row.run->placement.layout.trivial()) << row.run->id;
+    EXPECT_GT(row.predicted, 0) << row.run->id;
+    EXPECT_GT(row.measured, 0) << row.run->id;
+    EXPECT_TRUE(std::isfinite(row.error)) << row.run->id;
+  }
+}
+
+}  // namespace
+}  // namespace ftplan

@@ -180,6 +180,59 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
             std::string::npos);
 }
 
+// The model-parallel layout of a run: tp, pp, vpp, cp and ep, each a whole number from 1, default
+// 1, passed into the run's placement; a layout that does not divide names the file, the run and
+// key.
+TEST(Validation, LayoutKeysAreReadStrictlyAndReachThePlacement) {
+  const auto plain = parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(),
+                                         test::overheads(), test::stacks());
+  EXPECT_TRUE(plain[0].placement.layout.trivial());
+  const std::string laid_out =
+      with("    gpus: 1\n",
+           "    gpus: 16\n    shard: zero1\n    tp: 2\n    pp: 2\n    vpp: 2\n    cp: 2\n"
+           "    grad_accum: 4\n");
+  const auto runs = parse_measured_runs({"my-runs.yaml", laid_out, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
+  ASSERT_EQ(runs.size(), 1u);
+  const Layout& l = runs[0].placement.layout;
+  EXPECT_EQ(l.tp, 2);
+  EXPECT_EQ(l.pp, 2);
+  EXPECT_EQ(l.vpp, 2);
+  EXPECT_EQ(l.cp, 2);
+  EXPECT_EQ(l.ep, 1);
+  EXPECT_EQ(l.dp(runs[0].placement.count), 2);
+  // The memory of the run is predicted for one card of the layout.
+  EXPECT_FALSE(validate_runs(runs).rows[0].skipped);
+  // Not a whole number from 1: the file and the key.
+  for (const char* bad : {"0", "-2", "two", "1.5"}) {
+    const std::string e =
+        parse_error(with("    gpus: 1\n", fmt::format("    gpus: 1\n    tp: {}\n", bad)));
+    EXPECT_NE(e.find("my-runs.yaml: key 'runs[0].tp'"), std::string::npos) << bad << ": " << e;
+  }
+  EXPECT_NE(
+      parse_error(with("    gpus: 1\n", "    gpus: 1\n    pipeline: 2\n")).find("unknown key"),
+      std::string::npos);
+  // A layout that does not divide: the cards (7 over replicas of 2 cards) ...
+  std::string e = parse_error(with("    gpus: 1\n", "    gpus: 7\n    tp: 2\n"));
+  EXPECT_NE(e.find("my-runs.yaml: key 'runs[0].gpus'"), std::string::npos) << e;
+  EXPECT_NE(e.find("run 'mine'"), std::string::npos) << e;
+  // ... the heads (Llama 3.2 3B has 24) ...
+  e = parse_error(with("    gpus: 1\n", "    gpus: 5\n    tp: 5\n"));
+  EXPECT_NE(e.find("my-runs.yaml: key 'runs[0].tp'"), std::string::npos) << e;
+  EXPECT_NE(e.find("run 'mine'"), std::string::npos) << e;
+  EXPECT_NE(e.find("heads"), std::string::npos) << e;
+  // ... the layers (28) over pipeline stages.
+  e = parse_error(with("    gpus: 1\n", "    gpus: 3\n    pp: 3\n"));
+  EXPECT_NE(e.find("my-runs.yaml: key 'runs[0]."), std::string::npos) << e;
+  EXPECT_NE(e.find("run 'mine'"), std::string::npos) << e;
+  // ... and the interleaved schedule's groups of pp micro-batches.
+  e = parse_error(with("    gpus: 1\n", "    gpus: 4\n    pp: 2\n    vpp: 2\n    grad_accum: 3\n"));
+  EXPECT_NE(e.find("my-runs.yaml: key 'runs[0].grad_accum'"), std::string::npos) << e;
+  // A run skipped for settings outside the model keeps its layout unresolved.
+  EXPECT_EQ(parse_error(with("    gpus: 1\n", "    gpus: 3\n    pp: 3\n    skip: \"uneven\"\n")),
+            "");
+}
+
 TEST(Validation, ASkipReasonTakesAModelOutsideTheCatalog) {
   const std::string text = with("    model: llama-3.2-3b\n",
                                 "    model: llama-2-7b\n    skip: \"not in the catalog\"\n");

@@ -10,6 +10,7 @@
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "core/numeric.hpp"
+#include "parallel/layout.hpp"
 #include "workload/loss.hpp"
 #include "workload/quant_format.hpp"
 #include "workload/roles.hpp"
@@ -152,6 +153,15 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto gpus = r.optional_integer("gpus", 1, 65536);
     const auto shard = r.optional_string("shard");
     const double power_limit_W = r.optional_number("power_limit_W", 1, 1e5).value_or(0);
+    // Model parallelism as the source states it (1: none).
+    Layout layout;
+    const std::pair<int*, const char*> degrees[] = {{&layout.tp, "tp"},
+                                                    {&layout.pp, "pp"},
+                                                    {&layout.vpp, "vpp"},
+                                                    {&layout.cp, "cp"},
+                                                    {&layout.ep, "ep"}};
+    for (const auto& [degree, key] : degrees)
+      *degree = static_cast<int>(r.optional_integer(key, 1, 65536).value_or(1));
     const auto peak = r.optional_choice("peak", peak_names());
     run.peak_stated = r.optional_bool("peak_stated").value_or(true);
     run.measured = r.optional_number("measured", 1e-6, 1e6);
@@ -232,6 +242,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     p.sharding = shard ? at_key(r, "shard", [&] { return parse_sharding(*shard); })
                        : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
     p.power_limit_W = power_limit_W;
+    p.layout = layout;
     // A run whose memory is predicted, or whose throughput is compared, states every setting the
     // models read.
     const bool memory_predicted = run.skip.empty();
@@ -291,6 +302,19 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       validate(p);
       return 0;
     });
+    // A layout that does not divide the model or the cards names the run and the layout's key.
+    try {
+      check_layout(w, p);
+    } catch (const UserError& e) {
+      const std::string& field = e.field();
+      static const std::set<std::string> keys = {
+          "tp", "pp", "vpp", "cp", "ep", "gpus", "grad_accum", "seq", "attention", "micro_batch"};
+      r.fail(keys.count(field) ? field : std::string("id"),
+             fmt::format("run '{}': the layout tp {} × pp {} (vpp {}) × cp {}, ep {} on {} cards "
+                         "does not fit: {}",
+                         run.id, layout.tp, layout.pp, layout.vpp, layout.cp, layout.ep, p.count,
+                         e.what()));
+    }
     run.settings_complete = true;
     runs.push_back(std::move(run));
   }

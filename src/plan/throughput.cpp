@@ -147,6 +147,33 @@ ThroughputParams fit(const std::vector<const Case*>& cases, PlanningData data,
   return p;
 }
 
+// Median and worst |error| per source, with the table's constants and leave-one-source-out.
+void summarize_sources(ThroughputReport& report, const std::vector<Case>& cases, bool loso) {
+  std::vector<std::string> order;
+  for (const auto& c : cases)
+    if (std::find(order.begin(), order.end(), c.source) == order.end()) order.push_back(c.source);
+  for (const auto& source : order) {
+    ThroughputSourceSummary s;
+    s.source = source;
+    std::vector<double> abs, loso_abs;
+    for (const auto& c : cases) {
+      if (c.source != source) continue;
+      const ThroughputRow& row = report.rows[c.row];
+      const double e = std::fabs(row.error);
+      abs.push_back(e);
+      if (e >= s.worst_abs_error) {
+        s.worst_abs_error = e;
+        s.worst_id = row.run->id;
+      }
+      loso_abs.push_back(std::fabs(row.loso_error));
+    }
+    s.runs = static_cast<int>(abs.size());
+    s.median_abs_error = median_of(abs);
+    s.loso_median_abs_error = loso ? median_of(loso_abs) : 0;
+    report.per_source.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 void ThroughputParams::apply(EfficiencyTable& t) const {
@@ -205,7 +232,13 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
       c.replica = model_states(c.workload);
       c.ops = build_step_ops(c.workload);
       c.measured = measured_per_card(c);
-      if (c.measured > 0) {
+      // A run the step model cannot time with the table's constants (a rate the card's data
+      // lacks) is not compared: its error would say nothing of the model.
+      if (c.measured > 0 && predict(c, data) <= 0) {
+        row.reason =
+            "the step model cannot time it on this card (a rate its data lacks; `ftplan step` "
+            "names it)";
+      } else if (c.measured > 0) {
         row.compared = true;
         row.measured = c.measured;
         cases.push_back(std::move(c));
@@ -236,7 +269,10 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
   report.median_abs_error = median_of(abs_errors);
   const ThroughputParams start = ThroughputParams::of(data.default_efficiency, archs);
   report.fitted = start;
-  if (!fit_constants || cases.empty()) return report;
+  if (!fit_constants || cases.empty()) {
+    summarize_sources(report, cases, false);
+    return report;
+  }
 
   std::vector<const Case*> all;
   for (const auto& c : cases)
@@ -273,6 +309,7 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
                           static_cast<double>(loso_abs.size());
   report.loso_error_p10 = quantile_of(loso_signed, 0.1);
   report.loso_error_p90 = quantile_of(loso_signed, 0.9);
+  summarize_sources(report, cases, true);
   return report;
 }
 

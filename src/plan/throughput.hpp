@@ -33,6 +33,16 @@ struct ThroughputRow {
   double loso_error = 0;
 };
 
+// One source's compared runs: the error with the table's constants and leave-one-source-out.
+struct ThroughputSourceSummary {
+  std::string source;
+  int runs = 0;
+  double median_abs_error = 0;  // with the table's constants
+  double worst_abs_error = 0;
+  std::string worst_id;
+  double loso_median_abs_error = 0;  // 0 without a fit
+};
+
 struct ThroughputReport {
   std::vector<ThroughputRow> rows;  // every run with a throughput, in file order
   int compared = 0;
@@ -42,7 +52,8 @@ struct ThroughputReport {
   double loso_median_abs_error = 0;
   double loso_within_25 = 0;  // share of runs within 25 %
   double loso_error_p10 = 0, loso_error_p90 = 0;
-  ThroughputParams fitted;  // on every compared run
+  ThroughputParams fitted;                          // on every compared run
+  std::vector<ThroughputSourceSummary> per_source;  // in order of first appearance
 };
 
 // Predicts every comparable run with `data` (its default efficiency table) and, with `fit`,

@@ -14,6 +14,10 @@ std::string percent(double v) {
   return fmt::format("{:+.1f} %", 100 * v);
 }
 
+std::string percent_abs(double v) {
+  return fmt::format("{:.1f} %", 100 * v);
+}
+
 // The settings of a run in a few words.
 std::string settings(const MeasuredRun& run) {
   const Workload& w = run.workload;
@@ -123,6 +127,14 @@ void print_throughput_validation(std::ostream& out, const ThroughputReport& r) {
       "error {:+.0f} % to {:+.0f} %)\n",
       r.compared, r.sources, 100 * r.median_abs_error, 100 * r.loso_median_abs_error,
       100 * r.loso_within_25, 100 * r.loso_error_p10, 100 * r.loso_error_p90);
+  if (!r.per_source.empty()) {
+    out << "\nper source: absolute error\n";
+    TextTable s({"source", "runs>", "median>", "worst>", "worst run", "loso median>"});
+    for (const auto& x : r.per_source)
+      s.row({x.source, std::to_string(x.runs), percent_abs(x.median_abs_error),
+             percent_abs(x.worst_abs_error), x.worst_id, percent_abs(x.loso_median_abs_error)});
+    s.print(out);
+  }
   out << "constants fitted on every run:";
   for (const auto& [arch, scale] : r.fitted.architecture_scale)
     out << fmt::format(" {} ×{:.3f}", arch, scale);
@@ -151,7 +163,16 @@ nlohmann::json throughput_json(const ThroughputReport& r) {
                            {"micro_batch_ms", r.fitted.micro_batch_ms}};
   for (const auto& [arch, scale] : r.fitted.architecture_scale)
     fitted["architecture_scale"][arch] = scale;
+  nlohmann::json per_source = nlohmann::json::array();
+  for (const auto& x : r.per_source)
+    per_source.push_back({{"source", x.source},
+                          {"rows", x.runs},
+                          {"median_abs_error", x.median_abs_error},
+                          {"worst_abs_error", x.worst_abs_error},
+                          {"worst_id", x.worst_id},
+                          {"loso_median_abs_error", x.loso_median_abs_error}});
   return {{"rows", r.compared},
+          {"per_source", per_source},
           {"sources", r.sources},
           {"median_abs_error", r.median_abs_error},
           {"loso_median_abs_error", r.loso_median_abs_error},
