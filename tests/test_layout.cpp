@@ -332,5 +332,30 @@ TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Layout, ARunsFileFixesTheLayoutOrSaysWhyItCannot) {
+  const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-runs";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "runs.yaml";
+  const std::string head =
+      "candidates:\n  gpus: [h200-sxm]\n  counts: [8, 16]\n  mig: false\n"
+      "runs:\n  - name: fixed\n    model: llama-3.1-70b\n    method: full\n"
+      "    seq: 4096\n    global_batch: 64\n    tokens: 1e8\n";
+  std::ofstream(path) << head << "    tp: 8\n    pp: 2\n";
+  const auto r = test::run_cli({"plan", path.string(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& rec = j["runs"][0]["recommendation"];
+  ASSERT_TRUE(rec["feasible"].get<bool>()) << rec.dump();
+  EXPECT_EQ(rec["layout"]["tp"], 8);
+  EXPECT_EQ(rec["layout"]["pp"], 2);
+  EXPECT_EQ(rec["count"], 16);  // the only count that holds a tp 8 × pp 2 replica
+  std::ofstream(path) << head << "    pp: 3\n";
+  const auto bad = test::run_cli({"plan", path.string()});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("runs[0].tp"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("80 layers do not divide into 3"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ftplan

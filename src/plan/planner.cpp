@@ -437,11 +437,17 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         std::vector<Option> best_per_sharding;
         // Data parallel under each sharding, then each model-parallel layout with its own.
         std::vector<std::pair<Sharding, Layout>> layouts;
-        for (Sharding sh : candidate_shardings(run.workload, count))
-          layouts.push_back({sh, Layout{}});
+        if (run.layout && !run.layout->trivial()) {
+          // The file's own layout, on the counts it divides.
+          if (count % run.layout->model_parallel() == 0)
+            layouts.push_back({layout_sharding(run.workload), *run.layout});
+        } else {
+          for (Sharding sh : candidate_shardings(run.workload, count))
+            layouts.push_back({sh, Layout{}});
+        }
         // Model parallelism where data parallelism has to shard anyway: one replica's states
         // exceed the card (practitioners keep smaller runs data parallel).
-        if (prepared.replica.total() > gpu->capacity())
+        if (!run.layout && prepared.replica.total() > gpu->capacity())
           for (const Layout& l : candidate_layouts(run.workload, count, *topology))
             layouts.push_back({layout_sharding(run.workload), l});
         for (const auto& [sh, layout] : layouts) {

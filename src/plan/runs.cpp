@@ -11,6 +11,7 @@
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
 #include "core/error.hpp"
+#include "parallel/layout.hpp"
 #include "workload/loss.hpp"
 #include "workload/roles.hpp"
 #include "workload/trainer_file.hpp"
@@ -47,6 +48,11 @@ const std::vector<std::string>& run_keys() {
                                                 "padding_free",
                                                 "micro_batch",
                                                 "recompute",
+                                                "tp",
+                                                "pp",
+                                                "vpp",
+                                                "cp",
+                                                "ep",
                                                 "attention",
                                                 "stack",
                                                 "compile",
@@ -216,6 +222,31 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   if (auto v = r.optional_integer("micro_batch", 1, 65536)) {
     run.micro_batch = *v;
     w.micro_batch = *v;
+  }
+  // A fixed model-parallel layout: only it is tried (each card count must divide into its
+  // replicas; the model's divisibility is checked here).
+  {
+    Layout l;
+    bool given = false;
+    const std::pair<int*, const char*> degrees[] = {
+        {&l.tp, "tp"}, {&l.pp, "pp"}, {&l.vpp, "vpp"}, {&l.cp, "cp"}, {&l.ep, "ep"}};
+    for (const auto& [field, key] : degrees)
+      if (auto v = r.optional_integer(key, 1, 65536)) {
+        *field = static_cast<int>(*v);
+        given = true;
+      }
+    if (given) {
+      run.layout = l;
+      Placement one;
+      one.count = l.model_parallel();
+      one.layout = l;
+      Workload each = w;
+      each.grad_accum = l.pp;  // the interleaved schedule's grouping is checked per option
+      guarded("tp", [&] {
+        check_layout(each, one);
+        return 0;
+      });
+    }
   }
   run.global_batch = r.optional_integer("global_batch", 1, 1 << 24).value_or(64);
   if (run.micro_batch && run.global_batch % *run.micro_batch != 0)

@@ -19,8 +19,9 @@ struct PlannedRun {
   Workload workload;                        // seq, method, options; micro-batch and recompute below
   std::optional<std::int64_t> micro_batch;  // fixed by the file; else searched
   std::optional<Recompute> recompute;       // fixed by the file; else searched
-  std::int64_t global_batch = 64;           // sequences per optimizer step
-  double tokens = 0;                        // tokens to train (tokens, or epochs × dataset_tokens)
+  std::optional<Layout> layout;    // tp/pp/vpp/cp/ep fixed by the file; else searched where needed
+  std::int64_t global_batch = 64;  // sequences per optimizer step
+  double tokens = 0;               // tokens to train (tokens, or epochs × dataset_tokens)
   std::optional<double> deadline_hours;
   int count = 1;                     // how many runs like this one (experiments, seeds)
   std::vector<const GpuSpec*> gpus;  // this run's candidates (empty: the file's)
