@@ -269,6 +269,18 @@ std::string layout_error(const Layout& l, int count, const std::string& model = 
   return "";
 }
 
+TEST(Layout, WithoutACountTheLayoutGetsTheFewestCardsItNeeds) {
+  // One replica, or enough data-parallel ranks for the expert groups: dp · cp a multiple of ep.
+  EXPECT_EQ(layout(8, 4).min_cards(), 32);
+  EXPECT_EQ(layout(2, 1, 1, 8).min_cards(), 16);
+  EXPECT_EQ(layout(1, 1, 2, 8).min_cards(), 8);
+  EXPECT_EQ(layout(1, 1, 4, 2).min_cards(), 4);
+  const auto r = test::run_cli({"scale", "--model", "mixtral-8x7b", "--method", "full", "--gpu",
+                                "h100-sxm", "--ep", "8", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["gpus"], 8);
+}
+
 TEST(Layout, ImpossibleLayoutsSayWhatDoesNotDivide) {
   EXPECT_NE(layout_error(layout(3, 1), 3).find("64 heads, which --tp 3 does not divide"),
             std::string::npos);

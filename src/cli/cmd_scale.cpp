@@ -129,9 +129,9 @@ const bool registered = register_command(
            throw UserError(ErrorCode::kInvalidValue,
                            "--network-GBps, --cards-per-node and --nics-per-node must be positive",
                            "network_GBps");
-         // A layout without --gpus: one replica's cards.
+         // A layout without --gpus: the fewest cards it runs on (Layout::min_cards).
          if (!o->layout.layout.trivial() && count_option->count() == 0)
-           o->count = o->layout.layout.model_parallel();
+           o->count = o->layout.layout.min_cards();
          if (o->sweep && !o->layout.layout.trivial())
            throw UserError(ErrorCode::kInvalidValue,
                            "--sweep doubles the cards of a data-parallel run; give the layout's "

@@ -56,7 +56,7 @@ const bool registered = register_command(
          require_training_format(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
          const Layout& l = o->layout.layout;
          if (!l.trivial()) {
-           p.count = l.model_parallel();
+           p.count = l.min_cards();
            p.layout = l;
            check_layout(w, p);
          }

@@ -248,9 +248,9 @@ Placement PlacementOptions::build(Context& ctx) const {
   p.count = gpus;
   if (Context::is_local_gpu(gpu) && gpus_option && gpus_option->count() == 0)
     p.count = ctx.local_card(gpu).count();
-  // A layout without --gpus: one replica's cards.
+  // A layout without --gpus: the fewest cards it runs on (Layout::min_cards).
   if (!layout.layout.trivial() && gpus_option && gpus_option->count() == 0)
-    p.count = layout.layout.model_parallel();
+    p.count = layout.layout.min_cards();
   p.sharding = shard.empty() ? default_sharding(p.count) : parse_sharding(shard);
   const bool shards = p.sharding != Sharding::kNone && p.sharding != Sharding::kDdp;
   if (shards && p.count == 1) warn_one_card_sharding(ctx, shard);

@@ -17,7 +17,7 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
                      w.grad_accum);
   const Layout& l = p.layout;
   if (!l.trivial())
-    out << fmt::format("layout: {}; one replica on {} cards\n", layout_degrees(l, p.count),
+    out << fmt::format("layout: {}; cards per replica: {}\n", layout_degrees(l, p.count),
                        l.model_parallel());
   out << fmt::format("memory per card: model states {}, peak {} of {} — {}\n",
                      format_GB(r.memory.states.total()), format_GB(r.memory.peak),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,6 +102,9 @@ struct Layout {
   int cp = 1;   // context parallel: each sequence's tokens split over cp cards (ring attention)
   int ep = 1;   // expert parallel: each MoE layer's experts split over ep cards
   int model_parallel() const { return tp * pp * cp; }  // cards of one replica
+  // The fewest cards the layout runs on: one replica, or as many as expert groups of ep ranks
+  // drawn from the data- and context-parallel ranks need (dp · cp a multiple of ep).
+  int min_cards() const { return model_parallel() * (ep / std::gcd(ep, cp)); }
   bool trivial() const { return tp == 1 && pp == 1 && vpp == 1 && cp == 1 && ep == 1; }
   // Data-parallel replicas among `cards` cards.
   int dp(int cards) const { return cards / model_parallel(); }
