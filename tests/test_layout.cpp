@@ -278,7 +278,10 @@ TEST(Layout, WithoutACountTheLayoutGetsTheFewestCardsItNeeds) {
   const auto r = test::run_cli({"scale", "--model", "mixtral-8x7b", "--method", "full", "--gpu",
                                 "h100-sxm", "--ep", "8", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["gpus"], 8);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 8);
+  // --shard auto under a layout: the distributed optimizer (ZeRO-1) of a full fine-tune.
+  EXPECT_EQ(j["layout"]["shard"], "zero1");
 }
 
 TEST(Layout, ImpossibleLayoutsSayWhatDoesNotDivide) {

@@ -37,11 +37,13 @@ struct ScaleOptions {
   CalibrationOptions calibration;
 };
 
-// --shard auto: replicate (DDP) when one replica fits a card, else shard everything (FSDP).
+// --shard auto: replicate (DDP) when one replica fits a card, else shard everything (FSDP);
+// under a model-parallel layout, layout_sharding (ZeRO-1 for a full fine-tune, else DDP).
 Sharding choose_sharding(const std::string& shard, const Workload& w, const ModelStates& replica,
-                         const GpuSpec& gpu, int count) {
+                         const GpuSpec& gpu, int count, const Layout& layout) {
   if (count <= 1) return Sharding::kNone;
   if (shard != "auto") return parse_sharding(shard, "shard");
+  if (!layout.trivial()) return layout_sharding(w);
   Placement one;
   one.gpu = &gpu;
   return estimate_memory(w, replica, one).verdict == Verdict::kFits ? Sharding::kDdp
@@ -53,7 +55,7 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   Placement p;
   p.gpu = &gpu;
   p.count = count;
-  p.sharding = choose_sharding(o.shard, w, replica, gpu, count);
+  p.sharding = choose_sharding(o.shard, w, replica, gpu, count, o.layout.layout);
   p.topology = o.topology;
   p.power_limit_W = o.power_limit_W;
   p.layout = o.layout.layout;
@@ -84,7 +86,8 @@ const bool registered = register_command(
        app.add_option("--shard", o->shard,
                       "auto | none | ddp | zero1 | zero2 | fsdp (default auto: DDP when a replica "
                       "fits one card, "
-                      "else FSDP — for LoRA/QLoRA a sharded frozen base)");
+                      "else FSDP — for LoRA/QLoRA a sharded frozen base; under --tp/--pp/--cp/--ep "
+                      "ZeRO-1 for a full fine-tune, else DDP)");
        app.add_option("--topology", o->topology,
                       "pcie | nvlink-bridge-2 | nvlink-bridge-4 | nvswitch (default: the best the "
                       "card supports)");

@@ -149,6 +149,10 @@ void check_layout(const Workload& w, const Placement& p) {
   }
 }
 
+Sharding layout_sharding(const Workload& w) {
+  return method_traits(w.method).trains_base ? Sharding::kZero1 : Sharding::kDdp;
+}
+
 void check_layout_topology(const Layout& l, const Topology& t) {
   if (l.tp > t.cards_per_node && l.tp > t.domain_cards)
     throw UserError(ErrorCode::kInfeasible,

@@ -49,6 +49,10 @@ std::string layout_degrees(const Layout& l, int cards);
 // the sequence into 2 × cp chunks, ep over the data-parallel ranks; no MIG instance, an attention
 // kernel context parallelism can run. The message names what does not divide.
 void check_layout(const Workload& w, const Placement& p);
+// The sharding of a layout's data-parallel group when none is asked for: the optimizer states
+// split (Megatron's distributed optimizer, ZeRO-1) for a full fine-tune; adapters are small
+// enough to replicate.
+Sharding layout_sharding(const Workload& w);
 // UserError unless the groups fit the topology: tensor parallelism within one node.
 void check_layout_topology(const Layout& l, const Topology& t);
 

@@ -147,12 +147,6 @@ bool ranges_overlap(const Option& a, const Option& b, RankBy r) {
   return va * a.range_low <= vb * b.range_high && vb * b.range_low <= va * a.range_high;
 }
 
-// Under a model-parallel layout the data-parallel group shards the optimizer states (Megatron's
-// distributed optimizer, ZeRO-1) for a full fine-tune; adapters are small enough to replicate.
-Sharding layout_sharding(const Workload& w) {
-  return method_traits(w.method).trains_base ? Sharding::kZero1 : Sharding::kDdp;
-}
-
 std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topology& t) {
   std::vector<Layout> out;
   if (count < 2) return out;
