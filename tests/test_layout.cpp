@@ -367,7 +367,7 @@ TEST(Layout, ARunsFileFixesTheLayoutOrSaysWhyItCannot) {
   std::ofstream(path) << head << "    pp: 3\n";
   const auto bad = test::run_cli({"plan", path.string()});
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("runs[0].tp"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("runs[0].pp"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("80 layers do not divide into 3"), std::string::npos) << bad.err;
   std::filesystem::remove_all(dir);
 }

@@ -72,17 +72,13 @@ const bool registered = register_command(
            const EdgeStages edges = edge_stages(w.model->arch, l);
            StepOps slowest;
            Seconds slowest_time;
-           for (const Stage& st : {edges.first, edges.last}) {
-             const ModelStates held = stage_states(w, set, l, st).total();
-             const double share = replica.trained_weights.value > 0
-                                      ? held.trained_weights / replica.trained_weights
-                                      : 0.0;
-             StepOps card = stage_step_ops(ops, w.model->arch, l, st, share);
-             const StepEstimate one = estimate_step(card, d, e);
-             if (slowest.ops.empty() || one.micro_batch > slowest_time) {
+           for (int i = 0; i < edges.count(); ++i) {
+             CardWork card = card_work(w, set, replica, ops, l, edges[i]);
+             const StepEstimate one = estimate_step(card.ops, d, e);
+             if (i == 0 || one.micro_batch > slowest_time) {
                slowest_time = one.micro_batch;
-               slowest = std::move(card);
-               stage = st.index;
+               slowest = std::move(card.ops);
+               stage = edges[i].index;
              }
            }
            ops = std::move(slowest);

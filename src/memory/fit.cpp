@@ -70,24 +70,23 @@ MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile
   group.layout = {};
   const EdgeStages edges = edge_stages(a, l);
   MemoryEstimate best;
-  int n = 0;
-  for (const Stage& st : {edges.first, edges.last}) {
-    if (n == 1 && edges.single()) break;
+  const int n = edges.count();
+  for (int i = 0; i < n; ++i) {
+    const Stage& st = edges[i];
     MemoryEstimate m;
     const StageStates states = stage_states(w, set, l, st);
     m.states = shard_stage_states(states, p.sharding, l, p.count);
     m.runtime = runtime_memory(card, stage_profile(profile, a, l, st, w.grad_accum), m.states,
                                group, nullptr);
     finish(m, p);
-    best.stages[static_cast<std::size_t>(n)] = {st.index,      st.layers,  m.states_on_card,
+    best.stages[static_cast<std::size_t>(i)] = {st.index,      st.layers,  m.states_on_card,
                                                 m.activations, m.overhead, m.peak};
-    if (n == 0 || m.peak > best.peak) {
+    if (i == 0 || m.peak > best.peak) {
       const auto stages = best.stages;
       best = m;
       best.stages = stages;
       best.peak_stage = st.index;
     }
-    ++n;
   }
   best.stage_count = l.pp > 1 ? n : 0;
   return best;

@@ -21,6 +21,36 @@ std::string replica_text(const Layout& l) {
   return fmt::format("--tp {} × --pp {} × --cp {} = {}", l.tp, l.pp, l.cp, l.model_parallel());
 }
 
+// Why tensor parallelism of degree `tp` cannot split `a` (empty: it can): it splits the attention
+// heads, splits or replicates the KV heads, and splits every MLP width.
+std::string tp_problem(const ModelArch& a, int tp) {
+  if (a.heads % tp != 0)
+    return fmt::format(
+        "tensor parallelism splits the attention heads: {} has {} heads, which "
+        "--tp {} does not divide",
+        a.name, a.heads, tp);
+  if (a.kv_heads > 0 && a.kv_heads % tp != 0 && tp % a.kv_heads != 0)
+    return fmt::format(
+        "tensor parallelism splits (or replicates) the key/value heads: {} has {} "
+        "KV heads, and --tp {} neither divides them nor is a multiple of them",
+        a.name, a.kv_heads, tp);
+  for (std::int64_t width : {a.intermediate, a.moe_intermediate, a.shared_expert_intermediate})
+    if (width > 0 && width % tp != 0)
+      return fmt::format(
+          "tensor parallelism splits the MLP: {}'s width {} does not divide over "
+          "--tp {}",
+          a.name, width, tp);
+  return {};
+}
+
+// "1, 2, 4" : the divisors of n up to `limit`.
+std::string divisors(std::int64_t n, std::int64_t limit) {
+  std::string out;
+  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out += fmt::format("{}{}", out.empty() ? "" : ", ", d);
+  return out;
+}
+
 }  // namespace
 
 EdgeStages edge_stages(const ModelArch& a, const Layout& l) {
@@ -70,28 +100,14 @@ void check_layout(const Workload& w, const Placement& p) {
                                 p.count, replica, replica_text(l), replica),
                     "gpus");
   if (l.tp > 1) {
-    if (a.heads % l.tp != 0)
+    const std::string why = tp_problem(a, l.tp);
+    if (!why.empty()) {
+      std::string valid;
+      for (int t = 1; t <= std::min<std::int64_t>(a.heads, 128); ++t)
+        if (tp_problem(a, t).empty()) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", t);
       throw UserError(ErrorCode::kInfeasible,
-                      fmt::format("tensor parallelism splits the attention heads: {} has {} heads, "
-                                  "which --tp {} does not divide",
-                                  a.name, a.heads, l.tp),
-                      "tp");
-    if (a.kv_heads > 0 && a.kv_heads % l.tp != 0 && l.tp % a.kv_heads != 0)
-      throw UserError(ErrorCode::kInfeasible,
-                      fmt::format("tensor parallelism splits (or replicates) the key/value heads: "
-                                  "{} has {} KV heads, and --tp {} neither divides them nor is a "
-                                  "multiple of them",
-                                  a.name, a.kv_heads, l.tp),
-                      "tp");
-    const std::int64_t widths[] = {a.intermediate, a.moe_intermediate,
-                                   a.shared_expert_intermediate};
-    for (std::int64_t width : widths)
-      if (width > 0 && width % l.tp != 0)
-        throw UserError(ErrorCode::kInfeasible,
-                        fmt::format("tensor parallelism splits the MLP: {}'s width {} does not "
-                                    "divide over --tp {}",
-                                    a.name, width, l.tp),
-                        "tp");
+                      fmt::format("{}; --tp values {} allows: {}", why, a.name, valid), "tp");
+    }
   }
   if (l.vpp > 1 && l.pp == 1)
     throw UserError(ErrorCode::kInvalidValue,
@@ -102,8 +118,8 @@ void check_layout(const Workload& w, const Placement& p) {
     throw UserError(
         ErrorCode::kInfeasible,
         fmt::format("pipeline parallelism cuts the layers into --pp {} × --vpp {} = {} equal "
-                    "chunks: {}'s {} layers do not divide into {}",
-                    l.pp, l.vpp, chunks, a.name, a.layers, chunks),
+                    "chunks: {}'s {} layers do not divide into {}; --pp × --vpp must be one of: {}",
+                    l.pp, l.vpp, chunks, a.name, a.layers, chunks, divisors(a.layers, 128)),
         "pp");
   if (l.vpp > 1 && w.grad_accum % l.pp != 0)
     throw UserError(ErrorCode::kInfeasible,
@@ -135,8 +151,9 @@ void check_layout(const Workload& w, const Placement& p) {
                       "ep");
     if (a.num_experts % l.ep != 0)
       throw UserError(ErrorCode::kInfeasible,
-                      fmt::format("{} has {} experts per layer, which --ep {} does not divide",
-                                  a.name, a.num_experts, l.ep),
+                      fmt::format("{} has {} experts per layer, which --ep {} does not divide; "
+                                  "--ep may be one of: {}",
+                                  a.name, a.num_experts, l.ep, divisors(a.num_experts, 1024)),
                       "ep");
     const int dp_cp = l.dp(p.count) * l.cp;
     if (dp_cp % l.ep != 0)
@@ -343,10 +360,20 @@ StepOps stage_step_ops(const StepOps& whole, const ModelArch& a, const Layout& l
     out.ops.push_back(std::move(op));
   }
   out.layers = s.layers;
-  out.tokens_processed = whole.tokens_processed / cp;
   out.tokens_per_micro_batch =
       std::max<std::int64_t>(1, std::llround(static_cast<double>(whole.tokens_per_micro_batch) /
                                              static_cast<double>(l.model_parallel())));
+  return out;
+}
+
+CardWork card_work(const Workload& w, const TrainedSet& set, const ModelStates& replica,
+                   const StepOps& whole, const Layout& l, const Stage& s) {
+  CardWork out;
+  out.states = stage_states(w, set, l, s).total();
+  const double share = replica.trained_weights.value > 0
+                           ? out.states.trained_weights / replica.trained_weights
+                           : 0.0;
+  out.ops = stage_step_ops(whole, w.model->arch, l, s, share);
   return out;
 }
 

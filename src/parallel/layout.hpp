@@ -36,6 +36,9 @@ struct Stage {
 struct EdgeStages {
   Stage first, last;
   bool single() const { return first.index == last.index; }
+  // The distinct ones, first then last: for (int i = 0; i < e.count(); ++i) e[i] ...
+  int count() const { return single() ? 1 : 2; }
+  const Stage& operator[](int i) const { return i == 0 ? first : last; }
 };
 EdgeStages edge_stages(const ModelArch& a, const Layout& l);
 
@@ -90,6 +93,16 @@ ActivationProfile stage_profile(const ActivationProfile& whole, const ModelArch&
 // the share of the trained states the card holds (`trained_share`).
 StepOps stage_step_ops(const StepOps& whole, const ModelArch& a, const Layout& l, const Stage& s,
                        double trained_share);
+
+// What one card of stage `s` holds and computes per micro-batch: its model states before
+// ZeRO/FSDP sharding, and its ops (stage_step_ops, the optimizer over the card's share of the
+// replica's trained weights). `replica` = model_states(w, set).
+struct CardWork {
+  ModelStates states;
+  StepOps ops;
+};
+CardWork card_work(const Workload& w, const TrainedSet& set, const ModelStates& replica,
+                   const StepOps& whole, const Layout& l, const Stage& s);
 
 // The topology a group of `size` cards spaced `stride` ranks apart sees: its members share NVLink
 // domains and nodes only as far as the stride allows, and each gets its card's share of the NICs.

@@ -287,7 +287,6 @@ class Builder {
   }
 
   StepOps build() {
-    out_.tokens_processed = T_;
     emit_embedding();
     emit_block();
     emit_head();

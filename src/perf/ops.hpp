@@ -109,10 +109,9 @@ struct Op {
 // One micro-batch's operations (and the optimizer update), for one workload.
 struct StepOps {
   std::vector<Op> ops;
-  std::int64_t tokens_per_micro_batch = 0;  // real tokens: seq × micro_batch, or the mean's
-  double tokens_processed = 0;  // tokens a micro-batch runs through the GEMMs (padding included)
-  std::int64_t grad_accum = 1;  // micro-batches per optimizer step
-  std::int64_t layers = 0;      // decoder layers
+  std::int64_t tokens_per_micro_batch = 0;         // real tokens: seq × micro_batch, or the mean's
+  std::int64_t grad_accum = 1;                     // micro-batches per optimizer step
+  std::int64_t layers = 0;                         // decoder layers
   ComputeFormat precision = ComputeFormat::kBF16;  // of the block linear layers
   // The peak that model FLOPs utilisation is measured against: the block GEMMs' tensor rate.
   TensorPrecision mfu_precision = TensorPrecision::kBF16;

@@ -75,14 +75,11 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
   const double m = static_cast<double>(w.grad_accum);
   Seconds slowest;
   ModelStates held;
-  int n = 0;
-  for (const Stage& st : {edges.first, edges.last}) {
-    if (n++ == 1 && edges.single()) break;
-    const ModelStates states = stage_states(w, set, l, st).total();
-    const double share =
-        replica.trained_weights.value > 0 ? states.trained_weights / replica.trained_weights : 0.0;
-    const StepEstimate step =
-        estimate_step(stage_step_ops(ops, a, l, st, share), device, efficiency);
+  StepOps timed;  // the slower stage's card's ops (for the trace)
+  for (int i = 0; i < edges.count(); ++i) {
+    const Stage& st = edges[i];
+    CardWork card = card_work(w, set, replica, ops, l, st);
+    const StepEstimate step = estimate_step(card.ops, device, efficiency);
     if (!step.feasible) {
       r.step = step;
       return;
@@ -95,18 +92,17 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
     const Seconds exchanges =
         traffic.tp.seconds + traffic.ep.seconds + traffic.pp.seconds + cp_exposed;
     const Seconds per_micro_batch = step.micro_batch + exchanges;
-    if (n == 1 || per_micro_batch > slowest) {
+    if (i == 0 || per_micro_batch > slowest) {
       slowest = per_micro_batch;
       r.step = step;
       r.layout = traffic;
       r.stage = st.index;
       r.layout_exposed_per_step = exchanges * m;
-      held = states;
+      held = card.states;
+      if (trace) timed = std::move(card.ops);
     }
   }
-  if (trace)
-    trace_step(stage_step_ops(ops, a, l, r.stage == 0 ? edges.first : edges.last, 1.0), device,
-               efficiency, r.step, *trace);
+  if (trace) trace_step(timed, device, efficiency, r.step, *trace);
   r.comm = plan_communication(w, held, group, dp_topology, data.comm, trace);
   r.offload = offload_time(w, held, group, Bytes(), data.comm);
   r.scale = estimate_scaling(r.comm, compute_times(r.step, group, r.offload), w, dp_topology,

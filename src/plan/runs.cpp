@@ -242,10 +242,14 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
       one.layout = l;
       Workload each = w;
       each.grad_accum = l.pp;  // the interleaved schedule's grouping is checked per option
-      guarded("tp", [&] {
+      // The error under the key whose degree fails (check_layout names it as its field).
+      try {
         check_layout(each, one);
-        return 0;
-      });
+      } catch (const UserError& e) {
+        const std::string& f = e.field();
+        const bool degree = f == "tp" || f == "pp" || f == "vpp" || f == "cp" || f == "ep";
+        r.fail(degree ? f : std::string("tp"), e.what());
+      }
     }
   }
   run.global_batch = r.optional_integer("global_batch", 1, 1 << 24).value_or(64);
