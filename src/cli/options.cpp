@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "parallel/layout.hpp"
 #include "workload/loss.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan::cli {
@@ -32,8 +33,16 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "config.json, or path to a Hugging Face config.json (- reads it from standard "
                  "input)");
   app.add_option("--method", method,
-                 fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base)",
+                 fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base; "
+                             "dpo, ipo, orpo, simpo, kto: preference objectives, --adapter)",
+                             fmt::join(run_method_names(), " | ")));
+  app.add_option("--adapter", adapter,
+                 fmt::format("Preference objectives: what they train, {} (default full: every "
+                             "weight, with a frozen reference copy where the objective has one)",
                              fmt::join(method_names(), " | ")));
+  app.add_flag("--precompute-ref", training.precompute_reference,
+               "DPO, IPO, KTO: reference log-probabilities computed once before training (TRL "
+               "precompute_ref_log_probs): no reference model or reference pass in the step");
   required_ = required;  // checked in build(): a --from file may give them
   add_from_option(app, from);
   app.add_option("--rank", rank,
@@ -153,13 +162,18 @@ Workload WorkloadOptions::build(Context& ctx) const {
           fmt::format("--{} is required (or a trainer file that names it, --from)", name), name);
   Workload w;
   w.model = ctx.resolve_model(model);
-  w.method = parse_method(method);
+  const auto [objective, adapter_method] = resolve_run_method(
+      method, adapter, training.precompute_reference, "method", "adapter", "precompute_ref");
+  w.objective = objective;
+  w.method = adapter_method;
+  const std::string method_shown =
+      "--method " + method + (adapter.empty() ? "" : " --adapter " + adapter);
   // Only the options given count: a default is no choice the user made. Settings a --from file
   // gave that this method does not read were left unset there (from_files.cpp).
   if (app_ != nullptr)
     for (const auto& [option, setting] : kMethodOnlyOptions)
       if (const CLI::Option* given = app_->get_option_no_throw(option); given && given->count())
-        check_setting_applies(w.method, setting, option, "--method " + method);
+        check_setting_applies(w.method, setting, option, method_shown);
   w.lora.rank = rank;
   parse_lora_targets(targets, w.lora);
   parse_train_modules(train_modules, w.lora);

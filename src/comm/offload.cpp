@@ -31,7 +31,7 @@ OffloadTime offload_time(const Workload& w, const ModelStates& replica, const Pl
   // optimizer steps the host's copy, so nothing returns after the update.
   if (opt.offload_parameters) {
     const Bytes weights = s.frozen_weights + s.trained_weights + s.quantization_constants;
-    o.forward_to_card += weights;
+    o.forward_to_card += weights + s.reference_weights;
     o.backward_to_card += weights;
     o.backward_to_host += s.gradients;
     o.update_on_host = true;

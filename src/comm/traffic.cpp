@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/format.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -103,6 +104,16 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
           trained, true, OverlapWith::kBackward);
       add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
           gradients, true, OverlapWith::kBackward);
+      // Forward passes without gradient gather their weights as well: the reference copy, sharded
+      // like the policy, and the policy again for KTO's KL batch.
+      if (const int passes = reference_forward_passes(w);
+          passes > 0 && s.reference_weights > Bytes())
+        add("all-gather reference weights", CommPayload::kFrozenBase, Collective::kAllGather,
+            s.reference_weights * static_cast<double>(passes), true, OverlapWith::kForward);
+      if (const int passes = policy_no_grad_passes(w); passes > 0)
+        add("all-gather weights (forward without gradient)", CommPayload::kTrainedWeights,
+            Collective::kAllGather, trained * static_cast<double>(passes), true,
+            OverlapWith::kForward);
       break;
     case CommStrategy::kShardedBase:
       // Seed § "Mehr als eine Karte": each card stores 1/N of the frozen base and receives the
@@ -120,6 +131,12 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
           trained, true, OverlapWith::kBackward);
       add("reduce-scatter adapter gradients", CommPayload::kGradients, Collective::kReduceScatter,
           gradients, true, OverlapWith::kBackward);
+      // The reference (the base with the adapters off) and KTO's KL batch: the base once more
+      // per forward pass without gradient.
+      if (const int passes = no_grad_forward_passes(w); passes > 0)
+        add("all-gather frozen base (forward without gradient)", CommPayload::kFrozenBase,
+            Collective::kAllGather, base * static_cast<double>(passes), true,
+            OverlapWith::kForward);
       break;
   }
   for (const auto& c : plan.calls()) {

@@ -41,8 +41,8 @@ struct CommCall {
   CollectiveCost cost;
 };
 
-// At most five collectives per strategy; a fixed array keeps planning allocation-free.
-inline constexpr std::size_t kMaxCommCalls = 5;
+// At most six collectives per strategy; a fixed array keeps planning allocation-free.
+inline constexpr std::size_t kMaxCommCalls = 6;
 
 struct CommPlan {
   CommStrategy strategy = CommStrategy::kSingleCard;

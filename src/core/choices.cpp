@@ -11,6 +11,12 @@ constexpr NameTable<Method, 5> kMethods{{{{Method::kFull, "full"},
                                           {Method::kQlora, "qlora"},
                                           {Method::kDora, "dora"},
                                           {Method::kQdora, "qdora"}}}};
+constexpr NameTable<Objective, 6> kObjectives{{{{Objective::kSft, "sft"},
+                                                {Objective::kDpo, "dpo"},
+                                                {Objective::kIpo, "ipo"},
+                                                {Objective::kOrpo, "orpo"},
+                                                {Objective::kSimpo, "simpo"},
+                                                {Objective::kKto, "kto"}}}};
 constexpr NameTable<ComputeFormat, 5> kFormats{{{{ComputeFormat::kBF16, "bf16"},
                                                  {ComputeFormat::kFP16, "fp16"},
                                                  {ComputeFormat::kFP8, "fp8"},
@@ -40,6 +46,9 @@ constexpr NameTable<LossKind, 4> kLossKinds{{{{LossKind::kFp32Upcast, "fp32-upca
 std::string_view method_name(Method m) {
   return kMethods.name(m);
 }
+std::string_view objective_name(Objective o) {
+  return kObjectives.name(o);
+}
 std::string_view compute_format_name(ComputeFormat f) {
   return kFormats.name(f);
 }
@@ -61,6 +70,9 @@ std::string_view loss_kind_name(LossKind k) {
 
 Method parse_method(std::string_view s, std::string_view field) {
   return kMethods.parse(s, "method", field);
+}
+Objective parse_objective(std::string_view s, std::string_view field) {
+  return kObjectives.parse(s, "objective", field);
 }
 ComputeFormat parse_compute_format(std::string_view s, std::string_view field) {
   return kFormats.parse(s, "precision", field);
@@ -99,6 +111,10 @@ const std::vector<std::string>& recompute_names() {
 }
 const std::vector<std::string>& method_names() {
   static const auto v = kMethods.names();
+  return v;
+}
+const std::vector<std::string>& objective_names() {
+  static const auto v = kObjectives.names();
   return v;
 }
 const std::vector<std::string>& compute_format_names() {

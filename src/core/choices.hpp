@@ -19,6 +19,11 @@ enum class Method {
   kQdora,  // DoRA on a quantized base (Answer.AI / PEFT use_dora with a 4-bit base)
 };
 
+// What a run optimises (workload/objective.hpp): supervised fine-tuning on one sequence per
+// example, or a preference objective over a chosen and a rejected sequence (KTO: single labelled
+// ones), most of them against a frozen reference model.
+enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto };
+
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
 enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
 enum class Recompute { kNone, kSelective, kFull };
@@ -41,6 +46,7 @@ enum class LossKind { kFp32Upcast, kBf16, kChunked, kFused };
 enum class Attention { kFlash, kSdpa, kEager };
 
 std::string_view method_name(Method m);
+std::string_view objective_name(Objective o);
 std::string_view compute_format_name(ComputeFormat f);
 std::string_view sharding_name(Sharding s);
 std::string_view recompute_name(Recompute r);
@@ -50,6 +56,7 @@ std::string_view loss_kind_name(LossKind k);
 
 // Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
 Method parse_method(std::string_view name, std::string_view field = "method");
+Objective parse_objective(std::string_view name, std::string_view field = "objective");
 ComputeFormat parse_compute_format(std::string_view name, std::string_view field = "precision");
 Sharding parse_sharding(std::string_view name, std::string_view field = "shard");
 Recompute parse_recompute(std::string_view name, std::string_view field = "recompute");
@@ -61,6 +68,7 @@ const std::vector<std::string>& loss_kind_names();
 const std::vector<std::string>& attention_names();
 const std::vector<std::string>& recompute_names();
 const std::vector<std::string>& method_names();
+const std::vector<std::string>& objective_names();
 const std::vector<std::string>& compute_format_names();
 const std::vector<std::string>& sharding_names();
 

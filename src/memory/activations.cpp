@@ -419,6 +419,8 @@ ActivationProfile activation_profile(const Workload& w) {
       break;
   }
   p.hidden_gradient.per_token = e * h;
+  p.scoring_logits.per_token =
+      w.options.effective_loss() == LossKind::kFused ? p.logits.per_token : e * V;
 
   // Buffers and per-layer figures for QLoRA, FSDP and the optimizer step in backward.
   double shared = 0, dense_mlp = 0, moe_mlp = 0;

@@ -105,6 +105,10 @@ struct ActivationProfile {
   TokenBytes backward_transient;  // the largest block's
   TokenBytes output_saved;        // final norm and output-layer inputs
   TokenBytes logits;              // logits and the loss's working set
+  // A forward pass without gradient (a preference objective's reference, KTO's KL batch): its
+  // 16-bit logits, with no labels given so no FP32 upcast; TRL's selective_log_softmax then works
+  // one row at a time.
+  TokenBytes scoring_logits;
   TokenBytes hidden_gradient;     // gradient of the final hidden state
   Bytes dequant_buffer;           // the largest weight materialised for one product: a QLoRA
                                   // base dequantized to BF16, DoRA's W + s·B·A for its norm

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -80,9 +81,12 @@ ModelStates states_of(const Workload& w, const TrainedSet& set,
   }
   // What is frozen: BF16, 2 B per parameter (seed: "eine BF16-Basis für LoRA"), or block linear
   // weights in NF4 with double quantization (seed; QLoRA paper §3).
+  const bool reference = holds_reference_copy(w);
   for (const TensorRole& r : set.roles) {
     const TensorSpec& t = *r.tensor;
     const double k = part(&t);
+    // The reference copy: every weight in the 16-bit compute dtype, as loaded for inference.
+    if (reference) s.reference_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
     if (r.base == BaseRole::kFrozen16) {
       s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
     } else if (r.base == BaseRole::kFrozenQuantized) {
@@ -158,13 +162,14 @@ ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace)
                 to_GB(s.total()),
                 "GB",
                 "frozen weights + trained weights + gradients + master weights + optimizer states "
-                "+ quantization constants",
+                "+ quantization constants + reference model weights",
                 {{"frozen weights", fmt_GB(s.frozen_weights)},
                  {"trained weights", fmt_GB(s.trained_weights)},
                  {"gradients", fmt_GB(s.gradients)},
                  {"master weights", fmt_GB(s.master_weights)},
                  {"optimizer states", fmt_GB(s.optimizer_states)},
-                 {"quantization constants", fmt_GB(s.quantization_constants)}},
+                 {"quantization constants", fmt_GB(s.quantization_constants)},
+                 {"reference model weights", fmt_GB(s.reference_weights)}},
                 "seed § memory",
                 method.trains_base
                     ? std::vector<std::string>{"memory.trained_states"}
@@ -182,6 +187,9 @@ ModelStates shard_states(const ModelStates& s, Sharding sharding, int cards) {
     case Sharding::kDdp:
       break;
     case Sharding::kFsdp:
+      // A reference model is prepared like the policy: sharded under ZeRO-3 / FSDP, whole on every
+      // card otherwise (TRL _prepare_deepspeed sets stage 0 below stage 3).
+      out.reference_weights /= n;
       out.frozen_weights /= n;
       out.trained_weights /= n;
       out.quantization_constants /= n;

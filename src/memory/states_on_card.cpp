@@ -40,8 +40,10 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
   // Offloaded parameters (FSDP CPUOffloadPolicy): weights and gradients live in host memory; the
   // card holds the all-gathered working set (StepMemory::gathered_params).
   if (o.offload_parameters) {
-    out.host += s.frozen_weights + s.trained_weights + s.quantization_constants + s.gradients;
-    s.frozen_weights = s.trained_weights = s.quantization_constants = Bytes(0);
+    out.host += s.frozen_weights + s.trained_weights + s.quantization_constants + s.gradients +
+                s.reference_weights;
+    s.frozen_weights = s.trained_weights = s.quantization_constants = s.reference_weights =
+        Bytes(0);
   }
   // Gradients: they persist across the step when micro-batches accumulate into them, or when
   // DDP / ZeRO-1/2 keep them in communication buckets; otherwise zero_grad(set_to_none=True)

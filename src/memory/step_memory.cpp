@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/format.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -23,6 +24,7 @@ std::string_view StepMemory::largest_term() const {
       {gradients, "model gradients produced in the backward pass"},
       {dequant_buffer, "dequantized weight buffer"},
       {gathered_params, "all-gathered parameters (FSDP)"},
+      {scoring_logits, "logits of the reference model's forward pass"},
   };
   const auto* best =
       std::max_element(std::begin(terms), std::end(terms),
@@ -32,7 +34,7 @@ std::string_view StepMemory::largest_term() const {
 
 StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states, const Workload& w,
                        const Placement& p) {
-  const std::int64_t s = w.seq, b = w.micro_batch;
+  const std::int64_t s = w.seq, b = w.sequences_per_micro_batch();
   const bool gathered =
       (p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig) || w.options.offload_parameters;
   // Saved activations on the card: all blocks', or, offloaded, one block's worth in flight
@@ -53,6 +55,10 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   const bool root_resident = w.stack && w.stack->fsdp_root_unsharded &&
                              p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
   if (gathered && !root_resident) loss.gathered_params = prof.output_params;
+  // A preference objective scores the micro-batch again without gradient after the policy's
+  // forward pass (TRL: the reference's log-probabilities, KTO's KL batch), one pass at a time,
+  // while the policy's logits are still held for the backward pass.
+  if (no_grad_forward_passes(w) > 0) loss.scoring_logits = prof.scoring_logits.at(s, b);
 
   // Block phase: one block's backward (recomputed activations and the gradients of its
   // activations), the dequantized weight, the FSDP working set (this block and the prefetched
@@ -136,6 +142,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                  {"model gradients", format_GB(m.gradients, 3)},
                  {"dequantization buffer", format_GB(m.dequant_buffer, 3)},
                  {"gathered parameters", format_GB(m.gathered_params, 3)},
+                 {"reference logits", format_GB(m.scoring_logits, 3)},
                  {"other phase", format_GB(m.other_phase, 3)},
                  {"tokens per micro-batch", group_digits(w.tokens_per_micro_batch())},
                  {"recompute", std::string(recompute_name(w.recompute))},

@@ -30,10 +30,13 @@ struct StepMemory {
   Bytes gradients;           // model gradients produced during the backward pass
   Bytes dequant_buffer;      // QLoRA dequantized weight
   Bytes gathered_params;     // FSDP / offload: all-gathered parameters and unsharded gradients
-  Bytes other_phase;         // the other phase's total, for comparison
+  // Preference objectives: the logits of a forward pass without gradient (the reference model's,
+  // KTO's KL batch), made while the policy's are held for its backward.
+  Bytes scoring_logits;
+  Bytes other_phase;  // the other phase's total, for comparison
   Bytes total() const {
     return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
-           dequant_buffer + gathered_params;
+           dequant_buffer + gathered_params + scoring_logits;
   }
   // The memory the caching allocator churns through (gradients excluded: allocated in the same
   // sizes every step).

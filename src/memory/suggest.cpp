@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "memory/solve.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -178,6 +179,12 @@ void suggest_optimizer(const Workload& w, const Placement& p, Suggestions& out) 
           evaluate(v, p));
 }
 
+// The setting that names what is trained: the method itself for supervised fine-tuning, the adapter
+// of a preference objective.
+std::string adapter_key(const Workload& w) {
+  return w.objective == Objective::kSft ? "method" : "adapter";
+}
+
 // QLoRA for LoRA and a full fine-tune, QDoRA for DoRA: the frozen base in the default quantized
 // format (NF4, as the CLI and the API take it when base_quant is not given).
 void suggest_quantized_base(const Workload& w, const Placement& p, Suggestions& out) {
@@ -185,7 +192,7 @@ void suggest_quantized_base(const Workload& w, const Placement& p, Suggestions& 
   Workload v = w;
   v.method = w.method == Method::kDora ? Method::kQdora : Method::kQlora;
   if (method_traits(w.method).trains_base) v.lora = LoraConfig{};
-  out.add(SuggestionKind::kQuantizedBase, {named("method", method_name(v.method))},
+  out.add(SuggestionKind::kQuantizedBase, {named(adapter_key(w), method_name(v.method))},
           Reason(ReasonCode::kSuggestQuantizedBase)
               .name("method", std::string(method_label(v.method)))
               .name("format", v.quant.format),
@@ -224,7 +231,7 @@ void apply_change(const std::vector<SettingChange>& change, const Workload& base
     if (c.key == "recompute") w.recompute = parse_recompute(c.text);
     if (c.key == "optimizer") w.optimizer = parse_optimizer(c.text);
     if (c.key == "micro_batch") w.micro_batch = c.number;
-    if (c.key == "method") {
+    if (c.key == "method" || c.key == "adapter") {
       w.method = parse_method(c.text);
       if (method_traits(base.method).trains_base) w.lora = LoraConfig{};
     }
@@ -307,7 +314,7 @@ void suggest_combined(const Workload& w, const Placement& p, int max_cards, Sugg
     const bool full = method_traits(v.method).trains_base;
     v.method = v.method == Method::kDora ? Method::kQdora : Method::kQlora;
     if (full) v.lora = LoraConfig{};
-    change.push_back(named("method", method_name(v.method)));
+    change.push_back(named(adapter_key(v), method_name(v.method)));
     parts.push_back(Reason(ReasonCode::kSuggestQuantizedBase)
                         .name("method", std::string(method_label(v.method)))
                         .name("format", v.quant.format));

@@ -231,6 +231,7 @@ ModelStates StageStates::total() const {
   t.master_weights += experts.master_weights;
   t.optimizer_states += experts.optimizer_states;
   t.quantization_constants += experts.quantization_constants;
+  t.reference_weights += experts.reference_weights;
   return t;
 }
 
@@ -269,6 +270,7 @@ ActivationProfile stage_profile(const ActivationProfile& whole, const ModelArch&
   p.output_saved = whole.output_saved * (last / tp);
   // Vocabulary-parallel cross-entropy: each card holds its slice of the logits.
   p.logits = whole.logits * (last / tp);
+  p.scoring_logits = whole.scoring_logits * (last / tp);
   // Every stage gets the gradient of its output back (the last from the loss).
   p.hidden_gradient = whole.hidden_gradient * (1 / tp);
   p.dequant_buffer = whole.dequant_buffer / tp;

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "memory/model_states.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -263,12 +264,12 @@ class Builder {
     if (w.lengths.varies()) {
       // Variable lengths (workload/lengths.hpp): the step runs on the tokens a micro-batch
       // processes (padding included), the rate counts the real ones.
-      const double b = static_cast<double>(w.micro_batch);
+      const double b = static_cast<double>(w.sequences_per_micro_batch());
       lengths_ = length_distribution(w.lengths, w.seq);
       if (!w.lengths.packing && !w.lengths.padding_free)
         // Each micro-batch padded to its longest sample (dynamic padding, Hugging Face's
         // DataCollatorWithPadding): b rows of the batch maximum.
-        batch_max_ = batch_max_distribution(lengths_, w.micro_batch);
+        batch_max_ = batch_max_distribution(lengths_, w.sequences_per_micro_batch());
       T_ = b * (w.lengths.packing    ? static_cast<double>(w.seq)
                 : batch_max_.empty() ? expectation(lengths_, [](double s) { return s; })
                                      : expectation(batch_max_, [](double s) { return s; }));
@@ -290,6 +291,7 @@ class Builder {
     emit_embedding();
     emit_block();
     emit_head();
+    emit_no_grad_passes();
     emit_optimizer();
     for (const auto& op : out_.ops)
       if (op.unit == ComputeUnit::kTensor)
@@ -298,6 +300,26 @@ class Builder {
   }
 
  private:
+  // Forward passes without gradient (workload/objective.hpp): the reference model's — a frozen copy
+  // of the model, or with adapters the base with them switched off — and the policy's own for
+  // KTO's KL batch, each the micro-batch's forward ops again. Their FLOPs count as model FLOPs:
+  // the objective needs them as it needs the forward pass.
+  void emit_no_grad_passes() {
+    const int reference = reference_forward_passes(w_);
+    const int policy = policy_no_grad_passes(w_);
+    if (reference + policy == 0) return;
+    const std::size_t n = out_.ops.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (out_.ops[i].phase != Phase::kForward) continue;
+      Op copy = out_.ops[i];
+      const int passes = (copy.op_class == OpClass::kAdapter ? 0 : reference) + policy;
+      if (passes == 0) continue;
+      copy.name = "no_grad." + copy.name;
+      copy.count *= passes;
+      out_.ops.push_back(std::move(copy));
+    }
+  }
+
   // ---- helpers -------------------------------------------------------------------------------
   Op vector_op(std::string name, OpClass cls, Phase phase, double flops, double bytes,
                std::int64_t count) const {
@@ -535,7 +557,7 @@ class Builder {
   // row holds seq / mean samples).
   template <class F>
   double attention_sum(F f) const {
-    const double b = static_cast<double>(w_.micro_batch);
+    const double b = static_cast<double>(w_.sequences_per_micro_batch());
     const double seq = static_cast<double>(w_.seq);
     if (!w_.lengths.padding_free)
       return b * (batch_max_.empty() ? f(seq) : expectation(batch_max_, f));
@@ -555,7 +577,7 @@ class Builder {
     const double d_qk = static_cast<double>(a_.head_dim);
     const double d_v = static_cast<double>(a_.mla ? a_.v_head_dim : a_.head_dim);
     const double heads = static_cast<double>(a_.heads);
-    const double b = static_cast<double>(w_.micro_batch);
+    const double b = static_cast<double>(w_.sequences_per_micro_batch());
     const double lse = kFp32 * T_ * heads;  // the log-sum-exp FlashAttention saves per row
     Op fwd, bwd;
     if (w_.attention != Attention::kEager) {

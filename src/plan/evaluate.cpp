@@ -156,7 +156,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   if (trace) trace_step(ops, device, efficiency, r.step, *trace);
   r.comm = plan_communication(w, replica, p, r.topology, data.comm, trace);
   const Bytes saved = w.options.offload_activations
-                          ? activation_profile(w).saved_all.at(w.seq, w.micro_batch)
+                          ? activation_profile(w).saved_all.at(w.seq, w.sequences_per_micro_batch())
                           : Bytes();
   r.offload = offload_time(w, replica, p, saved, data.comm);
   r.scale = estimate_scaling(r.comm, compute_times(r.step, p, r.offload), w, r.topology, data.comm,

@@ -242,7 +242,7 @@ void finish_option(Option& o, const PlannedRun& run, const Candidate& c, const S
   o.received_per_card_per_step = received_per_card_per_step;
   o.scaling_efficiency = scale.scaling_efficiency;
   // Real tokens: padding is not counted.
-  const double tokens_per_step = static_cast<double>(run.global_batch) * w.tokens_per_sequence();
+  const double tokens_per_step = static_cast<double>(run.global_batch) * w.tokens_per_example();
   o.tokens_per_second = tokens_per_step / o.step_seconds.value;
   const RunTotals totals =
       run_totals(run, o.step_seconds, *c.card->gpu, c.count, c.card->mig, c.card->prices);
@@ -335,8 +335,9 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     return o;
   }
   const CommPlan comm = plan_communication(w, prepared.replica, p, *c.topology, data.comm);
-  const Bytes saved =
-      w.options.offload_activations ? v.activations.saved_all.at(w.seq, w.micro_batch) : Bytes();
+  const Bytes saved = w.options.offload_activations
+                          ? v.activations.saved_all.at(w.seq, w.sequences_per_micro_batch())
+                          : Bytes();
   const OffloadTime offload = offload_time(w, prepared.replica, p, saved, data.comm);
   const ScaleEstimate scale =
       estimate_scaling(comm, compute_times(step, p, offload), w, *c.topology, data.comm);

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "parallel/layout.hpp"
 #include "workload/loss.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 #include "workload/trainer_file.hpp"
 
@@ -26,7 +27,7 @@ std::string beside_runs_file(const std::string& runs_file, const std::string& pa
 }
 
 double PlannedRun::steps() const {
-  const double tokens_per_step = static_cast<double>(global_batch) * workload.tokens_per_sequence();
+  const double tokens_per_step = static_cast<double>(global_batch) * workload.tokens_per_example();
   return std::ceil(tokens / tokens_per_step);
 }
 
@@ -37,6 +38,8 @@ const std::vector<std::string>& run_keys() {
   static const std::vector<std::string> keys = {"name",
                                                 "model",
                                                 "method",
+                                                "adapter",
+                                                "precompute_ref",
                                                 "rank",
                                                 "targets",
                                                 "optimizer",
@@ -175,10 +178,21 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
     }
   };
   const std::string method = r.required_string("method");
-  w.method = guarded("method", [&] { return parse_method(method, "method"); });
+  const std::string adapter = r.optional_string("adapter").value_or("");
+  w.options.precompute_reference = r.optional_bool("precompute_ref").value_or(false);
+  try {
+    const ObjectiveAndMethod run_method =
+        resolve_run_method(method, adapter, w.options.precompute_reference);
+    w.objective = run_method.objective;
+    w.method = run_method.method;
+  } catch (const UserError& e) {
+    r.fail(e.field().empty() ? std::string("method") : e.field(), e.what());
+  }
+  const std::string method_shown =
+      "method " + method + (adapter.empty() ? "" : ", adapter " + adapter);
   for (const std::string& key : own_keys)
     guarded(key, [&] {
-      check_setting_applies(w.method, key, key, "method " + method);
+      check_setting_applies(w.method, key, key, method_shown);
       return 0;
     });
   if (auto v = r.optional_integer("rank", 1, 65536)) w.lora.rank = static_cast<int>(*v);
@@ -441,7 +455,12 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     if (const YAML::Node method_node = std::as_const(merged)["method"];
         method_node.IsDefined() && method_node.IsScalar()) {
       try {
-        const Method method = parse_method(method_node.Scalar(), "method");
+        const YAML::Node adapter_node = std::as_const(merged)["adapter"];
+        const Method method =
+            parse_run_method(method_node.Scalar(), "method")
+                .method.value_or(adapter_node.IsDefined() && adapter_node.IsScalar()
+                                     ? parse_method(adapter_node.Scalar(), "adapter")
+                                     : Method::kFull);
         for (const std::string& key : present)
           if (!own_keys.count(key) && !setting_not_read(method, key, "").empty())
             merged.remove(key);

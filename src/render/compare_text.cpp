@@ -5,6 +5,7 @@
 #include "core/format.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -85,7 +86,7 @@ void print_step_comparison(std::ostream& out, const Device& a, const Device& b,
   const Workload& w = *sp.workload;
   const StepComparison& c = sp.comparison;
   out << fmt::format("\nstep time: {} · {} · {} tokens per micro-batch · {}\n\n",
-                     w.model->arch.name, method_name(w.method), w.tokens_per_micro_batch(),
+                     w.model->arch.name, run_method_short(w), w.tokens_per_micro_batch(),
                      compute_format_name(w.precision));
   TextTable t(
       {"op class", a.gpu->id + " ms>", b.gpu->id + " ms>", "B / A>", "compute-bound on A %>"});

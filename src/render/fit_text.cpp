@@ -18,7 +18,10 @@ namespace {
 // The settings the activation model reads, in one line.
 std::string step_settings(const Workload& w) {
   std::string out =
-      fmt::format("seq {} × micro-batch {}, recompute {}, {} attention", w.seq, w.micro_batch,
+      fmt::format("seq {} × micro-batch {}{}, recompute {}, {} attention", w.seq, w.micro_batch,
+                  w.sequences_per_micro_batch() != w.micro_batch
+                      ? fmt::format(" ({} sequences)", w.sequences_per_micro_batch())
+                      : std::string(),
                   recompute_name(w.recompute), attention_name(w.attention));
   const TrainingOptions& o = w.options;
   if (w.grad_accum > 1) out += fmt::format(", grad-accum {}", w.grad_accum);
@@ -95,6 +98,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("gradients", s.gradients);
   if (s.master_weights.value > 0) row("master weights (FP32)", s.master_weights);
   row("optimizer states", s.optimizer_states);
+  if (s.reference_weights.value > 0) row("reference model weights (16-bit)", s.reference_weights);
   t.separator();
   row("model states", s.total());
   const RuntimeMemory& r = m.runtime;
@@ -117,6 +121,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   sub("model gradients", st.gradients);
   sub("dequantization buffer", st.dequant_buffer);
   sub("gathered parameters (FSDP)", st.gathered_params);
+  sub("reference model logits", st.scoring_logits);
   row("runtime overhead", m.overhead);
   sub("CUDA context", r.overheads.cuda_context);
   sub("cuBLAS/cuBLASLt workspaces", r.overheads.inside_allocator());

@@ -6,6 +6,7 @@
 
 #include "memory/model_states.hpp"
 #include "render/reason_words.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -187,7 +188,7 @@ json params_json(const Model& m) {
 
 json workload_json(const Workload& w) {
   json j = {{"model", w.model->arch.id},
-            {"method", method_name(w.method)},
+            {"method", run_method_name(w)},
             {"optimizer", optimizer_name(w.optimizer)},
             {"precision", compute_format_name(w.precision)},
             {"seq", w.seq},
@@ -196,6 +197,16 @@ json workload_json(const Workload& w) {
             {"recompute", recompute_name(w.recompute)},
             {"attention", attention_name(w.attention)},
             {"peak", std::string(peak_kind_name(w.peak))}};
+  if (w.objective != Objective::kSft) {
+    const ObjectiveTraits& o = objective_traits(w.objective);
+    j["adapter"] = method_name(w.method);
+    j["sequences_per_example"] = o.sequences_per_example;
+    j["reference"] = !o.reference                     ? "none"
+                     : w.options.precompute_reference ? "precomputed"
+                     : holds_reference_copy(w)        ? "frozen copy"
+                                                      : "adapters off";
+    j["forward_passes_without_gradient"] = no_grad_forward_passes(w);
+  }
   if (w.lengths.varies()) {
     // Variable lengths: the mean real tokens per sequence the step is timed on (seq: the longest).
     j["seq_mean"] = round_to(w.tokens_per_sequence(), 2);
@@ -318,7 +329,8 @@ json memory_gb_json(const MemoryEstimate& m, PeakKind kind) {
               {"gradients", gb(s.gradients)},
               {"master_weights", gb(s.master_weights)},
               {"optimizer_states", gb(s.optimizer_states)},
-              {"quantization_constants", gb(s.quantization_constants)}}}};
+              {"quantization_constants", gb(s.quantization_constants)},
+              {"reference_weights", gb(s.reference_weights)}}}};
   j.update(runtime_memory_json(m, kind));
   return j;
 }
@@ -336,6 +348,7 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                {"gradients", gb(st.gradients)},
                {"dequant_buffer", gb(st.dequant_buffer)},
                {"gathered_params", gb(st.gathered_params)},
+               {"scoring_logits", gb(st.scoring_logits)},
                {"other_phase", gb(st.other_phase)}};
   j["states_moved"] = {{"host", gb(on.host)},
                        {"paged", gb(on.paged)},

@@ -2,17 +2,28 @@
 
 #include <fmt/format.h>
 
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
 
 std::string run_title(const Workload& w) {
   const MethodTraits& traits = method_traits(w.method);
-  const std::string method =
+  std::string method =
       traits.trains_base
           ? std::string(traits.label)
           : fmt::format("{}{} r{} ({})", traits.label, traits.quantized_base ? " NF4" : "",
                         w.lora.rank, projection_set_name(w.lora.targets));
+  if (w.objective != Objective::kSft) {
+    const ObjectiveTraits& o = objective_traits(w.objective);
+    method = fmt::format("{} ({}{}), {}", o.label,
+                         o.sequences_per_example == 2 ? "pairs" : "single sequences",
+                         !o.reference                     ? ", no reference model"
+                         : w.options.precompute_reference ? ", reference precomputed"
+                         : holds_reference_copy(w)        ? ", frozen reference copy"
+                                                          : ", reference: adapters off",
+                         method);
+  }
   return fmt::format("{} · {} · {}", w.model->arch.name, method, optimizer_name(w.optimizer));
 }
 

@@ -4,12 +4,13 @@
 
 #include "core/format.hpp"
 #include "render/reason_words.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
 void print_max(std::ostream& out, const Workload& w, const Placement& p, const SolveResult& r) {
   const bool seq = r.what == SolveFor::kSequence;
-  out << fmt::format("{} · {} on {}{}{}\n", w.model->arch.name, method_name(w.method),
+  out << fmt::format("{} · {} on {}{}{}\n", w.model->arch.name, run_method_short(w),
                      p.count > 1 ? fmt::format("each of {} × ", p.count) : "", p.gpu->name,
                      p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
   out << fmt::format("{}: {} (in steps of {}{})\n",

@@ -6,6 +6,7 @@
 #include "core/format.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -86,11 +87,11 @@ void print_pack(std::ostream& out, const std::vector<PackJob>& jobs, const PackR
     std::string home = x.home == PackHome::kInstance    ? profile_at(card, x.profile).name
                        : x.home == PackHome::kWholeCard ? "whole card, MIG off"
                                                         : "unplaced";
-    t.row({jobs[e].name, std::to_string(jobs[e].count),
-           fmt::format("{} {}", jobs[e].workload.model->arch.id,
-                       method_name(jobs[e].workload.method)),
-           home, gb_cell(m.capacity), gb_cell(m.states.total()), gb_cell(m.free),
-           std::string(verdict_name(m.verdict))});
+    t.row(
+        {jobs[e].name, std::to_string(jobs[e].count),
+         fmt::format("{} {}", jobs[e].workload.model->arch.id, run_method_short(jobs[e].workload)),
+         home, gb_cell(m.capacity), gb_cell(m.states.total()), gb_cell(m.free),
+         std::string(verdict_name(m.verdict))});
   }
   t.print(out);
   for (std::size_t e = 0; e < jobs.size(); ++e)

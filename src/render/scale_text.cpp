@@ -5,12 +5,13 @@
 #include "core/format.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
 void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
   const Placement& p = r.placement;
-  out << fmt::format("{} · {} on {} × {}\n", w.model->arch.name, method_name(w.method), p.count,
+  out << fmt::format("{} · {} on {} × {}\n", w.model->arch.name, run_method_short(w), p.count,
                      p.gpu->name);
   out << fmt::format("strategy: {} · topology: {} · micro-batch {} × {} tokens, {} per step\n\n",
                      comm_strategy_name(r.comm.strategy), r.topology.preset, w.micro_batch, w.seq,
@@ -101,7 +102,7 @@ void print_scale_sweep(std::ostream& out, const Workload& w,
                        const std::vector<std::vector<ScaleResult>>& rows,
                        const std::vector<const GpuSpec*>& gpus) {
   out << fmt::format("{} · {} · micro-batch {} × {} tokens: scaling over 1, 2, 4, 8 cards\n\n",
-                     w.model->arch.name, method_name(w.method), w.micro_batch, w.seq);
+                     w.model->arch.name, run_method_short(w), w.micro_batch, w.seq);
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     out << gpus[g]->name << "\n";
     TextTable t({"cards>", "strategy", "topology", "verdict", "GB recv/card/step>", "exposed s>",

@@ -53,6 +53,9 @@ struct TrainingOptions {
   int loss_chunks = 8;  // chunks of the chunked loss (torchtune CEWithChunkedOutputLoss default: 8)
   bool compile = false;  // torch.compile / fused kernels: norms and activation functions keep
                          // only their 16-bit inputs (memory/activations.cpp)
+  // Preference objectives with a reference model: its log-probabilities computed once before
+  // training (TRL precompute_ref_log_probs), so no reference copy or forward pass in the step.
+  bool precompute_reference = false;
   bool pure_bf16 =
       false;  // weights trained in BF16 with no FP32 master copy (torchtune dtype=bf16,
               // PEFT use_amp=false): optimizer states in the parameter dtype
@@ -62,16 +65,20 @@ struct TrainingOptions {
 
 struct RuntimeOverheads;  // memory/overheads.hpp: data/runtime/overheads.yaml
 
+// Sequences each example trains through (workload/objective.cpp): 2 for pairs.
+int sequences_per_example(Objective o);
+
 struct Workload {
   ModelPtr model;
-  Method method = Method::kLora;
+  Method method = Method::kLora;  // the adapter (or a full fine-tune) the objective trains with
+  Objective objective = Objective::kSft;
   Optimizer optimizer = Optimizer::kAdamW;
   LoraConfig lora;
   QuantConfig quant;
   ComputeFormat precision = ComputeFormat::kBF16;
   std::int64_t seq = 2048;  // tokens per sequence: the longest (the memory peak), or the packed row
   SequenceLengths lengths;  // how the samples' lengths vary and are batched (step time)
-  std::int64_t micro_batch = 1;  // sequences per card per forward/backward
+  std::int64_t micro_batch = 1;  // examples per card per forward/backward
   std::int64_t grad_accum = 1;   // micro-batches per optimizer step
   Recompute recompute = Recompute::kFull;
   Attention attention = Attention::kFlash;
@@ -84,10 +91,18 @@ struct Workload {
   // the optimizer update is one fused pass and no host cost is counted).
   const StackProfile* stack = nullptr;
 
+  // Sequences of a micro-batch: its examples, twice for a preference pair.
+  std::int64_t sequences_per_micro_batch() const {
+    return micro_batch * sequences_per_example(objective);
+  }
   // Tokens of the longest micro-batch (padding included): what the memory peak holds.
-  std::int64_t tokens_per_micro_batch() const { return seq * micro_batch; }
+  std::int64_t tokens_per_micro_batch() const { return seq * sequences_per_micro_batch(); }
   // Real (non-pad) tokens per sequence, on average: `seq` unless the lengths vary unpacked.
   double tokens_per_sequence() const { return real_tokens_per_row(lengths, seq); }
+  // Real tokens per example: each of its sequences' (a preference pair's two).
+  double tokens_per_example() const {
+    return static_cast<double>(sequences_per_example(objective)) * tokens_per_sequence();
+  }
 };
 
 // Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the

@@ -1,0 +1,72 @@
+// What a run optimises, as the analyses read it: how many sequences each example trains through,
+// whether a frozen reference model scores them, and which forward passes run without gradient.
+// One row per Objective (objective.cpp); memory, operations and the front ends read these traits
+// and never compare Objective values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/choices.hpp"
+
+namespace ftplan {
+
+struct Workload;
+
+struct ObjectiveTraits {
+  Objective objective;
+  std::string_view label;     // "DPO"
+  int sequences_per_example;  // sequences through the forward and backward pass per example
+  bool reference;             // compares against a frozen reference model's log-probabilities
+  // Forward passes without gradient per trained micro-batch, each over as many tokens: the
+  // reference's (unless its log-probabilities are precomputed) and the policy's own (KTO's KL
+  // estimate on mismatched pairs).
+  int reference_passes;
+  int policy_no_grad_passes;
+  std::string_view source;
+};
+const ObjectiveTraits& objective_traits(Objective o);
+
+// A `--method` value: an adapter method (supervised fine-tuning with it) or an objective, whose
+// adapter comes from `--adapter` (a full fine-tune by default).
+struct RunMethod {
+  Objective objective = Objective::kSft;
+  std::optional<Method> method;  // given by the name itself (SFT methods)
+};
+RunMethod parse_run_method(std::string_view name, std::string_view field = "method");
+// The objective and the adapter method of `--method NAME [--adapter ADAPTER]` (adapter empty: not
+// given; a full fine-tune for an objective). An adapter beside an adapter method is a UserError on
+// `adapter_field`, as is `precompute_reference` for an objective without a reference model.
+struct ObjectiveAndMethod {
+  Objective objective;
+  Method method;
+};
+ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view adapter,
+                                      bool precompute_reference,
+                                      std::string_view method_field = "method",
+                                      std::string_view adapter_field = "adapter",
+                                      std::string_view precompute_field = "precompute_ref");
+// Every name parse_run_method takes: the adapter methods, then the objectives but "sft".
+const std::vector<std::string>& run_method_names();
+
+// The run's method as `--method` takes it: "lora" for supervised LoRA, "dpo" for DPO (its
+// adapter is then `method_name(w.method)`).
+std::string run_method_name(const Workload& w);
+// Short, for one-line titles: "lora", "dpo (lora)", "dpo (full)".
+std::string run_method_short(const Workload& w);
+// For people: "LoRA", "DPO with LoRA", "DPO, full fine-tune".
+std::string run_method_label(const Workload& w);
+
+// A frozen copy of the model is held beside the policy: the objective needs reference
+// log-probabilities, they are not precomputed, and the method trains the weights themselves (with
+// adapters the reference is the same base with the adapters switched off: no second copy).
+bool holds_reference_copy(const Workload& w);
+// Forward passes without gradient per trained micro-batch, each over the micro-batch's tokens:
+// the reference's (none when precomputed) and the policy's own (KTO's KL batch), and both.
+int reference_forward_passes(const Workload& w);
+int policy_no_grad_passes(const Workload& w);
+int no_grad_forward_passes(const Workload& w);
+
+}  // namespace ftplan
