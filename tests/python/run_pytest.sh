@@ -6,7 +6,8 @@ python=$1
 export PYTHONPATH="$2${PYTHONPATH:+:$PYTHONPATH}"
 export FTPLAN_BINARY="$3"
 if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
-  echo "pytest is not installed for $python (Debian: python3-pytest): the Python module's tests are skipped"
+  echo "pytest is not installed for $python (Debian: python3-pytest):" \
+       "the Python module's tests are skipped"
   exit 77
 fi
 exec "$python" -m pytest -q -p no:cacheprovider "$(dirname "$0")"

@@ -22,7 +22,8 @@ def cli_json(*args):
 def test_fit_is_the_cli_json():
     got = ftplan.fit(model="llama-3.1-8b", method="lora", gpu="h200-nvl")
     assert got["verdict"] == "fits"
-    assert got == cli_json("fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h200-nvl")
+    assert got == cli_json("fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                           "h200-nvl")
 
 
 def test_numbers_and_flags_pass_as_json():
