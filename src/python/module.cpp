@@ -77,7 +77,11 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
     throw py::type_error(name + "() takes keyword arguments, or one dict or document text");
   if (args.size() == 1 && py::isinstance<py::str>(args[0])) {
     request.body = args[0].cast<std::string>();
-    request.content_type = "application/yaml";  // YAML reads JSON too
+    try {
+      json.attr("loads")(args[0]);
+    } catch (const py::error_already_set&) {
+      request.content_type = "application/yaml";  // not JSON: a YAML document (plan takes one)
+    }
   } else if (args.size() == 1) {
     if (!py::isinstance<py::dict>(args[0]))
       throw py::type_error(name + "(): the positional argument is a dict or document text");
@@ -105,10 +109,12 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
   if (request.body.empty() && !options.empty())
     request.body = json.attr("dumps")(options, py::arg("allow_nan") = false).cast<std::string>();
 
+  const auto& run = commands();
+  const ApiLimits bounds = limits();  // read while the lock is held (set_work_budget writes it)
   ftplan::server::Response reply;
   {
     const py::gil_scoped_release unlocked;
-    reply = ftplan::server::handle(request, commands(), limits());
+    reply = ftplan::server::handle(request, run, bounds);
   }
   if (reply.status != 200) raise_user_error(reply);
   if (reply.content_type.starts_with("application/json")) return json.attr("loads")(reply.body);

@@ -99,6 +99,12 @@ def test_every_endpoint_is_a_function():
     assert "micro_batch" in ftplan.fit.__doc__
 
 
+def test_a_positional_dict_or_json_text_is_the_body():
+    want = ftplan.fit(model="llama-3.1-8b", method="lora", gpu="h200-nvl")
+    assert ftplan.fit({"model": "llama-3.1-8b", "method": "lora"}, gpu="h200-nvl") == want
+    assert ftplan.fit('{"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl"}') == want
+
+
 def test_positional_arguments_are_checked():
     with pytest.raises(TypeError):
         ftplan.fit(1)
