@@ -73,6 +73,7 @@ constexpr const char* kInlineModel = "inline:config.json";
 constexpr const char* kInlineRuns = "inline:runs.yaml";
 constexpr const char* kInlineFrom = "inline:trainer-file";
 
+// The endpoints and the command each runs (endpoints(): the Python module offers each one).
 constexpr Endpoint kEndpoints[] = {
     {"/api/gpus", "gpus", "GET"},        {"/api/models", "models", "GET"},
     {"/api/fit", "fit", "POST"},         {"/api/step", "step", "POST"},
