@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
           nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libmicrohttpd-dev
           libgtest-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
+          pybind11-dev python3-dev python3-pytest  # the Python module and its tests
+          dpkg-dev  # the Debian package: dpkg-shlibdeps lists its shared-library dependencies
           zsh fish)  # the shells whose completion scripts the tests check
 if [[ "${1:-}" == "--browser" ]]; then
   packages+=(chromium)

@@ -73,12 +73,7 @@ constexpr const char* kInlineModel = "inline:config.json";
 constexpr const char* kInlineRuns = "inline:runs.yaml";
 constexpr const char* kInlineFrom = "inline:trainer-file";
 
-// The POST endpoints and the command each runs.
-struct Endpoint {
-  const char* path;
-  const char* command;
-  const char* method;
-};
+// The endpoints and the command each runs (endpoints(): the Python module offers each one).
 constexpr Endpoint kEndpoints[] = {
     {"/api/gpus", "gpus", "GET"},        {"/api/models", "models", "GET"},
     {"/api/fit", "fit", "POST"},         {"/api/step", "step", "POST"},
@@ -317,6 +312,10 @@ std::string served_names(const ApiLimits& limits) {
 }
 
 }  // namespace
+
+std::span<const Endpoint> endpoints() {
+  return kEndpoints;
+}
 
 std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
   if (const auto bad = first_invalid_utf8(r.path); bad != std::string::npos)

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ struct ApiLimits {
   // Origins ("http://name:port") allowed besides those of `hosts`.
   std::vector<std::string> origins;
 };
+
+// An /api/ endpoint and the command it runs.
+struct Endpoint {
+  const char* path;     // "/api/fit"
+  const char* command;  // "fit"
+  const char* method;   // "POST", or "GET" (options in the query string)
+};
+
+// Every /api/ endpoint (the Python module offers one function for each).
+std::span<const Endpoint> endpoints();
 
 // The checks that need only the request line and headers: UTF-8 path and query, Host and Origin,
 // Content-Encoding, Content-Type of a POST and Content-Length against the body limit. The server
