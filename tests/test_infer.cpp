@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "comm/collectives.hpp"
+#include "core/error.hpp"
 #include "infer/generation.hpp"
 #include "perf/device.hpp"
 #include "support.hpp"
@@ -267,9 +269,9 @@ TEST(InferCli, BadInputNamesTheOptionAndExitsTwo) {
   EXPECT_EQ(weights.code, 2);
   EXPECT_NE(weights.err.find("int4"), std::string::npos) << weights.err;
   const auto cards =
-      test::run_cli({"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--gpus", "2"});
+      test::run_cli({"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--gpus", "0"});
   EXPECT_EQ(cards.code, 2);
-  EXPECT_NE(cards.err.find("--gpus 2"), std::string::npos) << cards.err;
+  EXPECT_NE(cards.err.find("--gpus must be at least 1"), std::string::npos) << cards.err;
   const auto share = test::run_cli(
       {"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--gpu-memory-utilization", "1.5"});
   EXPECT_EQ(share.code, 2);
@@ -279,6 +281,72 @@ TEST(InferCli, BadInputNamesTheOptionAndExitsTwo) {
       {"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--weights", "nvfp4"});
   EXPECT_EQ(fp4.code, 2);
   EXPECT_NE(fp4.err.find("nvfp4"), std::string::npos) << fp4.err;
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+TEST(InferTensorParallel, WeightsAndKvHeadsSplitOverTheCards) {
+  const ModelPtr m = test::catalog().model("llama-3.1-8b");
+  const GenerationModel two = make_generation_model(m, WeightFormat::kBF16, KvDtype::kBF16, 2);
+  // 4 of 8 KV heads per card; norms (32 layers × 2 × 4096 + 4096) whole, the rest halved.
+  EXPECT_EQ(kv_bytes_per_token(two).value, 65536.0);
+  const double norms = 32.0 * 2 * 4096 + 4096;
+  EXPECT_EQ(two.weights_bytes.value, (8030261248.0 - norms) / 2 * 2 + norms * 2);
+  EXPECT_EQ(two.kv_groups[0].decode_pair_flops, 4.0 * 16 * 128);
+  // 16 cards, 8 KV heads: each card keeps one KV head (a replica).
+  const GenerationModel sixteen = make_generation_model(m, WeightFormat::kBF16, KvDtype::kBF16, 16);
+  EXPECT_EQ(kv_bytes_per_token(sixteen).value, 32.0 * 2 * 1 * 128 * 2);
+  // Three cards divide neither 32 heads nor 8 KV heads.
+  try {
+    make_generation_model(m, WeightFormat::kBF16, KvDtype::kBF16, 3, "gpus");
+    ADD_FAILURE() << "tp 3 accepted";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "gpus");
+    EXPECT_NE(std::string(e.what()).find("gpus = 3"), std::string::npos) << e.what();
+  }
+  // MLA: every card keeps the whole latent.
+  const GenerationModel v3 = make_generation_model(test::catalog().model("deepseek-v3"),
+                                                   WeightFormat::kFP8, KvDtype::kBF16, 8);
+  EXPECT_EQ(kv_bytes_per_token(v3).value, (512.0 + 64) * 61 * 2);
+}
+
+TEST(InferTensorParallel, TwoAllReducesPerLayerAddToTheStep) {
+  const ModelPtr m = test::catalog().model("llama-3.1-8b");
+  const GenerationModel g = make_generation_model(m, WeightFormat::kBF16, KvDtype::kBF16, 2);
+  const GpuSpec& gpu = test::catalog().gpu("h100-sxm");
+  const CommConstants k = load_comm_constants(test::catalog());
+  const Topology t = build_topology(gpu, 2, "", k);
+  const TensorParallelLink link{&t, &k};
+  const CollectiveCost one = collective_cost(Collective::kAllReduce, Bytes(64.0 * 4096 * 2), t, k);
+  EXPECT_DOUBLE_EQ(tensor_parallel_seconds(g, link, 64).value,
+                   one.estimated_seconds.value * 2 * 32);
+  const Device d = make_device(gpu);
+  const GenerationEfficiency e{0.8, 0.5, 0.9};
+  const PassTime with = decode_time(g, d, 64, 2048, e, "weights", link);
+  const PassTime without = decode_time(g, d, 64, 2048, e);
+  EXPECT_DOUBLE_EQ(with.time().value, without.time().value + with.link.value);
+  EXPECT_GT(with.link.value, 0);
+  // One card: no link.
+  const GenerationModel single = make_generation_model(m, WeightFormat::kBF16, KvDtype::kBF16);
+  EXPECT_EQ(tensor_parallel_seconds(single, link, 64).value, 0);
+}
+
+TEST(InferCli, TensorParallelRunsAndSaysSo) {
+  const auto r = test::run_cli({"infer", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus",
+                                "4", "--context", "8192", "--batch", "16", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 4);
+  EXPECT_GT(j["decode"]["link_seconds"].get<double>(), 0);
+  EXPECT_GT(j["max_concurrent_sequences"].get<int>(), 16);
+  const auto bad =
+      test::run_cli({"infer", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "3"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("gpus = 3"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -88,6 +88,7 @@ std::vector<Case> cases() {
        {"infer", "--model", "gpt-oss-20b", "--gpu", "h100-sxm", "--kv-dtype", "fp8", "--weights",
         "fp8", "--batch", "4096"}},
       {"infer", {"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--mig", "1g.18gb"}},
+      {"infer", {"infer", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "4"}},
       {"pack", {"pack", source("examples/mig-queue.yaml")}},
       {"step", with({"step"}, {"--method", "lora", "--gpu", "h200-nvl"})},
       {"step", with({"step"}, {"--method", "full", "--gpu", "rtx-pro-6000", "--precision", "fp8"})},

@@ -55,9 +55,10 @@ const bool registered = register_command(
                       "Catalog model id (ftplan models), Hugging Face id (org/name), folder "
                       "holding config.json, or path to a Hugging Face config.json")
            ->required();
-       o->placement.add_to(app, false, true, false);
+       o->placement.add_to(app, false, true, true);
        app.add_option("--gpus", o->gpus,
-                      "Number of cards (default 1; tensor parallelism is not modelled yet)");
+                      "Cards one copy of the model is split over by tensor parallelism (default 1; "
+                      "figures per card)");
        app.add_option("--context", o->context,
                       "Tokens per sequence, prompt and generated (default 2048)");
        app.add_option("--batch", o->batch, "Sequences decoded together (default 1)");
@@ -83,20 +84,32 @@ const bool registered = register_command(
                                        "got {}",
                                        o->utilization),
                            "gpu-memory-utilization");
-         if (o->gpus != 1)
-           throw UserError(ErrorCode::kUnsupported,
-                           fmt::format("--gpus {}: infer models one card (tensor parallelism "
-                                       "across cards is not modelled yet); give --gpus 1",
-                                       o->gpus),
+         if (o->gpus < 1)
+           throw UserError(ErrorCode::kInvalidValue,
+                           fmt::format("--gpus must be at least 1 (cards), got {}", o->gpus),
                            "gpus");
          const KvDtype kv = parse_kv_dtype(o->kv_dtype, "kv-dtype");
          const WeightFormat weights = parse_weight_format(o->weights, "weights");
          const ModelPtr model = ctx.resolve_model(o->model);
          const Placement p = o->placement.build(ctx);
+         if (o->gpus > 1 && p.mig)
+           throw UserError(ErrorCode::kUnsupported,
+                           fmt::format("--gpus {} with --mig {}: a model split over cards runs on "
+                                       "whole cards; drop --mig or give --gpus 1",
+                                       o->gpus, p.mig->name),
+                           "gpus");
          const Device d = make_device(p);
          require_rates(d, weights);
          const EfficiencyTable table = o->calibration.for_gpu(ctx, *p.gpu, true);
-         const GenerationModel g = make_generation_model(model, weights, kv);
+         const GenerationModel g = make_generation_model(model, weights, kv, o->gpus, "gpus");
+         // The cards of a tensor-parallel group and the link between them (comm/).
+         const CommConstants constants = load_comm_constants(ctx.catalog());
+         Topology topology;
+         TensorParallelLink link;
+         if (o->gpus > 1) {
+           topology = build_topology(*p.gpu, o->gpus, p.topology, constants);
+           link = {&topology, &constants};
+         }
          GenerationRequest r;
          r.context = o->context;
          r.batch = o->batch;
@@ -104,8 +117,8 @@ const bool registered = register_command(
          r.utilization = o->utilization;
          const Bytes card = p.mig ? p.mig->memory() : p.gpu->capacity();
          const GenerationEstimate e =
-             estimate_generation(g, d, card, table, ctx.overheads().cuda_context, r);
-         const InferView view{g, d, r, e};
+             estimate_generation(g, d, card, table, ctx.overheads().cuda_context, r, link);
+         const InferView view{g, d, r, e, o->gpus > 1 ? &topology : nullptr};
          if (o->json)
            print_json(ctx, "infer", infer_json(view));
          else

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "comm/collectives.hpp"
 #include "core/error.hpp"
 #include "core/name_table.hpp"
 #include "perf/device.hpp"
@@ -27,6 +28,15 @@ constexpr double kSixteenBit = 2;
 constexpr double kLogitBytes = 4;
 // int4 (GPTQ / AWQ): one 16-bit scale per group of 128 weights (their common group_size 128).
 constexpr double kInt4GroupSize = 128;
+
+// Tensors a tensor-parallel group splits over its cards: the decoder's linear layers and experts,
+// the embedding and the output layer (vLLM's column-, row- and vocabulary-parallel layers; the
+// router stays whole).
+bool split_by_tp(const TensorSpec& t) {
+  return t.part == ModelPart::kText &&
+         ((t.in_blocks && (t.kind == TensorKind::kLinear || t.kind == TensorKind::kExpert)) ||
+          t.kind == TensorKind::kEmbedding || t.kind == TensorKind::kOutput);
+}
 
 // The linear weights a serving format quantizes: the decoder's projections and experts.
 bool quantized(const TensorSpec& t) {
@@ -126,16 +136,29 @@ TensorPrecision weight_format_precision(WeightFormat f) {
   return TensorPrecision::kBF16;
 }
 
-GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDtype kv_dtype) {
+GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDtype kv_dtype,
+                                      int tp, std::string_view field) {
   assert(model);
   const ModelArch& a = model->arch;
+  if (tp < 1 || a.heads % tp != 0 ||
+      (!a.mla && (tp <= a.kv_heads ? a.kv_heads % tp != 0 : tp % a.kv_heads != 0)))
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("{} = {}: tensor parallelism over {} cards does not divide {}: {} attention "
+                    "heads, {} KV heads (the cards must divide both, or be a multiple of the KV "
+                    "heads)",
+                    field, tp, tp, a.id, a.heads, a.kv_heads),
+        std::string(field));
   GenerationModel g;
   g.model = model;
   g.weights = weights;
   g.kv_dtype = kv_dtype;
+  g.tp = tp;
+  const double cards = tp;
   const double linear_bytes = weight_format_bytes(weights);
   for (const TensorSpec& t : model->params.tensors) {
-    const Bytes bytes(to_double(t.total()) * (quantized(t) ? linear_bytes : kSixteenBit));
+    const Bytes bytes(to_double(t.total()) * (quantized(t) ? linear_bytes : kSixteenBit) /
+                      (split_by_tp(t) ? cards : 1.0));
     g.weights_bytes += bytes;
     if (t.part != ModelPart::kText) continue;
     if (t.experts > 1)
@@ -147,15 +170,16 @@ GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDt
     g.experts = a.num_experts;
     g.experts_per_token = a.experts_per_token;
   }
-  g.active_params = to_double(model->params.active_per_token);
+  // The multiplied weights are all split: each card does 1/tp of a token's FLOPs.
+  g.active_params = to_double(model->params.active_per_token) / cards;
   g.hidden = a.hidden;
   g.layers = a.layers;
   g.widest_intermediate =
-      std::max(a.intermediate, a.is_moe() ? a.experts_per_token * a.moe_intermediate : 0);
+      std::max(a.intermediate, a.is_moe() ? a.experts_per_token * a.moe_intermediate : 0) / tp;
 
   // The cache per token and layer, and the FLOPs of one (query, key) pair (see KvLayerGroup).
   const double kv_bytes = kv_dtype_bytes(kv_dtype);
-  const double heads = to_double(a.heads);
+  const double heads = to_double(a.heads / tp);  // per card
   KvLayerGroup shape;
   if (a.mla) {
     shape.bytes_per_token_per_layer =
@@ -164,8 +188,10 @@ GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDt
     shape.decode_pair_flops =
         2 * heads * to_double(a.kv_lora_rank + a.qk_rope_head_dim + a.kv_lora_rank);
   } else {
-    // K [kv_heads × head_dim] and V [kv_heads × head_dim] per token.
-    shape.bytes_per_token_per_layer = Bytes(to_double(a.kv_dim() + a.v_dim()) * kv_bytes);
+    // K [kv_heads × head_dim] and V [kv_heads × head_dim] per token, the card's KV heads.
+    const std::int64_t kv_heads = tp <= a.kv_heads ? a.kv_heads / tp : 1;
+    shape.bytes_per_token_per_layer =
+        Bytes(to_double((a.kv_dim() + a.v_dim()) / a.kv_heads * kv_heads) * kv_bytes);
     shape.prefill_pair_flops = 2 * heads * to_double(2 * a.head_dim);
     shape.decode_pair_flops = shape.prefill_pair_flops;
   }
@@ -207,10 +233,11 @@ Bytes kv_bytes_per_sequence(const GenerationModel& g, std::int64_t context,
 
 Bytes activation_reserve(const GenerationModel& g) {
   const ModelArch& a = g.model->arch;
-  // Per token: hidden state, gate and up outputs [2 × intermediate], q, k, v, all 16-bit.
-  const double per_token =
-      to_double(a.hidden + 2 * g.widest_intermediate + a.q_dim() + a.kv_dim() + a.v_dim()) *
-      kSixteenBit;
+  // Per token: hidden state, gate and up outputs [2 × intermediate], q, k, v, all 16-bit (all
+  // but the hidden state split over the tensor-parallel cards).
+  const double per_token = (to_double(a.hidden + 2 * g.widest_intermediate) +
+                            to_double(a.q_dim() + a.kv_dim() + a.v_dim()) / to_double(g.tp)) *
+                           kSixteenBit;
   return Bytes(to_double(kProfileTokens) * per_token +
                to_double(kProfileSequences) * to_double(a.vocab) * kLogitBytes);
 }
@@ -260,8 +287,18 @@ double expected_experts_touched(std::int64_t experts, std::int64_t experts_per_t
   return e * (1 - std::pow(miss, tokens));
 }
 
+Seconds tensor_parallel_seconds(const GenerationModel& g, const TensorParallelLink& link,
+                                double tokens) {
+  if (g.tp <= 1 || !link.topology || !link.constants) return Seconds();
+  const Bytes activation(tokens * to_double(g.hidden) * kSixteenBit);
+  const CollectiveCost c =
+      collective_cost(Collective::kAllReduce, activation, *link.topology, *link.constants);
+  return c.estimated_seconds * (2 * to_double(g.layers));
+}
+
 PassTime prefill_time(const GenerationModel& g, const Device& d, std::int64_t tokens,
-                      const GenerationEfficiency& e, std::string_view field) {
+                      const GenerationEfficiency& e, std::string_view field,
+                      const TensorParallelLink& link) {
   assert(tokens >= 1);
   PassTime t;
   t.linear_flops = Flops(2 * g.active_params * to_double(tokens));
@@ -275,11 +312,13 @@ PassTime prefill_time(const GenerationModel& g, const Device& d, std::int64_t to
       g.dense_weight_bytes +
       (g.experts > 0 ? g.expert_weight_bytes * (touched / to_double(g.experts)) : Bytes());
   t.kv_bytes = kv_bytes_per_sequence(g, tokens);
+  t.link = tensor_parallel_seconds(g, link, to_double(tokens));
   return timed(g, d, t, e, field);
 }
 
 PassTime decode_time(const GenerationModel& g, const Device& d, std::int64_t batch,
-                     std::int64_t context, const GenerationEfficiency& e, std::string_view field) {
+                     std::int64_t context, const GenerationEfficiency& e, std::string_view field,
+                     const TensorParallelLink& link) {
   assert(batch >= 1 && context >= 1);
   const double b = to_double(batch);
   PassTime t;
@@ -294,24 +333,26 @@ PassTime decode_time(const GenerationModel& g, const Device& d, std::int64_t bat
       g.dense_weight_bytes +
       (g.experts > 0 ? g.expert_weight_bytes * (touched / to_double(g.experts)) : Bytes());
   t.kv_bytes = kv_bytes_per_sequence(g, context) * b;
+  t.link = tensor_parallel_seconds(g, link, b);
   return timed(g, d, t, e, field);
 }
 
 GenerationEstimate estimate_generation(const GenerationModel& g, const Device& d, Bytes card_bytes,
                                        const EfficiencyTable& table, Bytes cuda_context,
-                                       const GenerationRequest& request) {
+                                       const GenerationRequest& request,
+                                       const TensorParallelLink& link) {
   const std::string_view architecture = d.gpu ? std::string_view(d.gpu->architecture) : "";
   GenerationEstimate out;
   out.memory = generation_memory(g, card_bytes, request.utilization, cuda_context, request.context,
                                  request.block_size);
   out.prefill_efficiency =
       generation_efficiency(table, g, architecture, static_cast<double>(request.context));
-  out.prefill = prefill_time(g, d, request.context, out.prefill_efficiency);
+  out.prefill = prefill_time(g, d, request.context, out.prefill_efficiency, "weights", link);
   auto point = [&](std::int64_t batch) {
     DecodePoint p;
     p.batch = batch;
     p.efficiency = generation_efficiency(table, g, architecture, static_cast<double>(batch));
-    p.step = decode_time(g, d, batch, request.context, p.efficiency);
+    p.step = decode_time(g, d, batch, request.context, p.efficiency, "weights", link);
     p.fits = batch <= out.memory.max_concurrent_sequences;
     return p;
   };

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "catalog/gpu.hpp"
+#include "comm/topology.hpp"
 #include "core/units.hpp"
 #include "model/model.hpp"
 
@@ -78,10 +79,16 @@ struct KvLayerGroup {
   }
 };
 
+// Figures per card: with tensor parallelism over `tp` cards (Megatron-style, as vLLM shards a
+// model) each card holds 1/tp of every linear layer, of the embedding and of the output layer
+// (norms, biases and a vision tower whole), 1/tp of the attention heads, and of the KV heads
+// kv_heads/tp, at least one (vLLM replicates a KV head where tp exceeds kv_heads); an MLA cache
+// (one latent per token for all heads) is held whole by every card.
 struct GenerationModel {
   ModelPtr model;
   WeightFormat weights = WeightFormat::kBF16;
   KvDtype kv_dtype = KvDtype::kBF16;
+  int tp = 1;  // cards one copy of the model is split over (tensor parallelism)
   // Bytes the card holds: every tensor of the checkpoint (a vision tower too), linear weights in
   // the weight format, the rest 16-bit.
   Bytes weights_bytes;
@@ -104,8 +111,11 @@ struct GenerationModel {
   std::int64_t layers = 0;
 };
 
-// `model` served with linear weights in `weights` and a KV cache in `kv_dtype`, on one card.
-GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDtype kv_dtype);
+// `model` served with linear weights in `weights` and a KV cache in `kv_dtype`, split over `tp`
+// cards. A `tp` that does not divide the attention heads (or, where it is at most kv_heads, the KV
+// heads) is a UserError naming `field`.
+GenerationModel make_generation_model(ModelPtr model, WeightFormat weights, KvDtype kv_dtype,
+                                      int tp = 1, std::string_view field = "gpus");
 
 // KV bytes one token adds to every layer that keeps it: the sum of bytes_per_token_per_layer ×
 // layers over the groups (what a token costs while the context is within every span).
@@ -177,6 +187,18 @@ GenerationEfficiency generation_efficiency(const EfficiencyTable& table, const G
 double expected_experts_touched(std::int64_t experts, std::int64_t experts_per_token,
                                 double tokens);
 
+// The link between the cards of a tensor-parallel group: two all-reduces per layer (after the
+// attention output and after the MLP's down projection; Shoeybi et al. 2019, "Megatron-LM",
+// §3) of tokens × hidden × 2 bytes, priced by NCCL's ring model (comm/collectives). Null
+// pointers (one card): no link time.
+struct TensorParallelLink {
+  const Topology* topology = nullptr;
+  const CommConstants* constants = nullptr;
+};
+// The all-reduce time of a pass of `tokens` tokens (0 for tp = 1).
+Seconds tensor_parallel_seconds(const GenerationModel& g, const TensorParallelLink& link,
+                                double tokens);
+
 struct PassTime {
   Flops linear_flops;     // 2 × active params × tokens
   Flops attention_flops;  // Σ pairs × pair FLOPs
@@ -185,9 +207,14 @@ struct PassTime {
   Bytes kv_bytes;         // of `bytes`
   Seconds compute;        // linear / (rate × gemm eff) + attention / (BF16 rate × attention eff)
   Seconds memory;         // bytes / (bandwidth × memory eff)
-  Seconds time() const { return compute > memory ? compute : memory; }
+  Seconds link;           // tensor-parallel all-reduces, not overlapped with the rest
+  Seconds roofline() const { return compute > memory ? compute : memory; }
+  Seconds time() const { return roofline() + link; }
   bool compute_bound() const { return compute >= memory; }
-  std::string_view bound() const { return compute_bound() ? "compute" : "bandwidth"; }
+  // "link" where the all-reduces take longer than the card's own work.
+  std::string_view bound() const {
+    return link > roofline() ? "link" : compute_bound() ? "compute" : "bandwidth";
+  }
 };
 
 // The prefill of one prompt of `tokens` tokens: linear FLOPs 2 × active × tokens; attention over
@@ -195,13 +222,14 @@ struct PassTime {
 // by the prompt's tokens) and the prompt's KV written. A card without the rate its format needs
 // is a UserError naming `field`.
 PassTime prefill_time(const GenerationModel& g, const Device& d, std::int64_t tokens,
-                      const GenerationEfficiency& e, std::string_view field = "weights");
+                      const GenerationEfficiency& e, std::string_view field = "weights",
+                      const TensorParallelLink& link = {});
 // One decode step of `batch` sequences, each at `context` tokens: linear FLOPs 2 × active ×
 // batch; attention batch × Σ layers × tokens held × decode pair FLOPs; bytes: dense weights +
 // experts × touched / E + batch × KV held. Tokens per second = batch / time.
 PassTime decode_time(const GenerationModel& g, const Device& d, std::int64_t batch,
                      std::int64_t context, const GenerationEfficiency& e,
-                     std::string_view field = "weights");
+                     std::string_view field = "weights", const TensorParallelLink& link = {});
 
 // ---- one estimate: memory, prefill, decode at a batch, a batch sweep ---------------------------
 
@@ -234,10 +262,12 @@ struct GenerationEstimate {
   }
 };
 
+// Memory and times are per card of the tensor-parallel group (g.tp cards, `link` between them).
 // `cuda_context` as in generation_memory; `d` the card (or MIG instance) with `card_bytes` of
 // memory; efficiencies from `table` for the card's architecture.
 GenerationEstimate estimate_generation(const GenerationModel& g, const Device& d, Bytes card_bytes,
                                        const EfficiencyTable& table, Bytes cuda_context,
-                                       const GenerationRequest& request);
+                                       const GenerationRequest& request,
+                                       const TensorParallelLink& link = {});
 
 }  // namespace ftplan

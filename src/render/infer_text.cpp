@@ -24,6 +24,7 @@ json pass_json(const PassTime& t, const GenerationEfficiency& e) {
           {"bound", t.bound()},
           {"compute_seconds", t.compute.value},
           {"memory_seconds", t.memory.value},
+          {"link_seconds", t.link.value},
           {"linear_flops", t.linear_flops.value},
           {"attention_flops", t.attention_flops.value},
           {"weight_bytes", t.weight_bytes.value},
@@ -56,6 +57,12 @@ void print_infer(std::ostream& out, const InferView& v) {
       weight_format_name(g.weights), kv_dtype_name(g.kv_dtype), group_digits(r.context),
       group_digits(r.batch));
 
+  if (g.tp > 1)
+    out << fmt::format(
+        "Tensor parallel over {} cards ({}): every figure below is one card's (weights, KV heads "
+        "and attention heads split; an MLA cache whole on each card), two all-reduces per "
+        "layer.\n\n",
+        g.tp, v.topology ? v.topology->preset : "");
   out << "KV cache per layer group\n";
   TextTable groups({"layers", "count>", "attends to", "bytes per token per layer>"});
   for (const auto& group : g.kv_groups)
@@ -97,9 +104,12 @@ void print_infer(std::ostream& out, const InferView& v) {
   t.row({fmt::format("decode, batch {}", group_digits(r.batch)),
          rate_text(e.decode.tokens_per_second()),
          format_fixed(e.decode.ms_per_token(), 2) + " ms/token", std::string(e.decode.step.bound()),
-         fmt::format("weights {} + KV {} read per step",
+         fmt::format("weights {} + KV {} read per step{}",
                      format_si(e.decode.step.weight_bytes.value, "B"),
-                     format_si(e.decode.step.kv_bytes.value, "B"))});
+                     format_si(e.decode.step.kv_bytes.value, "B"),
+                     e.decode.step.link.value > 0
+                         ? fmt::format(", all-reduces {}", format_seconds(e.decode.step.link))
+                         : "")});
   t.print(out, "  ");
   if (!e.decode.fits)
     out << fmt::format(
@@ -137,7 +147,7 @@ json infer_json(const InferView& v) {
   json j = {{"model", g.model->arch.id},
             {"gpu", v.device.gpu ? v.device.gpu->id : ""},
             {"gpu_name", v.device.name()},
-            {"gpus", 1},
+            {"gpus", g.tp},
             {"context", r.context},
             {"batch", r.batch},
             {"block_size", r.block_size},
@@ -165,6 +175,7 @@ json infer_json(const InferView& v) {
             {"decode", pass_json(e.decode.step, e.decode.efficiency)},
             {"batch_sweep", sweep}};
   if (v.device.mig) j["mig"] = v.device.mig->name;
+  if (v.topology) j["topology"] = v.topology->preset;
   return j;
 }
 

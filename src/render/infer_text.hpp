@@ -16,6 +16,7 @@ struct InferView {
   const Device& device;
   const GenerationRequest& request;
   const GenerationEstimate& estimate;
+  const Topology* topology = nullptr;  // the tensor-parallel group's cards (null: one card)
 };
 
 void print_infer(std::ostream& out, const InferView& v);
