@@ -351,3 +351,54 @@ TEST(InferCli, TensorParallelRunsAndSaysSo) {
 
 }  // namespace
 }  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+TEST(InferRollout, PromptsPrefilledTogetherReadTheWeightsOnce) {
+  const GenerationModel g = make_generation_model(test::catalog().model("llama-3.1-8b"),
+                                                  WeightFormat::kBF16, KvDtype::kBF16);
+  const Device d = make_device(test::catalog().gpu("h200-nvl"));
+  const GenerationEfficiency e{0.8, 0.5, 0.9};
+  const PassTime one = prefill_time(g, d, 256, e);
+  const PassTime four = prefill_time(g, d, 256, e, "weights", {}, 4);
+  EXPECT_EQ(four.weight_bytes.value, one.weight_bytes.value);
+  EXPECT_EQ(four.linear_flops.value, 4 * one.linear_flops.value);
+  EXPECT_EQ(four.attention_flops.value, 4 * one.attention_flops.value);
+  EXPECT_EQ(four.kv_bytes.value, 4 * one.kv_bytes.value);
+}
+
+TEST(InferRollout, WavesOfPrefillAndGrowingDecodeByHand) {
+  const GenerationModel g = make_generation_model(test::catalog().model("llama-3.1-8b"),
+                                                  WeightFormat::kBF16, KvDtype::kBF16);
+  const GpuSpec& gpu = test::catalog().gpu("h200-nvl");
+  const Device d = make_device(gpu);
+  const EfficiencyTable& table = test::roofline_efficiency();
+  // One wave of 4 sequences, 128 prompt tokens, 8 completion tokens: one segment per step, each
+  // timed at its midpoint context 128 + round(i + 0.5), i = 0..7: 129 .. 136.
+  const RolloutTime r = rollout_time(g, d, table, 4, 128, 8, 4);
+  EXPECT_EQ(r.waves, 1);
+  const double prefill =
+      prefill_time(g, d, 128, generation_efficiency(table, g, gpu.architecture, 512), "weights", {},
+                   4)
+          .time()
+          .value;
+  const GenerationEfficiency e = generation_efficiency(table, g, gpu.architecture, 4);
+  double decode = 0;
+  for (std::int64_t c = 129; c <= 136; ++c)
+    decode += decode_time(g, d, 4, c, e).time().value;
+  expect_relative(r.prefill.value, prefill);
+  expect_relative(r.decode.value, decode);
+  expect_relative(r.completion_tokens_per_second, 32 / (prefill + decode));
+  // Ten sequences in batches of 4: three waves, the last of 2; more than two waves of 4.
+  const RolloutTime ten = rollout_time(g, d, table, 10, 128, 8, 4);
+  EXPECT_EQ(ten.waves, 3);
+  EXPECT_GT(ten.total().value, 2 * r.total().value);
+  EXPECT_LT(ten.total().value, 3 * r.total().value);
+  // Longer completions take longer per token (the context grows).
+  const RolloutTime longer = rollout_time(g, d, table, 4, 128, 4096, 4);
+  EXPECT_GT(longer.decode.value / 4096, r.decode.value / 8);
+}
+
+}  // namespace
+}  // namespace ftplan

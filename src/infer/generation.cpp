@@ -298,21 +298,22 @@ Seconds tensor_parallel_seconds(const GenerationModel& g, const TensorParallelLi
 
 PassTime prefill_time(const GenerationModel& g, const Device& d, std::int64_t tokens,
                       const GenerationEfficiency& e, std::string_view field,
-                      const TensorParallelLink& link) {
-  assert(tokens >= 1);
+                      const TensorParallelLink& link, std::int64_t prompts) {
+  assert(tokens >= 1 && prompts >= 1);
+  const double n = to_double(prompts);
+  const double all_tokens = to_double(tokens) * n;
   PassTime t;
-  t.linear_flops = Flops(2 * g.active_params * to_double(tokens));
+  t.linear_flops = Flops(2 * g.active_params * all_tokens);
   double attention = 0;
   for (const auto& group : g.kv_groups)
     attention += to_double(group.layers) * prompt_pairs(group, tokens) * group.prefill_pair_flops;
-  t.attention_flops = Flops(attention);
-  const double touched =
-      expected_experts_touched(g.experts, g.experts_per_token, to_double(tokens));
+  t.attention_flops = Flops(attention * n);
+  const double touched = expected_experts_touched(g.experts, g.experts_per_token, all_tokens);
   t.weight_bytes =
       g.dense_weight_bytes +
       (g.experts > 0 ? g.expert_weight_bytes * (touched / to_double(g.experts)) : Bytes());
-  t.kv_bytes = kv_bytes_per_sequence(g, tokens);
-  t.link = tensor_parallel_seconds(g, link, to_double(tokens));
+  t.kv_bytes = kv_bytes_per_sequence(g, tokens) * n;
+  t.link = tensor_parallel_seconds(g, link, all_tokens);
   return timed(g, d, t, e, field);
 }
 
@@ -361,6 +362,48 @@ GenerationEstimate estimate_generation(const GenerationModel& g, const Device& d
   for (std::int64_t b = 1; b < top; b *= 2)
     out.batch_sweep.push_back(point(b));
   out.batch_sweep.push_back(point(top));
+  return out;
+}
+
+RolloutTime rollout_time(const GenerationModel& g, const Device& d, const EfficiencyTable& table,
+                         std::int64_t sequences, std::int64_t prompt_tokens,
+                         std::int64_t completion_tokens, std::int64_t batch,
+                         const TensorParallelLink& link) {
+  assert(sequences >= 1 && prompt_tokens >= 1 && completion_tokens >= 1 && batch >= 1);
+  const std::string_view architecture = d.gpu ? std::string_view(d.gpu->architecture) : "";
+  RolloutTime out;
+  out.waves = (sequences + batch - 1) / batch;
+  // One wave of `n` sequences (every full wave is alike; the last may be smaller).
+  auto wave = [&](std::int64_t n, Seconds& prefill, Seconds& decode) {
+    const double wave_tokens = to_double(n * prompt_tokens);
+    prefill =
+        prefill_time(g, d, prompt_tokens,
+                     generation_efficiency(table, g, architecture, wave_tokens), "weights", link, n)
+            .time();
+    const GenerationEfficiency e = generation_efficiency(table, g, architecture, to_double(n));
+    const double steps_per_segment = to_double(completion_tokens) / kRolloutSegments;
+    decode = Seconds();
+    for (int i = 0; i < kRolloutSegments; ++i) {
+      const double middle = (i + 0.5) * steps_per_segment;
+      const auto context = prompt_tokens + static_cast<std::int64_t>(std::llround(middle));
+      decode += decode_time(g, d, n, context, e, "weights", link).time() * steps_per_segment;
+    }
+  };
+  const std::int64_t full_waves = sequences / batch;
+  const std::int64_t rest = sequences % batch;
+  if (full_waves > 0) {
+    Seconds prefill, decode;
+    wave(batch, prefill, decode);
+    out.prefill += prefill * to_double(full_waves);
+    out.decode += decode * to_double(full_waves);
+  }
+  if (rest > 0) {
+    Seconds prefill, decode;
+    wave(rest, prefill, decode);
+    out.prefill += prefill;
+    out.decode += decode;
+  }
+  out.completion_tokens_per_second = to_double(sequences * completion_tokens) / out.total().value;
   return out;
 }
 

@@ -217,19 +217,41 @@ struct PassTime {
   }
 };
 
-// The prefill of one prompt of `tokens` tokens: linear FLOPs 2 × active × tokens; attention over
-// the causal (query, key) pairs of each group's span; bytes: the weights once (experts touched
-// by the prompt's tokens) and the prompt's KV written. A card without the rate its format needs
-// is a UserError naming `field`.
+// The prefill of `prompts` prompts of `tokens` tokens each in one pass: linear FLOPs 2 × active ×
+// tokens × prompts; attention over each prompt's causal (query, key) pairs of each group's span;
+// bytes: the weights once (experts touched by all the pass's tokens) and the prompts' KV written.
+// A card without the rate its format needs is a UserError naming `field`.
 PassTime prefill_time(const GenerationModel& g, const Device& d, std::int64_t tokens,
                       const GenerationEfficiency& e, std::string_view field = "weights",
-                      const TensorParallelLink& link = {});
+                      const TensorParallelLink& link = {}, std::int64_t prompts = 1);
 // One decode step of `batch` sequences, each at `context` tokens: linear FLOPs 2 × active ×
 // batch; attention batch × Σ layers × tokens held × decode pair FLOPs; bytes: dense weights +
 // experts × touched / E + batch × KV held. Tokens per second = batch / time.
 PassTime decode_time(const GenerationModel& g, const Device& d, std::int64_t batch,
                      std::int64_t context, const GenerationEfficiency& e,
                      std::string_view field = "weights", const TensorParallelLink& link = {});
+
+// ---- many sequences: the time to generate completions (RL rollouts, batch generation) ----------
+
+// `sequences` sequences, each a prompt of `prompt_tokens` and `completion_tokens` generated
+// tokens, in waves of at most `batch` sequences (the last wave holds the rest): per wave one
+// prefill of its prompts together, then completion_tokens decode steps whose context grows from
+// the prompt to prompt + completion. The decode steps are timed at the midpoints of
+// kRolloutSegments equal segments of the completion (the midpoint rule; a step's time is
+// piecewise linear in its context). Efficiencies from `table` for each pass's tokens.
+inline constexpr int kRolloutSegments = 8;
+struct RolloutTime {
+  std::int64_t waves = 0;
+  Seconds prefill;
+  Seconds decode;
+  Seconds total() const { return prefill + decode; }
+  // Generated tokens per second over the whole rollout (completions only).
+  double completion_tokens_per_second = 0;
+};
+RolloutTime rollout_time(const GenerationModel& g, const Device& d, const EfficiencyTable& table,
+                         std::int64_t sequences, std::int64_t prompt_tokens,
+                         std::int64_t completion_tokens, std::int64_t batch,
+                         const TensorParallelLink& link = {});
 
 // ---- one estimate: memory, prefill, decode at a batch, a batch sweep ---------------------------
 
