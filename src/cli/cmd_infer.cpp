@@ -1,6 +1,7 @@
-// ftplan infer: serving a model on one card: KV cache bytes per token and per sequence, how the
-// card's memory splits between weights, a reserve and the cache, the most sequences that fit,
-// and the prefill and decode rates on the roofline (infer/generation).
+// ftplan infer: serving a model on a card (or a tensor-parallel group of cards): KV cache bytes
+// per token and per sequence, how a card's memory splits between weights, a reserve and the
+// cache, the most sequences that fit, and the prefill and decode rates on the roofline
+// (infer/generation).
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
@@ -47,8 +48,8 @@ void require_rates(const Device& d, WeightFormat weights) {
 
 const bool registered = register_command(
     {"infer",
-     "Generation on one card: KV cache per token, max concurrent sequences, prefill and decode "
-     "tokens/s",
+     "Generation (serving) per card: KV cache per token, max concurrent sequences, prefill and "
+     "decode tokens/s",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<InferOptions>();
        app.add_option("--model", o->model,

@@ -1,8 +1,8 @@
-// Generation (inference) on one card: what the KV cache holds per token and per sequence, how a
-// serving engine splits the card's memory between weights, a working reserve and the KV cache,
-// and the roofline time of a prefill and of one decode step. Pure functions, no I/O: `ftplan
-// infer` prints them, and any feature that generates on the training cards (RL rollouts) calls
-// the same functions.
+// Generation (inference) per card, alone or in a tensor-parallel group: what the KV cache holds
+// per token and per sequence, how a serving engine splits the card's memory between weights, a
+// working reserve and the KV cache, and the roofline time of a prefill, of one decode step and
+// of many sequences. Pure functions, no I/O: `ftplan infer` prints them, and any feature that
+// generates on the training cards (RL rollouts) calls the same functions.
 //
 // The engine modelled is vLLM's: paged KV blocks (Kwon et al. 2023, "Efficient Memory Management
 // for Large Language Model Serving with PagedAttention"), a fraction of the card's memory for the
@@ -137,9 +137,11 @@ inline constexpr std::int64_t kDefaultBlockSize = 16;
 // profiling forward pass of max_num_batched_tokens tokens and a sampler pass over max_num_seqs
 // sequences before it sizes the cache (Worker.determine_available_memory). ftplan counts that
 // pass's largest live set: per token the hidden state, the gate and up outputs of the widest MLP
-// and q, k, v, in 16-bit; and FP32 logits for every sampled sequence. 8192 tokens and 256
-// sequences are vLLM's engine defaults for the API server on cards of 70 GiB and more
-// (max_num_batched_tokens, EngineArgs) and its max_num_seqs default.
+// and q, k, v, in 16-bit; and FP32 logits for every sampled sequence. vLLM's defaults
+// (vllm/engine/arg_utils.py, EngineArgs): max_num_batched_tokens 8192 for the API server on cards
+// of 70 GiB and more other than A100 (2048 below), max_num_seqs 1024 there and 256 elsewhere.
+// ftplan takes one budget for every card: 8192 tokens and 256 sequences (the logits of 1024
+// sequences would add 0.4 GB for a 128k vocabulary).
 inline constexpr std::int64_t kProfileTokens = 8192;
 inline constexpr std::int64_t kProfileSequences = 256;
 Bytes activation_reserve(const GenerationModel& g);
