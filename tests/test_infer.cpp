@@ -124,6 +124,21 @@ TEST(InferMemory, MaxConcurrentSequencesByHand) {
   EXPECT_EQ(none.max_concurrent_sequences, 0);
 }
 
+TEST(InferWeights, FormatsCountTheirScales) {
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kBF16), 2.0);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kFP8), 1.0);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kNVFP4), 0.5 + 1.0 / 16);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kINT4), 0.5 + 2.0 / 128);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kMXFP4), 0.5 + 1.0 / 32);
+  EXPECT_EQ(weight_format_precision(WeightFormat::kNVFP4), TensorPrecision::kFP4);
+  EXPECT_EQ(weight_format_precision(WeightFormat::kMXFP4), TensorPrecision::kBF16);
+  // Only the decoder's linear layers take the format: Llama 3.1 8B in FP8 keeps its embedding
+  // and output layer (2 × 128256 × 4096) and norms (32 × 2 × 4096 + 4096) in 16-bit.
+  const GenerationModel fp8 = served("llama-3.1-8b", KvDtype::kBF16, WeightFormat::kFP8);
+  const double sixteen = 2.0 * 128256 * 4096 + 32.0 * 2 * 4096 + 4096;
+  EXPECT_EQ(fp8.weights_bytes.value, (8030261248.0 - sixteen) * 1 + sixteen * 2);
+}
+
 TEST(InferMoe, ExpectedExpertsTouched) {
   EXPECT_DOUBLE_EQ(expected_experts_touched(8, 2, 1), 2.0);
   // 8 × (1 − (6/8)^2) = 3.5

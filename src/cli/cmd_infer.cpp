@@ -68,7 +68,7 @@ const bool registered = register_command(
                                   fmt::join(kv_dtype_names(), " | ")));
        app.add_option("--weights", o->weights,
                       "Linear weights as served: bf16 | fp8 (W8A8) | nvfp4 (W4A4) | int4 "
-                      "(GPTQ/AWQ W4A16) (default bf16)");
+                      "(GPTQ/AWQ W4A16) | mxfp4 (W4A16) (default bf16)");
        app.add_option("--block-size", o->block_size,
                       "Tokens per paged KV block (default 16, vLLM's)");
        app.add_option("--gpu-memory-utilization", o->utilization,

@@ -17,10 +17,11 @@ namespace ftplan {
 namespace {
 
 constexpr NameTable<KvDtype, 2> kKvDtypes{{{{KvDtype::kBF16, "bf16"}, {KvDtype::kFP8, "fp8"}}}};
-constexpr NameTable<WeightFormat, 4> kWeightFormats{{{{WeightFormat::kBF16, "bf16"},
+constexpr NameTable<WeightFormat, 5> kWeightFormats{{{{WeightFormat::kBF16, "bf16"},
                                                       {WeightFormat::kFP8, "fp8"},
                                                       {WeightFormat::kNVFP4, "nvfp4"},
-                                                      {WeightFormat::kINT4, "int4"}}}};
+                                                      {WeightFormat::kINT4, "int4"},
+                                                      {WeightFormat::kMXFP4, "mxfp4"}}}};
 
 // Bytes of an element kept 16-bit (embeddings, output layer, norms, routers, a vision tower).
 constexpr double kSixteenBit = 2;
@@ -28,6 +29,8 @@ constexpr double kSixteenBit = 2;
 constexpr double kLogitBytes = 4;
 // int4 (GPTQ / AWQ): one 16-bit scale per group of 128 weights (their common group_size 128).
 constexpr double kInt4GroupSize = 128;
+// MXFP4 (OCP Microscaling v1.0): one 8-bit E8M0 scale per block of 32 FP4 (E2M1) elements.
+constexpr double kMxBlock = 32;
 
 // Tensors a tensor-parallel group splits over its cards: the decoder's linear layers and experts,
 // the embedding and the output layer (vLLM's column-, row- and vocabulary-parallel layers; the
@@ -120,6 +123,8 @@ double weight_format_bytes(WeightFormat f) {
       return operand_bytes(ComputeFormat::kNVFP4);
     case WeightFormat::kINT4:
       return 0.5 + kSixteenBit / kInt4GroupSize;
+    case WeightFormat::kMXFP4:
+      return 0.5 + 1 / kMxBlock;
   }
   return kSixteenBit;
 }
@@ -131,6 +136,7 @@ TensorPrecision weight_format_precision(WeightFormat f) {
       return TensorPrecision::kFP4;
     case WeightFormat::kBF16:
     case WeightFormat::kINT4:
+    case WeightFormat::kMXFP4:
       break;
   }
   return TensorPrecision::kBF16;

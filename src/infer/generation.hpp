@@ -44,7 +44,9 @@ double kv_dtype_bytes(KvDtype d);  // bf16 2, fp8 1
 //   nvfp4: 0.5 B + one E4M3 scale per 16 weights, FP4 GEMMs (W4A4, Blackwell).
 //   int4:  0.5 B + one 16-bit scale per group of 128 weights (GPTQ / AWQ with group_size 128),
 //          dequantized in the kernel: BF16 GEMMs (W4A16, vLLM's Marlin kernels).
-enum class WeightFormat { kBF16, kFP8, kNVFP4, kINT4 };
+//   mxfp4: 0.5 B + one E8M0 scale per 32 weights (OCP Microscaling v1.0; gpt-oss's checkpoint
+//          format), taken as W4A16: BF16 GEMMs.
+enum class WeightFormat { kBF16, kFP8, kNVFP4, kINT4, kMXFP4 };
 std::string_view weight_format_name(WeightFormat f);
 const std::vector<std::string>& weight_format_names();
 WeightFormat parse_weight_format(std::string_view name, std::string_view field = "weights");
