@@ -577,8 +577,8 @@ std::string check_command_name(const std::vector<std::string>& args,
 // scripts, schemas, documents and files that keep their lines).
 bool writes_terminal_text(const CLI::App& sub) {
   static const std::vector<std::string> commands = {
-      "gpus", "models",  "params", "fit",   "max",      "mig",  "roofline", "pack",
-      "step", "compare", "stacks", "scale", "validate", "plan", "sweep",    "explain"};
+      "gpus",    "models", "params", "fit",      "max",  "mig",   "roofline", "pack", "step",
+      "compare", "stacks", "scale",  "validate", "plan", "sweep", "explain",  "infer"};
   if (std::find(commands.begin(), commands.end(), sub.get_name()) == commands.end()) return false;
   const CLI::Option* json = sub.get_option_no_throw("--json");
   return json == nullptr || json->count() == 0;

@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "infer/generation.hpp"
 #include "workload/optimizer.hpp"
 
 namespace ftplan::cli {
@@ -101,6 +102,8 @@ CompletionModel completion_model(Context& ctx) {
   m.values["--method"] = plain_words(method_names());
   m.values["--optimizer"] = plain_words(optimizer_names());
   m.values["--lang"] = {"en", "de"};
+  m.values["--kv-dtype"] = plain_words(kv_dtype_names());
+  m.values["--weights"] = plain_words(weight_format_names());
   return m;
 }
 

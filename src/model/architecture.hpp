@@ -105,6 +105,10 @@ struct ModelArch {
   // Attention span: layers with a sliding window attend to at most `sliding_window` tokens.
   std::int64_t sliding_window = 0;
   std::int64_t sliding_layers = 0;
+  // Chunked local attention (Llama 4): layers that attend only within their chunk of
+  // `attention_chunk` tokens (the RoPE layers; the NoPE layers attend to the whole context).
+  std::int64_t attention_chunk = 0;
+  std::int64_t chunked_layers = 0;
 
   VisionTower vision;
 

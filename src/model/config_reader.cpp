@@ -538,6 +538,24 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
                          : 0;
     m.expert_naming = "llama4";
     m.mlp_module = "feed_forward";
+    // Llama4TextConfig (configuration_llama4.py): layers with RoPE attend within chunks of
+    // attention_chunk_size tokens, the NoPE layers (no_rope_layers[i] == 0; by default every
+    // no_rope_layer_interval-th layer, interval 4) to the whole context.
+    m.attention_chunk = k.optional_count("attention_chunk_size");
+    if (m.attention_chunk > 0) {
+      if (k.has("no_rope_layers")) {
+        const auto rope = k.int_list("no_rope_layers");
+        require(static_cast<std::int64_t>(rope.size()) == m.layers, k.file(),
+                k.name("no_rope_layers"),
+                fmt::format("key 'no_rope_layers' lists {} layers, num_hidden_layers is {}",
+                            rope.size(), m.layers));
+        m.chunked_layers = std::count_if(rope.begin(), rope.end(), [](auto r) { return r != 0; });
+      } else {
+        const std::int64_t interval =
+            k.has("no_rope_layer_interval") ? k.dim("no_rope_layer_interval") : 4;
+        m.chunked_layers = m.layers - m.layers / interval;
+      }
+    }
   } else if (type == "llama") {
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);

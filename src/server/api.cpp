@@ -81,6 +81,7 @@ constexpr Endpoint kEndpoints[] = {
     {"/api/max", "max", "POST"},         {"/api/params", "params", "POST"},
     {"/api/plan", "plan", "POST"},       {"/api/report", "report", "GET"},
     {"/api/explain", "explain", "POST"}, {"/api/words", "words", "GET"},
+    {"/api/infer", "infer", "POST"},
 };
 
 std::string to_option(std::string key) {
