@@ -16,6 +16,7 @@
 #include "plan/runs.hpp"
 #include "support.hpp"
 #include "workload/objective.hpp"
+#include "workload/trainer_file.hpp"
 
 namespace ftplan {
 namespace {
@@ -230,10 +231,59 @@ TEST(Objectives, TheCommandLineTakesThemAndSaysWhatIsHeld) {
   EXPECT_NE(text.out.find("reference model weights (16-bit)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("DPO (pairs, frozen reference copy)"), std::string::npos) << text.out;
 
+  const auto from = test::run_cli(
+      {"fit", "--from", std::string(FTPLAN_SOURCE_DIR) + "/tests/data/trainers/axolotl-dpo.yml",
+       "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(from.code, 0) << from.err;
+  const auto fj = nlohmann::json::parse(from.out);
+  EXPECT_EQ(fj["method"], "dpo");
+  EXPECT_EQ(fj["adapter"], "lora");
+  EXPECT_EQ(fj["micro_batch"], 2);
+
   const auto bad = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--adapter",
                                   "qlora", "--gpu", "h200-nvl"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("method dpo with adapter qlora"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+std::string setting_of(const TrainerFile& f, std::string_view as) {
+  return f.setting(as);
+}
+
+TEST(Objectives, TrainerFilesNameTheObjectiveAndItsAdapter) {
+  const TrainerFile axolotl = read_trainer_file(
+      "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 8\nrl: dpo\n"
+      "sequence_len: 2048\nmicro_batch_size: 2\n",
+      "dpo.yaml", test::catalog().model_ids());
+  EXPECT_EQ(axolotl.format, TrainerFormat::kAxolotl);
+  EXPECT_EQ(setting_of(axolotl, "method"), "dpo");
+  EXPECT_EQ(setting_of(axolotl, "adapter"), "lora");
+
+  const TrainerFile factory = read_trainer_file(
+      "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: dpo\npref_loss: simpo\n"
+      "finetuning_type: lora\ntemplate: llama3\n",
+      "simpo.yaml", test::catalog().model_ids());
+  EXPECT_EQ(factory.format, TrainerFormat::kLlamaFactory);
+  EXPECT_EQ(setting_of(factory, "method"), "simpo");
+  EXPECT_EQ(setting_of(factory, "adapter"), "lora");
+
+  const TrainerFile kto = read_trainer_file(
+      "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: kto\nfinetuning_type: full\n"
+      "template: llama3\n",
+      "kto.yaml", test::catalog().model_ids());
+  EXPECT_EQ(setting_of(kto, "method"), "kto");
+  EXPECT_EQ(setting_of(kto, "adapter"), "full");
+
+  const TrainerFile trl = read_trainer_file(
+      "{\"per_device_train_batch_size\": 2, \"precompute_ref_log_probs\": true, \"bf16\": true}",
+      "dpo_config.json", test::catalog().model_ids());
+  EXPECT_EQ(setting_of(trl, "precompute_ref"), "true");
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ const DEFAULTS = Object.freeze({
   model: 'llama-3.1-8b',
   config: '',
   method: 'lora',
+  objective: 'sft', // or a preference objective, which trains with `method` as its adapter
   rank: '16',
   targets: ALL_TARGETS,
   optimizer: 'adamw',
@@ -76,7 +77,7 @@ const DEFAULTS = Object.freeze({
   metric: 'tokens_per_second',
   runs: null, // null: the seed's runs
 });
-const SCALAR_INPUTS = ['model', 'config', 'method', 'rank', 'optimizer', 'precision', 'seq',
+const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimizer', 'precision', 'seq',
   'micro_batch', 'recompute', 'shard', 'metric', 'lang'];
 
 const $ = (id) => document.getElementById(id);
@@ -190,8 +191,10 @@ function labelCardRows() {
 
 // The options every analysis of the run shares (the CLI's option names, '_' for '-').
 function workloadBody(inputs) {
+  // A preference objective is the request's method, and what it trains its adapter.
+  const preference = inputs.objective && inputs.objective !== 'sft';
   const body = {
-    method: inputs.method,
+    method: preference ? inputs.objective : inputs.method,
     optimizer: inputs.optimizer,
     precision: inputs.precision,
     seq: inputs.seq,
@@ -199,6 +202,7 @@ function workloadBody(inputs) {
     recompute: inputs.recompute,
     lang: app.lang,  // the reasons come back in the page's language
   };
+  if (preference) body.adapter = inputs.method;
   if (inputs.source === 'paste') body.config = inputs.config;
   else body.model = inputs.model;
   if (inputs.method !== 'full') {
@@ -228,8 +232,11 @@ function hasMig(id) {
 
 // A YAML item for the runs list, from the form (catalog models only).
 function runYaml(inputs, indent) {
-  const lines = [`- name: ${inputs.model} ${inputs.method}`, `  model: ${inputs.model}`,
-    `  method: ${inputs.method}`];
+  const preference = inputs.objective && inputs.objective !== 'sft';
+  const name = preference ? `${inputs.objective} ${inputs.method}` : inputs.method;
+  const lines = [`- name: ${inputs.model} ${name}`, `  model: ${inputs.model}`];
+  if (preference) lines.push(`  method: ${inputs.objective}`, `  adapter: ${inputs.method}`);
+  else lines.push(`  method: ${inputs.method}`);
   if (inputs.method !== 'full') lines.push(`  rank: ${inputs.rank}`);
   if (inputs.method !== 'full' && inputs.targets !== ALL_TARGETS) {
     lines.push(`  targets: ${inputs.targets}`);
@@ -366,7 +373,7 @@ function stackedBar(segments, scale, label, markers = []) {
 }
 
 const MEMORY_PARTS = ['frozen_weights', 'trained_weights', 'gradients', 'master_weights',
-  'optimizer_states', 'quantization_constants'];
+  'optimizer_states', 'quantization_constants', 'reference_weights'];
 
 function memorySegments(memory) {
   const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0}));
@@ -708,7 +715,8 @@ function scaleTable(points, gpus) {
 
 // error.field (the CLI's option name with '_') -> the id of the message slot beside that input.
 const FIELD_SLOTS = {
-  model: 'model', config: 'config', method: 'method', rank: 'rank', targets: 'targets',
+  model: 'model', config: 'config', method: 'method', adapter: 'method', objective: 'objective',
+  precompute_ref: 'objective', rank: 'rank', targets: 'targets',
   optimizer: 'optimizer', precision: 'precision', seq: 'seq', micro_batch: 'micro_batch',
   recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
 };

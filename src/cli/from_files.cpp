@@ -7,6 +7,7 @@
 
 #include "core/choices.hpp"
 #include "core/error.hpp"
+#include "workload/objective.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan::cli {
@@ -26,7 +27,7 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   if (key == "compile") return {value == "true" ? "--compile" : "--no-compile", "", true};
   static const std::vector<std::string> flags = {
       "packing",        "padding_free",      "optimizer_in_backward", "pure_bf16",
-      "offload_params", "offload_optimizer", "offload_activations"};
+      "offload_params", "offload_optimizer", "offload_activations",   "precompute_ref"};
   std::string name = "--" + key;
   std::replace(name.begin(), name.end(), '_', '-');
   const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();
@@ -92,22 +93,27 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   // adapter), which the trainer itself ignores too. Typed options get the error (options.cpp).
   // A flag beside a plain value, not std::optional: GCC 12 at -O2 warns (falsely) that the
   // optional's value may be read uninitialized.
+  // A preference objective trains its adapter (typed, else the files' last; a full fine-tune).
   Method method{};
   bool method_known = false;
-  const auto set_method = [&](const std::string& name) {
-    try {
-      method = parse_method(name);
-      method_known = true;
-    } catch (const UserError&) {
-      method_known = false;  // an unknown name is reported when the run is built
+  bool supervised = false;  // the method names its own adapter: a file's `adapter` does not apply
+  std::string method_text, adapter_text;
+  if (was_typed("--method")) method_text = app.get_option("--method")->as<std::string>();
+  if (was_typed("--adapter")) adapter_text = app.get_option("--adapter")->as<std::string>();
+  for (const auto& f : files)
+    for (const TrainerSetting& s : f.file.used) {
+      if (s.as == "method" && !was_typed("--method")) method_text = s.to;
+      if (s.as == "adapter" && !was_typed("--adapter")) adapter_text = s.to;
     }
-  };
-  if (was_typed("--method")) {
-    set_method(app.get_option("--method")->as<std::string>());
-  } else {
-    for (const auto& f : files)
-      for (const TrainerSetting& s : f.file.used)
-        if (s.as == "method") set_method(s.to);
+  try {
+    const RunMethod run = parse_run_method(method_text);
+    supervised = run.method.has_value();
+    method = run.method             ? *run.method
+             : adapter_text.empty() ? Method::kFull
+                                    : parse_method(adapter_text, "adapter");
+    method_known = true;
+  } catch (const UserError&) {
+    method_known = false;  // an unknown name is reported when the run is built
   }
   for (Context::FromFile& f : files) {
     const std::string& path = f.file.file;
@@ -123,6 +129,9 @@ void apply_from_files(CLI::App& app, Context& ctx) {
       CLI::Option* opt = app.get_option_no_throw(ov.option);
       if (!not_read.empty()) {
         f.not_applied.push_back(not_read);
+      } else if (s.as == "adapter" && supervised) {
+        f.not_applied.push_back(
+            fmt::format("method {} is supervised fine-tuning with its own adapter", method_text));
       } else if (!opt) {
         f.not_applied.push_back(
             fmt::format("ftplan {} has no {} option", app.get_name(), ov.option));

@@ -40,6 +40,8 @@ std::string_view trainer_format_name(TrainerFormat f) {
 const std::vector<std::string>& trainer_setting_keys() {
   static const std::vector<std::string> keys = {"model",
                                                 "method",
+                                                "adapter",
+                                                "precompute_ref",
                                                 "rank",
                                                 "targets",
                                                 "lora_dropout",
@@ -112,6 +114,9 @@ struct MethodBits {
   std::string quant_format;     // ftplan's base_quant name, when the file says
   bool dora = false;
   std::string key, value;  // the key that decided `adapter`
+  // A preference objective ("dpo", "kto", ...): the run's method, and the adapter its `adapter`.
+  std::string objective;
+  std::string objective_key, objective_value;
 };
 
 class Reader {
@@ -435,7 +440,12 @@ void set_method(Reader& r, const MethodBits& m) {
   } else {
     method = m.dora ? "dora" : "lora";
   }
-  r.use(m.key, m.value, "method", method);
+  if (m.objective.empty()) {
+    r.use(m.key, m.value, "method", method);
+  } else {
+    r.use(m.objective_key, m.objective_value, "method", m.objective);
+    r.use(m.key, m.value, "adapter", method);
+  }
   if (m.quant_bits > 0 && *m.adapter) {
     const std::string format = !m.quant_format.empty() ? m.quant_format
                                : m.quant_bits == 8     ? "int8"
@@ -486,6 +496,7 @@ void read_hf_trainer(Reader& r) {
   r.copy_integer("max_length", "seq", 1, 1 << 24);      // TRL 0.20 and later
   r.copy_bool("packing", "packing");
   r.copy_bool("padding_free", "padding_free");
+  r.copy_bool("precompute_ref_log_probs", "precompute_ref");  // TRL DPOConfig, KTOConfig
   hf_fsdp(r, "fsdp");
   if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a)
     r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
@@ -533,6 +544,19 @@ void read_axolotl(Reader& r) {
   if (r.boolean("load_in_4bit").value_or(false)) m.quant_bits = 4;
   if (r.boolean("load_in_8bit").value_or(false) && *m.adapter) m.quant_bits = 8;
   m.dora = r.boolean("peft_use_dora").value_or(false);
+  // Preference training (axolotl `rl`): the objectives ftplan models.
+  if (auto rl = r.text("rl"); rl && !rl->empty()) {
+    const std::string s = ascii_lower(*rl);
+    if (s == "dpo" || s == "ipo" || s == "orpo" || s == "kto" || s == "simpo") {
+      m.objective = s;
+      m.objective_key = "rl";
+      m.objective_value = *rl;
+    } else {
+      r.ignore("rl", fmt::format("rl '{}' is estimated as supervised fine-tuning (ftplan models "
+                                 "dpo, ipo, orpo, simpo and kto; no rollouts yet)",
+                                 *rl));
+    }
+  }
   set_method(r, m);
   r.copy_integer("lora_r", "rank", 1, 65536);
   r.copy_dropout("lora_dropout");
@@ -702,14 +726,29 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
 
 void read_llama_factory(Reader& r) {
   r.map_text("model_name_or_path", "model", [](const std::string& v) { return v; });
+  MethodBits m;
   if (auto stage = r.text("stage")) {
     const std::string s = ascii_lower(*stage);
-    if (s != "sft" && s != "pt")
+    if (s == "dpo") {
+      // LLaMA-Factory's pref_loss picks the objective (default sigmoid: DPO).
+      const std::string loss = ascii_lower(r.text("pref_loss").value_or("sigmoid"));
+      m.objective = loss == "ipo" || loss == "orpo" || loss == "simpo" ? loss : "dpo";
+      const bool named = m.objective != "dpo";
+      m.objective_key = named ? "pref_loss" : "stage";
+      m.objective_value = named ? loss : *stage;
+      if (!named && r.has("pref_loss") && loss != "sigmoid")
+        r.ignore("pref_loss",
+                 fmt::format("pref_loss '{}' is estimated as DPO (same passes)", loss));
+    } else if (s == "kto") {
+      m.objective = "kto";
+      m.objective_key = "stage";
+      m.objective_value = *stage;
+    } else if (s != "sft" && s != "pt") {
       r.ignore("stage", fmt::format("stage '{}' is estimated as supervised fine-tuning of one "
-                                    "model (no reference model, reward model or rollouts)",
+                                    "model (no reward model or rollouts yet)",
                                     *stage));
+    }
   }
-  MethodBits m;
   m.key = "finetuning_type";
   const std::string type = r.text("finetuning_type").value_or("lora");  // LLaMA-Factory's default
   m.value = r.has("finetuning_type") ? type : "lora (LLaMA-Factory's default)";

@@ -274,6 +274,26 @@ test('API errors appear next to the field they name', async (env) => {
   await page.close();
 });
 
+test('a preference objective: the page sends it with its adapter and shows the reference copy',
+    async (env) => {
+      const page = await openPage(env.context, env.origin, 'cards=h200-nvl:1');
+      await fillForm(page, {model: 'llama-3.1-8b', method: 'full', cards: [{gpu: 'h200-nvl', count: 1}]});
+      await page.selectOption('#objective', 'dpo');
+      await waitForResults(page);
+      const body = {...fitBody({model: 'llama-3.1-8b', method: 'full'}, {gpu: 'h200-nvl', count: 1}),
+        method: 'dpo', adapter: 'full'};
+      const cli = await cliJson('fit', body);
+      equal(cli.reference, 'frozen copy', 'DPO full: the reference is a frozen copy');
+      const shown = await memoryShown(page, 'h200-nvl', 1);
+      equal(shown.figures.reference_weights?.value, cli.memory_GB.breakdown.reference_weights,
+          'DPO full: the reference weights in the memory bar');
+      equal(shown.figures.peak?.value, cli.memory_GB.peak, 'DPO full: the peak');
+      equal(shown.verdict, cli.verdict, 'DPO full: the verdict');
+      await page.selectOption('#objective', 'sft');
+      await waitForResults(page);
+      await page.close();
+    });
+
 test('a pasted config.json gives the same figures as the API', async (env) => {
   const config = JSON.parse(readFileSync(join(ROOT, 'data/models/llama-3.1-8b.json'), 'utf8'));
   const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1');
