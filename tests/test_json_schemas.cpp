@@ -79,8 +79,8 @@ std::vector<Case> cases() {
       {"fit", with({"fit"}, {"--method", "full", "--gpu", "l40s", "--gpus", "2", "--micro-batch",
                              "8", "--recompute", "none"})},
       // Preference objectives: the workload's objective keys and the reference's memory.
-      {"fit", with({"fit"}, {"--method", "dpo", "--gpu", "h200-nvl", "--gpus", "4", "--shard",
-                             "fsdp"})},
+      {"fit",
+       with({"fit"}, {"--method", "dpo", "--gpu", "h200-nvl", "--gpus", "4", "--shard", "fsdp"})},
       {"fit", with({"fit"}, {"--method", "kto", "--adapter", "qlora", "--gpu", "l40s"})},
       {"step", with({"step"}, {"--method", "dpo", "--adapter", "lora", "--gpu", "h200-nvl"})},
       {"scale", with({"scale"}, {"--method", "dpo", "--gpu", "h200-nvl", "--gpus", "8"})},

@@ -15,7 +15,7 @@ namespace ftplan::cli {
 struct WorkloadOptions {
   std::string model;
   std::string method;
-  std::string adapter;  // preference objectives: what they train (empty: full)
+  std::string adapter;            // preference objectives: what they train (empty: full)
   std::vector<std::string> from;  // --from: trainer files (cli/from_files.hpp)
   bool required_ = true;
   int rank = 16;

@@ -109,14 +109,14 @@ struct ActivationProfile {
   // 16-bit logits, with no labels given so no FP32 upcast; TRL's selective_log_softmax then works
   // one row at a time.
   TokenBytes scoring_logits;
-  TokenBytes hidden_gradient;     // gradient of the final hidden state
-  Bytes dequant_buffer;           // the largest weight materialised for one product: a QLoRA
-                                  // base dequantized to BF16, DoRA's W + s·B·A for its norm
-  Bytes layer_params;             // the largest block's parameters as stored (FSDP all-gather)
-  Bytes layer_gradients;          // the largest block's gradients, unsharded
-  Bytes output_params;            // the output layer's weight in 16-bit (FSDP all-gather)
-  Bytes largest_gradient;         // the largest single trained tensor's gradient
-  Bytes head_gradients;           // gradients the backward pass produces first (output layer)
+  TokenBytes hidden_gradient;  // gradient of the final hidden state
+  Bytes dequant_buffer;        // the largest weight materialised for one product: a QLoRA
+                               // base dequantized to BF16, DoRA's W + s·B·A for its norm
+  Bytes layer_params;          // the largest block's parameters as stored (FSDP all-gather)
+  Bytes layer_gradients;       // the largest block's gradients, unsharded
+  Bytes output_params;         // the output layer's weight in 16-bit (FSDP all-gather)
+  Bytes largest_gradient;      // the largest single trained tensor's gradient
+  Bytes head_gradients;        // gradients the backward pass produces first (output layer)
   std::int64_t blocks = 0;
 };
 ActivationProfile activation_profile(const Workload& w);
