@@ -408,9 +408,11 @@ function suggestionList(suggestions, index) {
       h('h4', {}, heading), h('ul', {}, items));
 }
 
-// Every key of a suggestion is an input of the form (gpus: the card row's count).
+// Every key of a suggestion is an input of the form (gpus: the card row's count; adapter: the
+// method select, which names a preference objective's adapter).
 function canApply(change) {
-  return Object.keys(change).every((key) => key === 'gpus' || SCALAR_INPUTS.includes(key));
+  return Object.keys(change).every((key) =>
+    key === 'gpus' || key === 'adapter' || SCALAR_INPUTS.includes(key));
 }
 
 function applySuggestion(change, index) {
@@ -418,6 +420,8 @@ function applySuggestion(change, index) {
   for (const [key, value] of Object.entries(change)) {
     if (key === 'gpus') {
       if (inputs.cards[index]) inputs.cards[index].count = String(value);
+    } else if (key === 'adapter') {
+      inputs.method = String(value);
     } else {
       inputs[key] = String(value);
     }

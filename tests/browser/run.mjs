@@ -289,8 +289,20 @@ test('a preference objective: the page sends it with its adapter and shows the r
           'DPO full: the reference weights in the memory bar');
       equal(shown.figures.peak?.value, cli.memory_GB.peak, 'DPO full: the peak');
       equal(shown.verdict, cli.verdict, 'DPO full: the verdict');
-      await page.selectOption('#objective', 'sft');
-      await waitForResults(page);
+      // A suggestion that changes what DPO trains applies to the method select.
+      const hash = 'model=llama-3.3-70b&method=lora&objective=dpo&cards=h100-sxm:1';
+      const big = await openPage(env.context, env.origin, hash);
+      const api = await apiJson(env.origin, '/api/fit', {...fitBody(
+          {model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'h100-sxm', count: 1}), method: 'dpo',
+      adapter: 'lora'});
+      equal(api.status, 200, 'DPO 70B LoRA: API status');
+      const first = api.data.suggestions[0];
+      equal(first.change, {adapter: 'qlora'}, 'DPO 70B LoRA on one H100: QLoRA first');
+      await big.locator('#memory article').first().locator('.suggestions button.apply').first().click();
+      await waitForResults(big);
+      equal(await big.locator('#method').inputValue(), 'qlora', 'the suggestion set the method');
+      equal(await big.locator('#objective').inputValue(), 'dpo', 'the objective stays');
+      await big.close();
       await page.close();
     });
 
