@@ -140,3 +140,17 @@ def test_sweep_over_cards_into_a_table():
     free = [float(c[2]) for c in cells]
     assert free[0] > free[1] > free[2] > 0  # 141 GB, 96 GB, 24 GB cards
     assert rows[1] == "rtx-pro-6000   fits             85.91"  # the README's fit figure
+
+
+def test_preference_objectives_and_generation():
+    got = ftplan.fit(model="llama-3.1-8b", method="dpo", adapter="lora", gpu="h200-nvl")
+    assert got == cli_json("fit", "--model", "llama-3.1-8b", "--method", "dpo", "--adapter",
+                           "lora", "--gpu", "h200-nvl")
+    assert got["reference"] == "adapters off"
+    with pytest.raises(ftplan.UserError) as caught:
+        ftplan.fit(model="llama-3.1-8b", method="lora", adapter="qlora", gpu="h200-nvl")
+    assert caught.value.field == "adapter"
+    infer = ftplan.infer(model="llama-3.1-8b", gpu="h200-nvl", context=8192, batch=32)
+    assert infer["kv_bytes_per_token"] == 131072
+    assert infer == cli_json("infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl", "--context",
+                             "8192", "--batch", "32")
