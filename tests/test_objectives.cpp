@@ -240,6 +240,12 @@ TEST(Objectives, TheCommandLineTakesThemAndSaysWhatIsHeld) {
   EXPECT_EQ(fj["adapter"], "lora");
   EXPECT_EQ(fj["micro_batch"], 2);
 
+  const auto solved =
+      test::run_cli({"max", "--model", "llama-3.1-8b", "--method", "dpo", "--adapter", "lora",
+                     "--gpu", "h200-nvl", "--solve", "micro-batch"});
+  ASSERT_EQ(solved.code, 0) << solved.err;
+  EXPECT_NE(solved.out.find("pairs of sequences of 2048 tokens"), std::string::npos) << solved.out;
+
   const auto bad = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--adapter",
                                   "qlora", "--gpu", "h200-nvl"});
   EXPECT_EQ(bad.code, 2);

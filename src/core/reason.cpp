@@ -17,6 +17,7 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
       {ReasonCode::kSolveMicroBatch, "solve_micro_batch", {}},
       {ReasonCode::kSolveUnitTokens, "solve_unit_tokens", {"micro_batch"}},
       {ReasonCode::kSolveUnitSequences, "solve_unit_sequences", {"seq"}},
+      {ReasonCode::kSolveUnitPairs, "solve_unit_pairs", {"seq"}},
       {ReasonCode::kSolveLargest, "solve_largest", {"what", "value", "unit"}},
       {ReasonCode::kSolveNotEven, "solve_not_even", {"what", "value", "unit", "reason", "binding"}},
       {ReasonCode::kSolveFound,

@@ -33,6 +33,7 @@ enum class ReasonCode {
   kSolveMicroBatch,
   kSolveUnitTokens,
   kSolveUnitSequences,
+  kSolveUnitPairs,  // a preference objective's examples: pairs of sequences
   kSolveLargest,
   kSolveNotEven,
   kSolveFound,

@@ -59,7 +59,9 @@ SolveResult solve(const Workload& base, const Placement& p, SolveFor what, std::
   const Reason unit =
       what == SolveFor::kSequence
           ? Reason(ReasonCode::kSolveUnitTokens).count("micro_batch", base.micro_batch)
-          : Reason(ReasonCode::kSolveUnitSequences).count("seq", base.seq);
+          : Reason(sequences_per_example(base.objective) == 2 ? ReasonCode::kSolveUnitPairs
+                                                              : ReasonCode::kSolveUnitSequences)
+                .count("seq", base.seq);
   if (r.at_limit) {
     r.beyond = r.at_largest;
     r.binding = "none: the search reached ftplan's largest accepted value";
