@@ -90,6 +90,7 @@ const bool registered = register_command(
          ExplainRequest request;
          request.workload = o->workload.build(ctx);
          request.placement = o->placement.build(ctx, request.workload);
+         o->workload.resolve_rollouts(request.workload, request.placement);
          request.tokens_to_train = o->tokens;
          if (o->price_per_card_hour >= 0) request.prices.per_card_hour_USD = o->price_per_card_hour;
          if (o->price_per_kWh >= 0) request.prices.per_kWh_USD = o->price_per_kWh;

@@ -26,6 +26,7 @@ const bool registered = register_command(
        return [&ctx, o] {
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx, w);
+         o->workload.resolve_rollouts(w, p);
          MemoryEstimate m = estimate_memory(w, p);
          // How to make it fit: the same evaluation with each change (memory/suggest).
          const std::vector<Suggestion> suggestions = suggest_fits(w, p);

@@ -38,6 +38,7 @@ const bool registered = register_command(
          const SolveFor what = parse_solve_for(o->solve);
          Workload w = o->workload.build(ctx);
          const Placement p = o->placement.build(ctx, w);
+         o->workload.resolve_rollouts(w, p);
          const SolveResult r =
              what == SolveFor::kSequence ? max_sequence(w, p, o->step) : max_micro_batch(w, p);
          if (o->json) {

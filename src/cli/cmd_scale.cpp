@@ -14,6 +14,7 @@
 #include "render/comm_json.hpp"
 #include "render/json.hpp"
 #include "render/scale_text.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -176,6 +177,17 @@ const bool registered = register_command(
                  "nodes");
            o->count = static_cast<int>(cards);
          }
+         // An online objective's gradient accumulation follows from its prompts per step and
+         // the data-parallel cards (resolve_rollout_batch): per card count.
+         auto resolved = [&](int count) {
+           Workload each = w;
+           Placement at;
+           at.count = count;
+           at.layout = o->layout.layout;
+           o->workload.resolve_rollouts(each, at);
+           return each;
+         };
+         if (!o->sweep) w = resolved(o->count);
          const ModelStates replica = model_states(w);
          const StepOps ops = build_step_ops(w);
          if (!o->sweep) {
@@ -199,6 +211,12 @@ const bool registered = register_command(
              // falls back to the card's best.
              ScaleOptions each = *o;
              if (!o->topology.empty() && n == 1) each.topology.clear();
+             if (is_online(w)) {
+               const Workload at = resolved(n);
+               rows[g].push_back(
+                   evaluate(each, at, replica, build_step_ops(at), *gpus[g], n, data));
+               continue;
+             }
              rows[g].push_back(evaluate(each, w, replica, ops, *gpus[g], n, data));
            }
          if (o->json) {

@@ -51,6 +51,7 @@ const bool registered = register_command(
        return [&ctx, o] {
          Workload w = o->workload.build(ctx);
          Placement p = o->placement.build(ctx, w);
+         o->workload.resolve_rollouts(w, p);
          p.power_limit_W = o->power_limit_W;
          validate(p);
          require_training_format(*p.gpu, w.precision, load_training_formats(ctx.catalog()));

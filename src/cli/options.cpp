@@ -98,9 +98,43 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "unpacked batches concatenated without padding (default off)");
   app.add_option("--micro-batch", micro_batch,
                  "Sequences per card per forward/backward pass (default 1)");
-  app.add_option("--grad-accum", grad_accum,
-                 "Micro-batches per optimizer step (default 1; above 1 the gradients persist in "
-                 "an accumulation buffer)");
+  grad_accum_option = app.add_option(
+      "--grad-accum", grad_accum,
+      "Micro-batches per optimizer step (default 1; above 1 the gradients persist in an "
+      "accumulation buffer; online objectives: from --prompts-per-step when given)");
+  app.add_option("--group-size", rollout.group_size,
+                 "grpo, ppo, rloo: completions generated per prompt (TRL num_generations; default "
+                 "grpo 8, rloo 2, ppo 1)");
+  app.add_option("--prompts-per-step", rollout.prompts_per_step,
+                 "grpo, ppo, rloo: prompts per optimizer step, all cards together (default: "
+                 "micro-batch x grad-accum x cards / group size); sets --grad-accum");
+  app.add_option("--prompt-len", rollout.prompt_len,
+                 "grpo, ppo, rloo: tokens per prompt (default 512, TRL max_prompt_length)");
+  app.add_option("--completion-len", rollout.completion_len,
+                 "grpo, ppo, rloo: tokens generated per completion, each timed to its end "
+                 "(default 256, TRL max_completion_length); prompt + completion is the trained "
+                 "sequence");
+  app.add_option("--rollout", rollout_mode,
+                 "grpo, ppo, rloo: where completions are generated: colocated (an engine on "
+                 "each training card, TRL vllm_mode=colocate) | separate (cards of their own, "
+                 "TRL vllm_mode=server) (default colocated)");
+  app.add_option("--kl", rollout.kl,
+                 "grpo, ppo, rloo: KL coefficient (TRL beta; default grpo 0: no reference "
+                 "model; ppo, rloo 0.05)");
+  app.add_option("--rl-epochs", rollout.epochs,
+                 "grpo, ppo, rloo: passes over each generated batch (GRPO num_iterations, "
+                 "default 1; PPO num_ppo_epochs, default 4)");
+  app.add_option("--engine-memory", rollout.engine_memory,
+                 "--rollout colocated: share of each card the engine holds (TRL "
+                 "vllm_gpu_memory_utilization; default 0.3)");
+  app.add_flag("--sleep", rollout.sleep,
+               "--rollout colocated: the engine sleeps while the step trains (TRL "
+               "vllm_enable_sleep_mode): its memory is free for training, its weights move to "
+               "host memory and back each step");
+  app.add_option("--rollout-gpu", rollout_gpu,
+                 "--rollout separate: the card that generates (default: the training card)");
+  app.add_option("--rollout-gpus", rollout.gpus,
+                 "--rollout separate: how many such cards (default 1)");
   app.add_option("--recompute", recompute,
                  "Activation checkpointing: none | selective | full (default full: gradient "
                  "checkpointing, as typical fine-tuning recipes (TRL, torchtune, Unsloth) enable)");
@@ -207,8 +241,53 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.options.loss_chunks = loss_chunks;
   w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
   w.overheads = &ctx.overheads();
+  build_rollouts(ctx, w);
   validate(w);
   return w;
+}
+
+void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
+  constexpr std::pair<const char*, const char*> kRolloutOptions[] = {
+      {"--group-size", "group_size"},
+      {"--prompts-per-step", "prompts_per_step"},
+      {"--prompt-len", "prompt_len"},
+      {"--completion-len", "completion_len"},
+      {"--rollout", "rollout"},
+      {"--kl", "kl"},
+      {"--rl-epochs", "rl_epochs"},
+      {"--engine-memory", "engine_memory"},
+      {"--sleep", "sleep"},
+      {"--rollout-gpu", "rollout_gpu"},
+      {"--rollout-gpus", "rollout_gpus"}};
+  const auto given = [&](const char* option) {
+    const CLI::Option* o = app_ ? app_->get_option_no_throw(option) : nullptr;
+    return o != nullptr && o->count() > 0;
+  };
+  if (!is_online(w)) {
+    for (const auto& [option, setting] : kRolloutOptions)
+      if (given(option))
+        throw UserError(ErrorCode::kInvalidValue,
+                        fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not "
+                                    "to --method {}",
+                                    option, method),
+                        setting);
+    return;
+  }
+  if (given("--seq"))
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("--method {} trains on its prompts and generated completions: "
+                                "give --prompt-len and --completion-len instead of --seq",
+                                method),
+                    "seq");
+  w.rollout = rollout;
+  w.rollout.mode = parse_rollout_mode(rollout_mode);
+  if (!rollout_gpu.empty()) w.rollout.gpu = &ctx.resolve_gpu(rollout_gpu);
+  w.seq = w.rollout.prompt_len + w.rollout.completion_len;
+}
+
+void WorkloadOptions::resolve_rollouts(Workload& w, const Placement& p) const {
+  const bool accum_given = grad_accum_option != nullptr && grad_accum_option->count() > 0;
+  resolve_rollout_batch(w, p.mig ? 1 : p.layout.dp(p.count), accum_given, "prompts_per_step");
 }
 
 void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field) {

@@ -44,6 +44,11 @@ struct WorkloadOptions {
   int quant_second_block = -1;
   bool no_double_quant = false;
   TrainingOptions training;
+  // Online objectives (grpo, ppo, rloo): --group-size, --prompts-per-step, ... (RolloutSettings).
+  RolloutSettings rollout;
+  std::string rollout_mode = "colocated";
+  std::string rollout_gpu;  // empty: the training card
+  const CLI::Option* grad_accum_option = nullptr;
   bool no_compile = false;         // --no-compile: eager even where the stack compiles
   const CLI::App* app_ = nullptr;  // which options were given (build() reports those a method
                                    // does not read)
@@ -53,6 +58,11 @@ struct WorkloadOptions {
   // `ftplan compare`; the caller checks `model.empty()`).
   void add_to(CLI::App& app, bool runtime = true, bool required = true);
   Workload build(Context& ctx) const;
+  void build_rollouts(Context& ctx, Workload& w) const;
+  // An online objective's batch on `p`: the prompts per step and the gradient accumulation that
+  // together make prompts × group = micro-batch × grad-accum × data-parallel cards
+  // (resolve_rollout_batch). Nothing for other objectives.
+  void resolve_rollouts(Workload& w, const Placement& p) const;
 };
 
 // --tp, --pp, --vpp, --cp, --ep: a model-parallel layout (parallel/layout.hpp).

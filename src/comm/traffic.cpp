@@ -106,10 +106,13 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
           gradients, true, OverlapWith::kBackward);
       // Forward passes without gradient gather their weights as well: the reference copy, sharded
       // like the policy, and the policy again for KTO's KL batch.
+      // Each pass gathers one model the size of a frozen copy (PPO: the reference, the reward and
+      // the value model one pass each).
       if (const int passes = reference_forward_passes(w);
-          passes > 0 && s.reference_weights > Bytes())
+          passes > 0 && s.reference_weights > Bytes() && frozen_model_copies(w) > 0)
         add("all-gather reference weights", CommPayload::kFrozenBase, Collective::kAllGather,
-            s.reference_weights * static_cast<double>(passes), true, OverlapWith::kForward);
+            s.reference_weights * (static_cast<double>(passes) / frozen_model_copies(w)), true,
+            OverlapWith::kForward);
       if (const int passes = policy_no_grad_passes(w); passes > 0)
         add("all-gather weights (forward without gradient)", CommPayload::kTrainedWeights,
             Collective::kAllGather, trained * static_cast<double>(passes), true,

@@ -11,12 +11,17 @@ constexpr NameTable<Method, 5> kMethods{{{{Method::kFull, "full"},
                                           {Method::kQlora, "qlora"},
                                           {Method::kDora, "dora"},
                                           {Method::kQdora, "qdora"}}}};
-constexpr NameTable<Objective, 6> kObjectives{{{{Objective::kSft, "sft"},
+constexpr NameTable<Objective, 9> kObjectives{{{{Objective::kSft, "sft"},
                                                 {Objective::kDpo, "dpo"},
                                                 {Objective::kIpo, "ipo"},
                                                 {Objective::kOrpo, "orpo"},
                                                 {Objective::kSimpo, "simpo"},
-                                                {Objective::kKto, "kto"}}}};
+                                                {Objective::kKto, "kto"},
+                                                {Objective::kGrpo, "grpo"},
+                                                {Objective::kPpo, "ppo"},
+                                                {Objective::kRloo, "rloo"}}}};
+constexpr NameTable<RolloutMode, 2> kRolloutModes{
+    {{{RolloutMode::kColocated, "colocated"}, {RolloutMode::kSeparate, "separate"}}}};
 constexpr NameTable<ComputeFormat, 5> kFormats{{{{ComputeFormat::kBF16, "bf16"},
                                                  {ComputeFormat::kFP16, "fp16"},
                                                  {ComputeFormat::kFP8, "fp8"},
@@ -67,6 +72,9 @@ std::string_view peak_kind_name(PeakKind k) {
 std::string_view loss_kind_name(LossKind k) {
   return kLossKinds.name(k);
 }
+std::string_view rollout_mode_name(RolloutMode r) {
+  return kRolloutModes.name(r);
+}
 
 Method parse_method(std::string_view s, std::string_view field) {
   return kMethods.parse(s, "method", field);
@@ -91,6 +99,13 @@ PeakKind parse_peak_kind(std::string_view s, std::string_view field) {
 }
 LossKind parse_loss_kind(std::string_view s, std::string_view field) {
   return kLossKinds.parse(s, "loss", field);
+}
+RolloutMode parse_rollout_mode(std::string_view s, std::string_view field) {
+  return kRolloutModes.parse(s, "rollout placement", field);
+}
+const std::vector<std::string>& rollout_mode_names() {
+  static const auto v = kRolloutModes.names();
+  return v;
 }
 const std::vector<std::string>& peak_kind_names() {
   static const auto v = kPeakKinds.names();

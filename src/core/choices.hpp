@@ -21,8 +21,12 @@ enum class Method {
 
 // What a run optimises (workload/objective.hpp): supervised fine-tuning on one sequence per
 // example, or a preference objective over a chosen and a rejected sequence (KTO: single labelled
-// ones), most of them against a frozen reference model.
-enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto };
+// ones), most of them against a frozen reference model; or reinforcement learning on completions
+// the policy generates itself (GRPO, PPO, RLOO: online objectives with rollouts).
+enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto, kGrpo, kPpo, kRloo };
+// Where an online objective generates its completions: an inference engine sharing the training
+// cards (TRL vllm_mode=colocate), or one on cards of its own (TRL vllm_mode=server).
+enum class RolloutMode { kColocated, kSeparate };
 
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
 enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
@@ -53,6 +57,7 @@ std::string_view recompute_name(Recompute r);
 std::string_view attention_name(Attention a);
 std::string_view peak_kind_name(PeakKind k);
 std::string_view loss_kind_name(LossKind k);
+std::string_view rollout_mode_name(RolloutMode r);
 
 // Parse a user-facing name; an unknown one is a UserError naming `field` and the valid names.
 Method parse_method(std::string_view name, std::string_view field = "method");
@@ -63,6 +68,8 @@ Recompute parse_recompute(std::string_view name, std::string_view field = "recom
 Attention parse_attention(std::string_view name, std::string_view field = "attention");
 PeakKind parse_peak_kind(std::string_view name, std::string_view field = "peak");
 LossKind parse_loss_kind(std::string_view name, std::string_view field = "loss");
+RolloutMode parse_rollout_mode(std::string_view name, std::string_view field = "rollout");
+const std::vector<std::string>& rollout_mode_names();
 const std::vector<std::string>& peak_kind_names();
 const std::vector<std::string>& loss_kind_names();
 const std::vector<std::string>& attention_names();

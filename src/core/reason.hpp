@@ -57,6 +57,7 @@ enum class ReasonCode {
   kNoVectorRateBecause,
   kBandwidthUnknown,
   kFormatUnsupported,
+  kRolloutNoRoom,  // plan/rl_step: the rollout engine cannot hold one sequence's cache
   // perf/calibration: a measurement left out of the fit
   kCalibrationOtherPrecision,
   // plan/planner

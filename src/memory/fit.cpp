@@ -8,6 +8,7 @@
 #include "memory/activations.hpp"
 #include "memory/step_memory.hpp"
 #include "parallel/layout.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -41,13 +42,26 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, co
 namespace {
 
 // The figures once the states on the card, the step's activations and the overheads are known.
-void finish(MemoryEstimate& m, const Placement& p) {
+void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.states_on_card = m.runtime.states.resident;
   m.activations = m.runtime.activations;
   m.overhead = m.runtime.overhead;
   m.capacity = p.mig ? p.mig->memory() : p.gpu->capacity();
   m.free = m.capacity - m.states.total();
   m.step_peak = m.states_on_card + m.activations + m.overhead;
+  // A colocated engine (vLLM) claims gpu_memory_utilization × the card's memory when it starts and
+  // keeps it, unless it sleeps while the step trains (sleep level 1: weights to host memory, the
+  // cache freed); it then wakes beside the policy's states for the rollout.
+  if (is_online(w) && w.rollout.mode == RolloutMode::kColocated) {
+    m.rollout_engine = m.capacity * w.rollout.engine_memory;
+    if (w.rollout.sleep) {
+      m.rollout_peak = m.states_on_card + m.overhead + m.rollout_engine;
+      if (m.rollout_peak > m.step_peak) m.step_peak = m.rollout_peak;
+    } else {
+      m.step_peak += m.rollout_engine;
+      m.rollout_peak = m.step_peak;
+    }
+  }
   m.load_peak = m.runtime.load.total();
   m.load_is_peak = m.load_peak > m.step_peak;
   m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
@@ -78,7 +92,7 @@ MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile
     m.states = shard_stage_states(states, p.sharding, l, p.count);
     m.runtime = runtime_memory(card, stage_profile(profile, a, l, st, w.grad_accum), m.states,
                                group, nullptr);
-    finish(m, p);
+    finish(m, w, p);
     best.stages[static_cast<std::size_t>(i)] = {st.index,      st.layers,  m.states_on_card,
                                                 m.activations, m.overhead, m.peak};
     if (i == 0 || m.peak > best.peak) {
@@ -101,7 +115,7 @@ MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
   const int cards = p.mig ? 1 : p.count;
   m.states = shard_states(replica, p.sharding, cards);
   m.runtime = runtime_memory(w, profile, m.states, p, nullptr);
-  finish(m, p);
+  finish(m, w, p);
   return m;
 }
 

@@ -28,12 +28,17 @@ std::string_view verdict_name(Verdict v);  // "fits", "tight", "does-not-fit"
 inline constexpr double kTightHeadroomFraction = 0.10;
 
 struct MemoryEstimate {
-  ModelStates states;     // per card: the seed's accounting of what the run keeps
-  Bytes states_on_card;   // per card: the part of it on the card during the step (offload, paged
-                          // optimizer states and gradients produced in backward taken out)
-  Bytes activations;      // per card: step memory at its peak (saved activations, logits and loss,
-                          // backward temporaries, gradients produced, dequantization/FSDP buffers)
-  Bytes overhead;         // per card: CUDA context, library workspaces, NCCL, allocator reserve
+  ModelStates states;    // per card: the seed's accounting of what the run keeps
+  Bytes states_on_card;  // per card: the part of it on the card during the step (offload, paged
+                         // optimizer states and gradients produced in backward taken out)
+  Bytes activations;     // per card: step memory at its peak (saved activations, logits and loss,
+                         // backward temporaries, gradients produced, dequantization/FSDP buffers)
+  Bytes overhead;        // per card: CUDA context, library workspaces, NCCL, allocator reserve
+  // Online objectives with a colocated rollout engine: the share of the card the engine holds
+  // (weights, KV cache, its working reserve) beside training; 0 otherwise. A sleeping engine
+  // frees it while the step trains, and the rollout then peaks on its own (`rollout_peak`).
+  Bytes rollout_engine;
+  Bytes rollout_peak;     // the policy's states on the card, the overheads and the awake engine
   RuntimeMemory runtime;  // the breakdown of the three above
   Bytes capacity;         // per card, or per MIG instance
   Bytes free;             // capacity - model states: the seed's "free for activations"

@@ -81,12 +81,14 @@ ModelStates states_of(const Workload& w, const TrainedSet& set,
   }
   // What is frozen: BF16, 2 B per parameter (seed: "eine BF16-Basis für LoRA"), or block linear
   // weights in NF4 with double quantization (seed; QLoRA paper §3).
-  const bool reference = holds_reference_copy(w);
+  const double frozen_copies = frozen_model_copies(w);
   for (const TensorRole& r : set.roles) {
     const TensorSpec& t = *r.tensor;
     const double k = part(&t);
-    // The reference copy: every weight in the 16-bit compute dtype, as loaded for inference.
-    if (reference) s.reference_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
+    // Frozen copies (the reference; PPO's reward model, taken as the policy's architecture): every
+    // weight in the 16-bit compute dtype, as loaded for inference.
+    if (frozen_copies > 0)
+      s.reference_weights += Bytes(2.0 * frozen_copies * static_cast<double>(t.total()) * k);
     if (r.base == BaseRole::kFrozen16) {
       s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
     } else if (r.base == BaseRole::kFrozenQuantized) {
@@ -95,6 +97,12 @@ ModelStates states_of(const Workload& w, const TrainedSet& set,
       s.quantization_constants += q.constants * (static_cast<double>(t.copies()) * k);
     }
   }
+  // PPO's value model: the policy's architecture trained the same way beside it (its scalar head
+  // in place of the output layer is not told apart), so every state of the policy twice.
+  if (holds_value_model(w))
+    for (Bytes* b : {&s.frozen_weights, &s.trained_weights, &s.gradients, &s.master_weights,
+                     &s.optimizer_states, &s.quantization_constants})
+      *b = *b * 2.0;
   return s;
 }
 

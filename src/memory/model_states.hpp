@@ -28,8 +28,9 @@ struct ModelStates {
   Bytes master_weights;  // FP32 copy of what is trained
   Bytes optimizer_states;
   Bytes quantization_constants;  // QLoRA absmax constants (first and second level)
-  // A frozen 16-bit copy of the model that scores the sequences for a preference objective
-  // (workload/objective.hpp holds_reference_copy); zero with adapters (the base is the reference).
+  // Frozen 16-bit copies of the model that score the sequences (workload/objective.hpp
+  // frozen_model_copies): a preference or RL objective's reference (none with adapters: the base
+  // with them switched off is the reference) and PPO's reward model.
   Bytes reference_weights;
   Bytes total() const {
     return frozen_weights + trained_weights + gradients + master_weights + optimizer_states +

@@ -5,6 +5,7 @@
 #include "core/format.hpp"
 #include "core/work_budget.hpp"
 #include "memory/activations.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -54,6 +55,22 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
 }
 
 namespace {
+
+// An online objective's step: the rollout and the weight sync before the training evaluated so
+// far, its scoring passes split out (plan/rl_step); the step time and the throughput then count
+// them all.
+void add_rollouts(const Workload& w, ScaleResult& r, const PlanningData& data) {
+  if (!is_online(w) || !r.step.feasible) return;
+  r.rl = rl_step(w, r, data);
+  if (!r.rl.feasible) {
+    r.step.feasible = false;
+    r.step.reason = r.rl.reason;
+    return;
+  }
+  if (r.scale.step_seconds.value > 0 && r.rl.total.value > 0)
+    r.tokens_per_second *= r.scale.step_seconds / r.rl.total;
+  r.scale.step_seconds = r.rl.total;
+}
 
 // A model-parallel layout: each edge stage's card computes its share of the micro-batch and
 // exchanges activations with its tensor-, context-, expert-parallel and pipeline neighbours; the
@@ -149,6 +166,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
   if (!p.layout.trivial()) {
     evaluate_layout(w, replica, ops, device, efficiency, data, r, trace);
+    add_rollouts(w, r, data);
     return r;
   }
   r.step = estimate_step(ops, device, efficiency);
@@ -177,6 +195,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
                  {"step time", format_seconds(r.scale.step_seconds)}},
                 "definition",
                 {"scale.step_seconds"}});
+  add_rollouts(w, r, data);
   return r;
 }
 

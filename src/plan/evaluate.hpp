@@ -13,6 +13,7 @@
 #include "perf/device.hpp"
 #include "perf/efficiency.hpp"
 #include "perf/step.hpp"
+#include "plan/rl_step.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan {
@@ -58,6 +59,9 @@ struct Evaluation {
   Seconds layout_exposed_per_step;  // tensor, expert, pipeline and unhidden context exchanges
   Seconds bubble_per_step;          // pipeline fill and drain
   double tokens_per_second = 0;     // all cards together
+  // An online objective (GRPO, PPO, RLOO): the rollout, weight sync, scoring and training parts.
+  // scale.step_seconds and tokens_per_second then count the whole step, rollout included.
+  RlStep rl;
   bool feasible() const { return step.feasible && memory.verdict != Verdict::kDoesNotFit; }
 };
 using ScaleResult = Evaluation;

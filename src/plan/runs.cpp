@@ -80,6 +80,17 @@ const std::vector<std::string>& run_keys() {
                                                 "lora_dropout",
                                                 "train_modules",
                                                 "peak",
+                                                "group_size",
+                                                "prompts_per_step",
+                                                "prompt_len",
+                                                "completion_len",
+                                                "rollout",
+                                                "kl",
+                                                "rl_epochs",
+                                                "engine_memory",
+                                                "sleep",
+                                                "rollout_gpu",
+                                                "rollout_gpus",
                                                 "from"};
   return keys;
 }
@@ -92,6 +103,64 @@ const GpuSpec& named_gpu(StrictMap& m, std::string_view key, const std::string& 
     return catalog.gpu(name);
   } catch (const UserError& e) {
     m.fail(key, e.what());
+  }
+}
+
+// An online objective's settings (RolloutSettings): its trained sequence is prompt + completion,
+// and a step's batch is prompts × group size sequences (global_batch, or prompts_per_step).
+// Settings given to another objective fail at their key.
+void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
+  Workload& w = run.workload;
+  RolloutSettings& s = w.rollout;
+  const bool online = is_online(w);
+  const char* const keys[] = {
+      "group_size", "prompts_per_step", "prompt_len", "completion_len", "rollout",     "kl",
+      "rl_epochs",  "engine_memory",    "sleep",      "rollout_gpu",    "rollout_gpus"};
+  if (!online) {
+    for (const char* key : keys)
+      if (r.has(key))
+        r.fail(key, fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not to "
+                                "method {}",
+                                key, run_method_name(w)));
+    return;
+  }
+  if (r.has("seq"))
+    r.fail("seq", fmt::format("method {} trains on its prompts and generated completions: give "
+                              "prompt_len and completion_len instead of seq",
+                              run_method_name(w)));
+  s.group_size = r.optional_integer("group_size", 1, 4096).value_or(0);
+  s.prompts_per_step = r.optional_integer("prompts_per_step", 1, 1 << 24).value_or(0);
+  s.prompt_len = r.optional_integer("prompt_len", 1, 1 << 22).value_or(s.prompt_len);
+  s.completion_len = r.optional_integer("completion_len", 1, 1 << 22).value_or(s.completion_len);
+  if (auto v = r.optional_string("rollout")) {
+    try {
+      s.mode = parse_rollout_mode(*v);
+    } catch (const UserError& e) {
+      r.fail("rollout", e.what());
+    }
+  }
+  s.kl = r.optional_number("kl", 0, 100).value_or(-1);
+  s.epochs = static_cast<int>(r.optional_integer("rl_epochs", 1, 1000).value_or(0));
+  s.engine_memory = r.optional_number("engine_memory", 0.01, 0.99).value_or(s.engine_memory);
+  s.sleep = r.optional_bool("sleep").value_or(false);
+  if (auto v = r.optional_string("rollout_gpu")) s.gpu = &named_gpu(r, "rollout_gpu", *v, catalog);
+  s.gpus = static_cast<int>(r.optional_integer("rollout_gpus", 1, 65536).value_or(1));
+  w.seq = s.prompt_len + s.completion_len;
+  const std::int64_t g = group_size(w);
+  if (s.prompts_per_step > 0) {
+    if (r.has("global_batch") && run.global_batch != s.prompts_per_step * g)
+      r.fail("global_batch",
+             fmt::format("global_batch {} is not prompts_per_step {} × group size {}: give one "
+                         "of the two",
+                         run.global_batch, s.prompts_per_step, g));
+    run.global_batch = s.prompts_per_step * g;
+  } else {
+    if (run.global_batch % g != 0)
+      r.fail("global_batch",
+             fmt::format("global_batch {} is not a multiple of the group size {}: each prompt's "
+                         "completions train in the same step",
+                         run.global_batch, g));
+    s.prompts_per_step = run.global_batch / g;
   }
 }
 
@@ -305,6 +374,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   const std::string loss = r.optional_string("loss").value_or("");
   w.options.loss =
       guarded("loss", [&] { return resolve_loss(loss, w.options.chunked_loss, *w.stack); });
+  read_rollout(r, run, catalog);
   r.optional_string("from");  // its settings were merged in with the run's keys
   r.finish();
   try {

@@ -54,6 +54,39 @@ json comm_plan_json(const CommPlan& c, const Topology& t) {
           {"collectives", calls}};
 }
 
+json rl_step_json(const RlStep& r) {
+  json j = {{"feasible", r.feasible},
+            {"placement", rollout_mode_name(r.mode)},
+            {"rollout_gpu", r.rollout_gpu ? r.rollout_gpu->id : std::string()},
+            {"rollout_cards", r.rollout_cards},
+            {"engines", r.engines},
+            {"engine_tp", r.engine_tp},
+            {"prompts", r.prompts},
+            {"group_size", r.group},
+            {"sequences", r.sequences},
+            {"sequences_per_engine", r.sequences_per_engine},
+            {"engine_GB", round_to(to_GB(r.engine_memory.engine), 3)},
+            {"engine_weights_GB", round_to(to_GB(r.engine_memory.weights), 3)},
+            {"kv_cache_GB", round_to(to_GB(std::max(Bytes(), r.engine_memory.kv_budget)), 3)},
+            {"max_concurrent_sequences", r.engine_memory.max_concurrent_sequences},
+            {"concurrent_sequences", r.concurrent},
+            {"epochs", r.epochs}};
+  if (!r.feasible) return j;
+  j["waves"] = r.rollout.waves;
+  j["seconds"] = {{"rollout", round_to(r.rollout.total().value, 4)},
+                  {"prefill", round_to(r.rollout.prefill.value, 4)},
+                  {"decode", round_to(r.rollout.decode.value, 4)},
+                  {"weight_sync", round_to(r.weight_sync.value, 4)},
+                  {"sleep_wake", round_to(r.sleep_wake.value, 4)},
+                  {"scoring", round_to(r.scoring.value, 4)},
+                  {"training", round_to(r.training.value, 4)},
+                  {"step", round_to(r.total.value, 4)}};
+  j["sync_GB"] = round_to(to_GB(r.sync_bytes), 3);
+  j["bottleneck"] = r.bottleneck;
+  j["completion_tokens_per_second"] = round_to(r.completion_tokens_per_second, 1);
+  return j;
+}
+
 json scale_json(const ScaleResult& r) {
   json j = placement_json(r.placement);
   j.update(comm_plan_json(r.comm, r.topology));
@@ -74,6 +107,7 @@ json scale_json(const ScaleResult& r) {
   j["step_seconds"] = round_to(r.scale.step_seconds.value, 4);
   j["scaling_efficiency"] = round_to(r.scale.scaling_efficiency, 4);
   j["tokens_per_second"] = round_to(r.tokens_per_second, 1);
+  if (r.rl.online) j["rl"] = rl_step_json(r.rl);
   if (!r.placement.layout.trivial()) {
     auto group = [](const LayoutTraffic::Group& g) {
       return json{{"received_GB_per_micro_batch", round_to(to_GB(g.received), 4)},

@@ -10,6 +10,8 @@ namespace ftplan {
 
 nlohmann::json topology_json(const Topology& t);
 nlohmann::json comm_plan_json(const CommPlan& c, const Topology& t);
+// An online objective's step parts (plan/rl_step): rollout, weight sync, scoring, training.
+nlohmann::json rl_step_json(const RlStep& r);
 nlohmann::json scale_json(const ScaleResult& r);
 
 }  // namespace ftplan

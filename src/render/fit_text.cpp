@@ -10,6 +10,7 @@
 #include "render/labels.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -98,7 +99,10 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   row("gradients", s.gradients);
   if (s.master_weights.value > 0) row("master weights (FP32)", s.master_weights);
   row("optimizer states", s.optimizer_states);
-  if (s.reference_weights.value > 0) row("reference model weights (16-bit)", s.reference_weights);
+  if (s.reference_weights.value > 0)
+    row(frozen_model_copies(w) > 1 ? "reference and reward model weights (16-bit)"
+                                   : "reference model weights (16-bit)",
+        s.reference_weights);
   t.separator();
   row("model states", s.total());
   const RuntimeMemory& r = m.runtime;
@@ -121,13 +125,23 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   sub("model gradients", st.gradients);
   sub("dequantization buffer", st.dequant_buffer);
   sub("gathered parameters (FSDP)", st.gathered_params);
-  sub("reference model logits", st.scoring_logits);
+  sub(is_online(w) ? "logits of the passes without gradient" : "reference model logits",
+      st.scoring_logits);
   row("runtime overhead", m.overhead);
   sub("CUDA context", r.overheads.cuda_context);
   sub("cuBLAS/cuBLASLt workspaces", r.overheads.inside_allocator());
   sub("NCCL buffers", r.overheads.nccl_buffers);
   if (OverheadBreakdown::counts_reserve(w.peak))
     sub("allocator reserve", r.overheads.allocator_reserve);
+  if (m.rollout_engine.value > 0) {
+    if (w.rollout.sleep) {
+      row("rollout engine, awake (states on the card and overheads beside it)", m.rollout_peak);
+    } else {
+      row(fmt::format("rollout engine ({:.0f} % of the card, colocated)",
+                      100 * w.rollout.engine_memory),
+          m.rollout_engine);
+    }
+  }
   if (m.load_is_peak) {
     row("step peak", m.step_peak);
     row("load (weights as loaded, tensor in transit)", m.load_peak);

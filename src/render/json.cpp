@@ -203,9 +203,29 @@ json workload_json(const Workload& w) {
     j["sequences_per_example"] = o.sequences_per_example;
     j["reference"] = !o.reference                     ? "none"
                      : w.options.precompute_reference ? "precomputed"
+                     : !uses_reference(w)             ? "none"
                      : holds_reference_copy(w)        ? "frozen copy"
                                                       : "adapters off";
     j["forward_passes_without_gradient"] = no_grad_forward_passes(w);
+  }
+  if (is_online(w)) {
+    const RolloutSettings& r = w.rollout;
+    j["rollout"] = {{"group_size", group_size(w)},
+                    {"prompts_per_step", r.prompts_per_step},
+                    {"prompt_len", r.prompt_len},
+                    {"completion_len", r.completion_len},
+                    {"placement", rollout_mode_name(r.mode)},
+                    {"kl", kl_coefficient(w)},
+                    {"rl_epochs", rl_epochs(w)},
+                    {"value_model", holds_value_model(w)},
+                    {"reward_model", objective_traits(w.objective).reward_model}};
+    if (r.mode == RolloutMode::kColocated) {
+      j["rollout"]["engine_memory"] = r.engine_memory;
+      j["rollout"]["sleep"] = r.sleep;
+    } else {
+      j["rollout"]["rollout_gpu"] = r.gpu ? r.gpu->id : std::string();
+      j["rollout"]["rollout_gpus"] = r.gpus;
+    }
   }
   if (w.lengths.varies()) {
     // Variable lengths: the mean real tokens per sequence the step is timed on (seq: the longest).
@@ -367,6 +387,11 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                {"total", gb(l.total())}};
   j["step_peak"] = gb(m.step_peak);
   j["load_peak"] = gb(m.load_peak);
+  if (m.rollout_engine > Bytes()) {
+    // A colocated rollout engine's share of the card, and the peak while it generates.
+    j["rollout_engine"] = gb(m.rollout_engine);
+    j["rollout_peak"] = gb(m.rollout_peak);
+  }
   j["peak_phase"] = m.load_is_peak ? "load" : "step";
   // The step's peak in each kind as the tool that reports it would show it (PyTorch's active and
   // allocated bytes, max_memory_reserved, nvidia-smi), as `ftplan validate` compares them.

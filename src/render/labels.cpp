@@ -14,7 +14,16 @@ std::string run_title(const Workload& w) {
           ? std::string(traits.label)
           : fmt::format("{}{} r{} ({})", traits.label, traits.quantized_base ? " NF4" : "",
                         w.lora.rank, projection_set_name(w.lora.targets));
-  if (w.objective != Objective::kSft) {
+  if (is_online(w)) {
+    const ObjectiveTraits& o = objective_traits(w.objective);
+    method = fmt::format("{} ({} completions per prompt of {} + {} tokens, {} rollout{}{}), {}",
+                         o.label, group_size(w), w.rollout.prompt_len, w.rollout.completion_len,
+                         rollout_mode_name(w.rollout.mode),
+                         !uses_reference(w)        ? ", no reference model"
+                         : holds_reference_copy(w) ? ", frozen reference copy"
+                                                   : ", reference: adapters off",
+                         o.value_model ? ", value and reward models" : "", method);
+  } else if (w.objective != Objective::kSft) {
     const ObjectiveTraits& o = objective_traits(w.objective);
     method = fmt::format("{} ({}{}), {}", o.label,
                          o.sequences_per_example == 2 ? "pairs" : "single sequences",

@@ -9,6 +9,44 @@
 
 namespace ftplan {
 
+void print_rl_step(std::ostream& out, const Workload& w, const RlStep& r) {
+  if (!r.online || !r.feasible) return;
+  const std::string where =
+      r.mode == RolloutMode::kColocated
+          ? fmt::format(
+                "colocated: an engine on each of the {} training cards with {:.0f} % of "
+                "its memory{}",
+                r.rollout_cards, 100 * w.rollout.engine_memory,
+                w.rollout.sleep ? ", asleep while the step trains" : "")
+          : fmt::format("separate: {} × {}, {} engine(s) of {} card(s)", r.rollout_cards,
+                        r.rollout_gpu->name, r.engines, r.engine_tp);
+  out << fmt::format(
+      "\n{} step: {} prompts × {} completions = {} sequences of {} + {} tokens\n"
+      "rollout ({}): {} sequences per engine, {} at once (its KV cache holds {} in {}), "
+      "{} wave(s)\n",
+      objective_traits(w.objective).label, r.prompts, r.group, r.sequences, w.rollout.prompt_len,
+      w.rollout.completion_len, where, r.sequences_per_engine, r.concurrent,
+      r.engine_memory.max_concurrent_sequences, format_GB(r.engine_memory.kv_budget),
+      r.rollout.waves);
+  TextTable t({"part", "seconds>", "share>"});
+  const std::pair<std::string, Seconds> parts[] = {
+      {"rollout: prefill", r.rollout.prefill},
+      {"rollout: decode", r.rollout.decode},
+      {fmt::format("weight sync ({} in 16 bit)", format_GB(r.sync_bytes)), r.weight_sync},
+      {"engine sleep and wake", r.sleep_wake},
+      {"scoring (forward passes without gradient)", r.scoring},
+      {fmt::format("training ({} epoch(s){})", r.epochs,
+                   holds_value_model(w) ? ", policy and value model" : ""),
+       r.training},
+      {"step", r.total}};
+  for (const auto& [what, s] : parts)
+    t.row({what, format_fixed(s.value, 3),
+           format_fixed(r.total.value > 0 ? 100 * s.value / r.total.value : 0, 1) + " %"});
+  t.print(out);
+  out << fmt::format("bottleneck: {} · generated tokens/s (all engines, whole step) {:.0f}\n",
+                     r.bottleneck, r.completion_tokens_per_second);
+}
+
 void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
   const Placement& p = r.placement;
   out << fmt::format("{} · {} on {} × {}\n", w.model->arch.name, run_method_short(w), p.count,
@@ -74,6 +112,7 @@ void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {
       format_seconds(r.scale.compute_per_step), format_seconds(r.scale.comm_per_step),
       format_seconds(r.scale.exposed_per_step), format_seconds(r.scale.step_seconds),
       100 * r.scale.scaling_efficiency, r.tokens_per_second);
+  print_rl_step(out, w, r.rl);
   if (!l.trivial())
     out << fmt::format(
         "model parallel: stage {}'s card timed (the slower edge stage); exchanges exposed {} per "

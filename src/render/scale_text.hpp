@@ -11,6 +11,8 @@
 namespace ftplan {
 
 void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r);
+// An online objective's step: its parts in a table, and the bottleneck (nothing otherwise).
+void print_rl_step(std::ostream& out, const Workload& w, const RlStep& r);
 // `rows[g]`: the results on gpus[g], one per card count.
 void print_scale_sweep(std::ostream& out, const Workload& w,
                        const std::vector<std::vector<ScaleResult>>& rows,

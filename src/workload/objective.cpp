@@ -1,6 +1,8 @@
 #include "workload/objective.hpp"
 
+#include <algorithm>
 #include <array>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,21 +18,44 @@ namespace {
 // Pairs run as one forward pass of the chosen and the rejected sequences concatenated along the
 // batch (TRL concatenated_forward), so a micro-batch of b examples is 2·b sequences. TRL runs the
 // reference forward under no_grad after the policy's forward, before its backward.
-constexpr std::array<ObjectiveTraits, 6> kObjectives{{
-    {Objective::kSft, "supervised fine-tuning", 1, false, 0, 0, "next-token cross-entropy"},
+// Online objectives generate their completions with an inference engine (vLLM in TRL, OpenRLHF,
+// verl), then score them without gradient: the policy's own log-probabilities before the update
+// (the importance ratio's denominator; TRL computes them when it generates with vLLM, to correct
+// for the engine's sampling), the reference's when the KL coefficient is not 0, and PPO's value
+// and reward models; then train on prompt + completion sequences.
+constexpr std::array<ObjectiveTraits, 9> kObjectives{{
+    {Objective::kSft, "supervised fine-tuning", 1, false, 0, 0, "next-token cross-entropy", false,
+     false, false, 1, 0, 1},
     {Objective::kDpo, "DPO", 2, true, 1, 0,
      "Rafailov et al. 2023; TRL DPOTrainer (chosen and rejected in one forward, reference "
-     "log-probabilities under no_grad)"},
+     "log-probabilities under no_grad)",
+     false, false, false, 1, 0, 1},
     {Objective::kIpo, "IPO", 2, true, 1, 0,
-     "Azar et al. 2023; TRL DPOTrainer loss_type=ipo (DPO's passes, another loss)"},
+     "Azar et al. 2023; TRL DPOTrainer loss_type=ipo (DPO's passes, another loss)", false, false,
+     false, 1, 0, 1},
     {Objective::kOrpo, "ORPO", 2, false, 0, 0,
-     "Hong et al. 2024; TRL ORPOTrainer (no reference model)"},
+     "Hong et al. 2024; TRL ORPOTrainer (no reference model)", false, false, false, 1, 0, 1},
     {Objective::kSimpo, "SimPO", 2, false, 0, 0,
-     "Meng et al. 2024; TRL CPOTrainer loss_type=simpo (no reference model)"},
+     "Meng et al. 2024; TRL CPOTrainer loss_type=simpo (no reference model)", false, false, false,
+     1, 0, 1},
     {Objective::kKto, "KTO", 1, true, 2, 1,
      "Ethayarajh et al. 2024; TRL KTOTrainer (one labelled sequence per example; the KL term's "
      "mismatched batch through the policy without gradient and, with the examples, through the "
-     "reference)"},
+     "reference)",
+     false, false, false, 1, 0, 1},
+    {Objective::kGrpo, "GRPO", 1, true, 1, 1,
+     "Shao et al. 2024 (DeepSeekMath); TRL GRPOConfig defaults: num_generations 8, beta 0.0 (no "
+     "reference model), num_iterations 1, rewards from functions",
+     true, false, false, 8, 0.0, 1},
+    {Objective::kPpo, "PPO", 1, true, 1, 1,
+     "Schulman et al. 2017; Ouyang et al. 2022; TRL PPOConfig defaults: kl_coef 0.05, "
+     "num_ppo_epochs 4, one completion per prompt, a value model and a reward model beside the "
+     "policy and the reference",
+     true, true, true, 1, 0.05, 4},
+    {Objective::kRloo, "RLOO", 1, true, 1, 1,
+     "Ahmadian et al. 2024; TRL RLOOConfig defaults: num_generations 2, beta 0.05, rewards from "
+     "functions",
+     true, false, false, 2, 0.05, 1},
 }};
 
 }  // namespace
@@ -72,7 +97,7 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
   if (run.method && !adapter.empty())
     throw UserError(
         ErrorCode::kInvalidValue,
-        fmt::format("adapter {} applies to the preference objectives ({}); method {} is "
+        fmt::format("adapter {} applies to the preference and RL objectives ({}); method {} is "
                     "supervised fine-tuning with its own adapter: give method {} alone, or "
                     "method dpo with adapter {}",
                     adapter,
@@ -82,10 +107,11 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
   const Method method = run.method        ? *run.method
                         : adapter.empty() ? Method::kFull
                                           : parse_method(adapter, adapter_field);
-  if (precompute_reference && !objective_traits(run.objective).reference) {
+  if (precompute_reference &&
+      (!objective_traits(run.objective).reference || objective_traits(run.objective).online)) {
     std::vector<std::string> with;
     for (const auto& t : kObjectives)
-      if (t.reference) with.emplace_back(objective_name(t.objective));
+      if (t.reference && !t.online) with.emplace_back(objective_name(t.objective));
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("{} applies to objectives scored against a reference model ({}); "
                                 "method {} has none",
@@ -113,16 +139,131 @@ std::string run_method_label(const Workload& w) {
                                              : objective + " with " + adapter;
 }
 
-bool holds_reference_copy(const Workload& w) {
-  return objective_traits(w.objective).reference && !w.options.precompute_reference &&
-         method_traits(w.method).trains_base;
+bool is_online(const Workload& w) {
+  return objective_traits(w.objective).online;
+}
+std::int64_t group_size(const Workload& w) {
+  return w.rollout.group_size > 0 ? w.rollout.group_size
+                                  : objective_traits(w.objective).default_group_size;
+}
+double kl_coefficient(const Workload& w) {
+  return w.rollout.kl >= 0 ? w.rollout.kl : objective_traits(w.objective).default_kl;
+}
+int rl_epochs(const Workload& w) {
+  return w.rollout.epochs > 0 ? w.rollout.epochs : objective_traits(w.objective).default_epochs;
 }
 
+bool uses_reference(const Workload& w) {
+  const ObjectiveTraits& t = objective_traits(w.objective);
+  if (!t.reference || w.options.precompute_reference) return false;
+  return !t.online || kl_coefficient(w) > 0;
+}
+
+bool holds_reference_copy(const Workload& w) {
+  return uses_reference(w) && method_traits(w.method).trains_base;
+}
+
+bool holds_value_model(const Workload& w) {
+  return objective_traits(w.objective).value_model;
+}
+
+int frozen_model_copies(const Workload& w) {
+  return (holds_reference_copy(w) ? 1 : 0) + (objective_traits(w.objective).reward_model ? 1 : 0);
+}
+
+// Passes of models other than the policy, which never run the policy's adapters: the reference's,
+// and PPO's value and reward models' over the completions.
 int reference_forward_passes(const Workload& w) {
-  return w.options.precompute_reference ? 0 : objective_traits(w.objective).reference_passes;
+  const ObjectiveTraits& t = objective_traits(w.objective);
+  return (uses_reference(w) ? t.reference_passes : 0) + (t.value_model ? 1 : 0) +
+         (t.reward_model ? 1 : 0);
 }
 int policy_no_grad_passes(const Workload& w) {
   return objective_traits(w.objective).policy_no_grad_passes;
+}
+
+void validate_rollout(const Workload& w) {
+  const RolloutSettings& r = w.rollout;
+  auto bad = [](std::string_view field, const std::string& msg) {
+    throw UserError(ErrorCode::kInvalidValue, msg, std::string(field));
+  };
+  if (r.group_size < 0 || r.group_size > 4096)
+    bad("group_size",
+        fmt::format("group_size must be 1 to 4096 completions per prompt, got {}", r.group_size));
+  if (w.objective == Objective::kGrpo && group_size(w) < 2)
+    bad("group_size",
+        fmt::format("GRPO compares each completion with the others of its prompt: group_size must "
+                    "be at least 2, got {}",
+                    group_size(w)));
+  if (r.prompts_per_step < 0 || r.prompts_per_step > (1 << 24))
+    bad("prompts_per_step",
+        fmt::format("prompts_per_step must be 1 to 16777216, got {}", r.prompts_per_step));
+  for (const auto& [value, field] :
+       {std::pair{r.prompt_len, "prompt_len"}, std::pair{r.completion_len, "completion_len"}})
+    if (value < 1 || value > (1 << 22))
+      bad(field, fmt::format("{} must be 1 to 4194304 tokens, got {}", field, value));
+  if (!(r.engine_memory > 0 && r.engine_memory < 1))
+    bad("engine_memory",
+        fmt::format("engine_memory is the engine's share of each card: above 0 and below 1, got {}",
+                    r.engine_memory));
+  if (!(r.kl < 0 || r.kl <= 100) || r.kl != r.kl)
+    bad("kl", fmt::format("the KL coefficient must be 0 to 100, got {}", r.kl));
+  if (r.epochs < 0 || r.epochs > 1000)
+    bad("rl_epochs", fmt::format("rl_epochs must be 1 to 1000 passes, got {}", r.epochs));
+  if (r.gpus < 1 || r.gpus > 65536)
+    bad("rollout_gpus", fmt::format("rollout_gpus must be 1 to 65536 cards, got {}", r.gpus));
+  if (r.mode == RolloutMode::kColocated && r.gpu != nullptr)
+    bad("rollout_gpu",
+        "rollout_gpu names the cards of a separate rollout: give rollout separate with it, or "
+        "leave it out to generate on the training cards");
+}
+
+std::int64_t rollout_sequences(const Workload& w) {
+  return w.rollout.prompts_per_step * group_size(w);
+}
+
+void resolve_rollout_batch(Workload& w, int dp, bool grad_accum_given, std::string_view field) {
+  if (!is_online(w)) return;
+  w.seq = w.rollout.prompt_len + w.rollout.completion_len;
+  const std::int64_t g = group_size(w);
+  const std::int64_t per_pass = w.micro_batch * std::max(1, dp);
+  if (w.rollout.prompts_per_step <= 0 && !grad_accum_given) {
+    // Neither given: the fewest prompts whose completions fill whole passes of every card.
+    w.rollout.prompts_per_step = std::lcm(g, per_pass) / g;
+  }
+  if (w.rollout.prompts_per_step <= 0) {
+    const std::int64_t batch = per_pass * w.grad_accum;
+    if (batch % g != 0)
+      throw UserError(
+          ErrorCode::kInvalidValue,
+          fmt::format("the step's batch of {} sequences (micro-batch {} × grad-accum {} × {} "
+                      "data-parallel cards) is not a multiple of the group size {}: each prompt's "
+                      "{} completions train in the same step; give prompts_per_step, or a batch "
+                      "that {} divides",
+                      batch, w.micro_batch, w.grad_accum, std::max(1, dp), g, g, g),
+          std::string(field));
+    w.rollout.prompts_per_step = batch / g;
+    return;
+  }
+  const std::int64_t sequences = w.rollout.prompts_per_step * g;
+  if (sequences % per_pass != 0)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("prompts_per_step {} × group size {} = {} sequences do not split "
+                                "into micro-batches of {} on {} data-parallel cards ({} per pass)",
+                                w.rollout.prompts_per_step, g, sequences, w.micro_batch,
+                                std::max(1, dp), per_pass),
+                    std::string(field));
+  const std::int64_t accum = sequences / per_pass;
+  if (grad_accum_given && accum != w.grad_accum)
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("prompts_per_step {} × group size {} = {} sequences need grad-accum "
+                    "{} at micro-batch {} on {} data-parallel cards, not {}: give one "
+                    "of the two",
+                    w.rollout.prompts_per_step, g, sequences, accum, w.micro_batch, std::max(1, dp),
+                    w.grad_accum),
+        std::string(field));
+  w.grad_accum = accum;
 }
 int no_grad_forward_passes(const Workload& w) {
   return reference_forward_passes(w) + policy_no_grad_passes(w);

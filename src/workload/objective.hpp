@@ -26,6 +26,17 @@ struct ObjectiveTraits {
   int reference_passes;
   int policy_no_grad_passes;
   std::string_view source;
+  // Online objectives: the policy generates the completions it trains on (rollouts), each step.
+  bool online = false;
+  // A trained value model (PPO's critic, the policy's architecture with a scalar head) and a frozen
+  // reward model scoring the completions (GRPO and RLOO score with reward functions by default).
+  bool value_model = false;
+  bool reward_model = false;
+  // Defaults of the online objectives' settings (Workload::rollout): completions per prompt, the
+  // KL coefficient (0: no reference model loaded) and the passes over each generated batch.
+  std::int64_t default_group_size = 1;
+  double default_kl = 0;
+  int default_epochs = 1;
 };
 const ObjectiveTraits& objective_traits(Objective o);
 
@@ -68,5 +79,31 @@ bool holds_reference_copy(const Workload& w);
 int reference_forward_passes(const Workload& w);
 int policy_no_grad_passes(const Workload& w);
 int no_grad_forward_passes(const Workload& w);
+
+// ---- online objectives (GRPO, PPO, RLOO) --------------------------------------------------------
+bool is_online(const Workload& w);
+// The settings as the run uses them, defaults filled in.
+std::int64_t group_size(const Workload& w);
+double kl_coefficient(const Workload& w);
+int rl_epochs(const Workload& w);
+// Whether the reference model is needed: objectives with one, unless its log-probabilities are
+// precomputed or an online objective's KL coefficient is 0 (TRL then loads none).
+bool uses_reference(const Workload& w);
+// Frozen models beside the policy held as 16-bit copies: the reference (with a full fine-tune)
+// and PPO's reward model; and whether a trained value model doubles the trained states.
+int frozen_model_copies(const Workload& w);
+bool holds_value_model(const Workload& w);
+// Each rollout setting within its range (group size, lengths, the engine's share, the KL
+// coefficient, epochs, rollout cards); out of range is a UserError naming the runs-file key.
+void validate_rollout(const Workload& w);
+// Sequences one optimizer step trains on, all cards together: prompts × group size.
+std::int64_t rollout_sequences(const Workload& w);
+// Sets `w.seq` to prompt + completion and `w.grad_accum` from the prompts per step over `dp`
+// data-parallel replicas (prompts × group = micro-batch × grad_accum × dp), or the prompts per
+// step from the batch when only grad_accum was given; with neither, the fewest prompts whose
+// completions fill whole micro-batches on every card. A batch that does not divide is a UserError
+// naming `field` (TRL requires the global batch to be a multiple of the group size).
+void resolve_rollout_batch(Workload& w, int dp, bool grad_accum_given,
+                           std::string_view field = "prompts_per_step");
 
 }  // namespace ftplan

@@ -1,5 +1,7 @@
 #include "workload/workload.hpp"
 
+#include "workload/objective.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -211,6 +213,7 @@ void validate(const Workload& w) {
     bad("grad_accum",
         fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",
                     w.grad_accum));
+  if (objective_traits(w.objective).online) validate_rollout(w);
 }
 
 void validate(const Placement& p) {

@@ -63,6 +63,24 @@ struct TrainingOptions {
   LossKind effective_loss() const { return chunked_loss ? LossKind::kChunked : loss; }
 };
 
+// Online objectives (GRPO, PPO, RLOO): what a step generates and where. Zero or negative: the
+// objective's default (workload/objective.cpp). TRL GRPOConfig's defaults: prompts of up to 512
+// tokens, completions of up to 256, the engine colocated with 0.3 of each card
+// (vllm_gpu_memory_utilization), not sleeping between rollouts.
+struct RolloutSettings {
+  std::int64_t group_size = 0;        // completions per prompt (TRL num_generations)
+  std::int64_t prompts_per_step = 0;  // prompts per optimizer step, all cards (0: from the batch)
+  std::int64_t prompt_len = 512;      // tokens (TRL max_prompt_length)
+  std::int64_t completion_len = 256;  // tokens (TRL max_completion_length)
+  RolloutMode mode = RolloutMode::kColocated;
+  double kl = -1;  // KL coefficient (TRL beta, kl_coef); < 0: the objective's default
+  int epochs = 0;  // passes over each generated batch (GRPO num_iterations, PPO num_ppo_epochs)
+  double engine_memory = 0.3;    // colocated: the engine's share of each card's memory
+  bool sleep = false;            // colocated: the engine sleeps while the step trains
+  const GpuSpec* gpu = nullptr;  // separate: the rollout cards' type (null: the training card's)
+  int gpus = 1;                  // separate: how many rollout cards
+};
+
 struct RuntimeOverheads;  // memory/overheads.hpp: data/runtime/overheads.yaml
 
 // Sequences each example trains through (workload/objective.cpp): 2 for pairs.
@@ -83,6 +101,7 @@ struct Workload {
   Recompute recompute = Recompute::kFull;
   Attention attention = Attention::kFlash;
   TrainingOptions options;
+  RolloutSettings rollout;  // online objectives only
   PeakKind peak = PeakKind::kReserved;
   // Runtime overheads (CUDA context, workspaces, allocator reserve) as read from the data; null:
   // none counted (a Workload built by hand in code; the CLI and the tests always set it).

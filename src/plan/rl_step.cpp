@@ -1,0 +1,153 @@
+#include "plan/rl_step.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "comm/topology.hpp"
+#include "core/error.hpp"
+#include "plan/evaluate.hpp"
+#include "workload/objective.hpp"
+
+namespace ftplan {
+
+namespace {
+
+double to_double(std::int64_t n) {
+  return static_cast<double>(n);
+}
+
+struct Engine {
+  GenerationModel model;
+  GenerationMemory memory;
+  Topology topology;  // the engine's tensor-parallel group
+};
+
+// The engine on `tp` cards of `gpu` with `utilization` of each card, or nothing when the model's
+// heads do not split over `tp` cards.
+std::optional<Engine> engine_on(const Workload& w, const GpuSpec& gpu, Bytes capacity, int tp,
+                                double utilization, Bytes cuda_context, const PlanningData& data) {
+  try {
+    Engine e{make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16, tp,
+                                   "rollout_gpus"),
+             {},
+             build_topology(gpu, tp, "", data.comm)};
+    e.memory = generation_memory(e.model, capacity, utilization, cuda_context, w.seq);
+    return e;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData& data) {
+  RlStep r;
+  if (!is_online(w)) return r;
+  r.online = true;
+  r.mode = w.rollout.mode;
+  r.group = group_size(w);
+  r.prompts = w.rollout.prompts_per_step;
+  r.sequences = rollout_sequences(w);
+  r.epochs = rl_epochs(w);
+  const Placement& p = training.placement;
+  const int training_cards = p.mig ? 1 : p.count;
+  const GpuSpec& gpu =
+      r.mode == RolloutMode::kSeparate && w.rollout.gpu ? *w.rollout.gpu : *p.gpu;
+  r.rollout_gpu = &gpu;
+
+  // The engines: one per training card beside its trainer process (TRL colocate mode, tensor
+  // parallel 1), or the rollout cards in groups of the fewest cards (1, 2, 4, 8) that hold the
+  // weights and one sequence's cache, the rest data-parallel (trl vllm-serve
+  // --tensor-parallel-size, --data-parallel-size).
+  std::optional<Engine> engine;
+  if (r.mode == RolloutMode::kColocated) {
+    r.rollout_cards = training_cards;
+    engine = engine_on(w, gpu, training.memory.capacity, 1, w.rollout.engine_memory, Bytes(),
+                       data);
+  } else {
+    r.rollout_cards = std::max(1, w.rollout.gpus);
+    for (const int tp : {1, 2, 4, 8}) {
+      if (tp > r.rollout_cards || r.rollout_cards % tp != 0) break;
+      engine = engine_on(w, gpu, gpu.capacity(), tp, kDefaultGpuMemoryUtilization,
+                         data.overheads.cuda_context, data);
+      if (engine && engine->memory.max_concurrent_sequences > 0) {
+        r.engine_tp = tp;
+        break;
+      }
+    }
+  }
+  r.engines = std::max(1, r.rollout_cards / r.engine_tp);
+  if (engine) r.engine_memory = engine->memory;
+  if (!engine || engine->memory.max_concurrent_sequences < 1) {
+    r.feasible = false;
+    r.reason = Reason(ReasonCode::kRolloutNoRoom)
+                   .bytes("engine", r.engine_memory.engine)
+                   .bytes("weights", r.engine_memory.weights)
+                   .bytes("reserve", r.engine_memory.reserve)
+                   .count("context", w.seq)
+                   .name("card", gpu.name);
+    return r;
+  }
+  r.sequences_per_engine = (r.sequences + r.engines - 1) / r.engines;
+  r.concurrent = std::min(r.sequences_per_engine, engine->memory.max_concurrent_sequences);
+  Placement rollout_place;
+  rollout_place.gpu = &gpu;
+  rollout_place.count = r.engine_tp;
+  const Device device = r.mode == RolloutMode::kColocated
+                            ? apply_power_limit(make_device(p), p.power_limit_W, data.power)
+                            : make_device(rollout_place);
+  const TensorParallelLink link =
+      r.engine_tp > 1 ? TensorParallelLink{&engine->topology, &data.comm} : TensorParallelLink{};
+  r.rollout = rollout_time(engine->model, device, data.efficiency(gpu), r.sequences_per_engine,
+                           w.rollout.prompt_len, w.rollout.completion_len, r.concurrent, link);
+
+  // Weights into the engine.
+  r.sync_bytes = Bytes(2.0 * to_double(w.model->params.total));
+  if (r.mode == RolloutMode::kColocated) {
+    // Read from the trainer's copy and written into the engine's, on the card; a sharded model is
+    // all-gathered first, every card receiving the (n − 1)/n it does not hold.
+    r.weight_sync = r.sync_bytes * 2.0 / device.bandwidth;
+    if (p.sharding == Sharding::kFsdp && training_cards > 1) {
+      const Link& slowest = training.topology.slowest();
+      r.weight_sync += r.sync_bytes * (to_double(training_cards - 1) / to_double(training_cards)) /
+                       training.topology.collective_rate(slowest);
+    }
+    if (w.rollout.sleep)
+      // vLLM sleep level 1: the engine's weights to host memory when it sleeps, back when it wakes.
+      r.sleep_wake = r.engine_memory.weights * 2.0 / p.gpu->pcie.per_direction();
+  } else {
+    // Broadcast from the trainer to every engine over the slowest link between the training and
+    // the rollout cards (one server when they all fit in one, else the network).
+    const Topology both = build_topology(*p.gpu, training_cards + r.rollout_cards, "", data.comm);
+    r.weight_sync = r.sync_bytes / both.collective_rate(both.slowest());
+  }
+
+  // Scoring: the forward passes without gradient are copies of the trained forward pass (perf/ops),
+  // so they take their share of the forward time.
+  const Seconds trained = training.scale.step_seconds;
+  const double passes = no_grad_forward_passes(w);
+  r.scoring = training.step.forward * (to_double(w.grad_accum) * passes / (passes + 1.0));
+  if (r.scoring > trained) r.scoring = trained;
+  // PPO's value model computes as much again; its states are in the evaluation's already (memory
+  // and the collectives that move them), so only the computing time doubles.
+  const Seconds computing = training.scale.compute_per_step + training.bubble_per_step;
+  const Seconds rest = trained > computing ? trained - computing : Seconds();
+  const Seconds trained_computing = computing > r.scoring ? computing - r.scoring : Seconds();
+  r.training = (trained_computing * (holds_value_model(w) ? 2.0 : 1.0) + rest) *
+               to_double(r.epochs);
+  r.total = r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training;
+  const std::array<std::pair<std::string_view, Seconds>, 4> parts{
+      {{"rollout", r.rollout.total()},
+       {"weight sync", r.weight_sync + r.sleep_wake},
+       {"scoring", r.scoring},
+       {"training", r.training}}};
+  r.bottleneck = std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+                   return a.second < b.second;
+                 })->first;
+  r.completion_tokens_per_second =
+      r.total.value > 0 ? to_double(r.sequences * w.rollout.completion_len) / r.total.value : 0;
+  return r;
+}
+
+}  // namespace ftplan

@@ -1,0 +1,304 @@
+// Online objectives (GRPO, PPO, RLOO): the step as rollout + weight sync + scoring + training, the
+// rollout engine's memory beside training, the models each objective holds, the batch a step
+// generates, and their errors. Expected figures come from the generation model and the training
+// evaluation they compose, called directly.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "infer/generation.hpp"
+#include "memory/fit.hpp"
+#include "memory/model_states.hpp"
+#include "perf/ops.hpp"
+#include "plan/evaluate.hpp"
+#include "plan/runs.hpp"
+#include "render/reason_words.hpp"
+#include "support.hpp"
+#include "workload/objective.hpp"
+
+namespace ftplan {
+namespace {
+
+const PlanningData& data() {
+  static const PlanningData d = PlanningData::load(test::catalog());
+  return d;
+}
+
+Workload online(const std::string& model, Objective o, Method m, std::int64_t micro_batch = 4) {
+  Workload w = test::workload(model, m);
+  w.objective = o;
+  w.micro_batch = micro_batch;
+  return w;
+}
+
+Evaluation evaluate(Workload w, const Placement& p) {
+  resolve_rollout_batch(w, p.count, false);
+  const Topology t = build_topology(*p.gpu, p.count, "", data().comm);
+  return evaluate_placement(w, model_states(w), build_step_ops(w), p, t, data());
+}
+
+TEST(Rl, GrpoStepIsRolloutSyncScoringAndTraining) {
+  Workload w = online("qwen2.5-7b", Objective::kGrpo, Method::kLora);
+  w.rollout.prompts_per_step = 16;
+  const Placement p = test::on("h200-nvl", 4, Sharding::kDdp);
+  const Evaluation e = evaluate(w, p);
+  ASSERT_TRUE(e.step.feasible) << word_reason(e.step.reason);
+  const RlStep& r = e.rl;
+  ASSERT_TRUE(r.online);
+  // 16 prompts × 8 completions over 4 colocated engines: 32 sequences each.
+  EXPECT_EQ(r.group, 8);
+  EXPECT_EQ(r.sequences, 128);
+  EXPECT_EQ(r.engines, 4);
+  EXPECT_EQ(r.sequences_per_engine, 32);
+  // The parts add up to the step, which is what the evaluation reports as its step time.
+  EXPECT_NEAR(r.total.value,
+              (r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training).value,
+              1e-12);
+  EXPECT_DOUBLE_EQ(e.scale.step_seconds.value, r.total.value);
+  EXPECT_GT(r.rollout.total().value, 0);
+  EXPECT_GT(r.scoring.value, 0);
+  EXPECT_GT(r.training.value, 0);
+
+  // The rollout is the generation model's, on an engine with 0.3 of the card beside training.
+  const GenerationModel g = make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16);
+  const GenerationMemory m = generation_memory(g, p.gpu->capacity(), 0.3, Bytes(), 512 + 256);
+  EXPECT_EQ(r.engine_memory.max_concurrent_sequences, m.max_concurrent_sequences);
+  const std::int64_t batch = std::min<std::int64_t>(32, m.max_concurrent_sequences);
+  EXPECT_EQ(r.concurrent, batch);
+  const RolloutTime expected =
+      rollout_time(g, make_device(p), data().efficiency(*p.gpu), 32, 512, 256, batch);
+  EXPECT_DOUBLE_EQ(r.rollout.total().value, expected.total().value);
+
+  // Colocated: the weights are copied on the card, read and written once at its bandwidth.
+  const Bytes weights(2.0 * static_cast<double>(w.model->params.total));
+  EXPECT_DOUBLE_EQ(r.weight_sync.value, (weights * 2.0 / make_device(p).bandwidth).value);
+
+  // The bottleneck is the largest part.
+  const double largest =
+      std::max({r.rollout.total().value, (r.weight_sync + r.sleep_wake).value, r.scoring.value,
+                r.training.value});
+  const double named = r.bottleneck == "rollout"       ? r.rollout.total().value
+                       : r.bottleneck == "weight sync" ? (r.weight_sync + r.sleep_wake).value
+                       : r.bottleneck == "scoring"     ? r.scoring.value
+                                                       : r.training.value;
+  EXPECT_DOUBLE_EQ(named, largest);
+
+  // Longer completions make the rollout longer and leave training as it was per token.
+  Workload longer = w;
+  longer.rollout.completion_len = 1024;
+  const Evaluation el = evaluate(longer, p);
+  EXPECT_GT(el.rl.rollout.decode.value, 3 * r.rollout.decode.value);
+}
+
+TEST(Rl, EpochsRepeatTrainingAndNotTheRollout) {
+  Workload w = online("qwen2.5-7b", Objective::kGrpo, Method::kLora);
+  w.rollout.prompts_per_step = 8;
+  const Placement p = test::on("h200-nvl", 2, Sharding::kDdp);
+  const Evaluation one = evaluate(w, p);
+  w.rollout.epochs = 3;
+  const Evaluation three = evaluate(w, p);
+  EXPECT_NEAR(three.rl.training.value, 3 * one.rl.training.value, 1e-9);
+  EXPECT_DOUBLE_EQ(three.rl.rollout.total().value, one.rl.rollout.total().value);
+  EXPECT_DOUBLE_EQ(three.rl.scoring.value, one.rl.scoring.value);
+}
+
+TEST(Rl, TheColocatedEngineTakesItsShareOfTheCard) {
+  Workload w = online("llama-3.1-8b", Objective::kGrpo, Method::kLora);
+  resolve_rollout_batch(w, 1, false);
+  const Placement p = test::on("h200-nvl");
+  const MemoryEstimate m = estimate_memory(w, p);
+  EXPECT_DOUBLE_EQ(m.rollout_engine.value, 0.3 * m.capacity.value);
+  EXPECT_DOUBLE_EQ(m.step_peak.value,
+                   (m.states_on_card + m.activations + m.overhead + m.rollout_engine).value);
+  // Asleep while training: the larger of the training step and the awake engine beside the states.
+  w.rollout.sleep = true;
+  const MemoryEstimate s = estimate_memory(w, p);
+  const Bytes training = s.states_on_card + s.activations + s.overhead;
+  const Bytes awake = s.states_on_card + s.overhead + s.rollout_engine;
+  EXPECT_DOUBLE_EQ(s.step_peak.value, std::max(training, awake).value);
+  EXPECT_LT(s.step_peak, m.step_peak);
+  // Separate rollout cards: nothing beside training.
+  w.rollout.sleep = false;
+  w.rollout.mode = RolloutMode::kSeparate;
+  EXPECT_EQ(estimate_memory(w, p).rollout_engine.value, 0);
+}
+
+TEST(Rl, EachObjectiveHoldsItsModels) {
+  const auto states = [](Objective o, Method m, double kl) {
+    Workload w = online("llama-3.1-8b", o, m);
+    w.rollout.kl = kl;
+    return model_states(w);
+  };
+  const Workload sft = test::workload("llama-3.1-8b", Method::kFull);
+  const ModelStates base = model_states(sft);
+  const double copy = 2.0 * static_cast<double>(sft.model->params.total);
+  // GRPO's default KL coefficient is 0: TRL loads no reference model.
+  EXPECT_EQ(states(Objective::kGrpo, Method::kFull, -1).reference_weights.value, 0);
+  EXPECT_DOUBLE_EQ(states(Objective::kGrpo, Method::kFull, 0.04).reference_weights.value, copy);
+  // With adapters the reference is the base with them off: no copy.
+  EXPECT_EQ(states(Objective::kRloo, Method::kLora, -1).reference_weights.value, 0);
+  // PPO: reference and reward model frozen, the value model trained as the policy.
+  const ModelStates ppo = states(Objective::kPpo, Method::kFull, -1);
+  EXPECT_DOUBLE_EQ(ppo.reference_weights.value, 2 * copy);
+  EXPECT_DOUBLE_EQ(ppo.trained_weights.value, 2 * base.trained_weights.value);
+  EXPECT_DOUBLE_EQ(ppo.optimizer_states.value, 2 * base.optimizer_states.value);
+
+  // Passes without gradient: the policy's old log-probabilities, the reference's when the KL
+  // coefficient is not 0, PPO's value and reward models.
+  Workload grpo = online("llama-3.1-8b", Objective::kGrpo, Method::kFull);
+  EXPECT_EQ(no_grad_forward_passes(grpo), 1);
+  grpo.rollout.kl = 0.04;
+  EXPECT_EQ(no_grad_forward_passes(grpo), 2);
+  EXPECT_EQ(no_grad_forward_passes(online("llama-3.1-8b", Objective::kPpo, Method::kFull)), 4);
+  // PPO trains its value model too: twice the computing per epoch, four epochs by default.
+  EXPECT_EQ(rl_epochs(online("llama-3.1-8b", Objective::kPpo, Method::kFull)), 4);
+}
+
+TEST(Rl, TheBatchIsPromptsTimesGroup) {
+  Workload w = online("llama-3.1-8b", Objective::kGrpo, Method::kLora, 2);
+  w.rollout.prompts_per_step = 16;
+  resolve_rollout_batch(w, 4, false);
+  EXPECT_EQ(w.seq, 512 + 256);
+  EXPECT_EQ(w.grad_accum, 16);  // 16 × 8 = 128 sequences = 2 × 16 × 4
+
+  Workload d = online("llama-3.1-8b", Objective::kGrpo, Method::kLora, 3);
+  resolve_rollout_batch(d, 2, false);  // neither given: the fewest whole passes, lcm(8, 6) = 24
+  EXPECT_EQ(d.rollout.prompts_per_step, 3);
+  EXPECT_EQ(d.grad_accum, 4);
+
+  Workload bad = online("llama-3.1-8b", Objective::kGrpo, Method::kLora, 3);
+  bad.rollout.prompts_per_step = 5;
+  try {
+    resolve_rollout_batch(bad, 1, false);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "prompts_per_step");
+    EXPECT_NE(std::string(e.what()).find("40 sequences do not split"), std::string::npos)
+        << e.what();
+  }
+  Workload accum = online("llama-3.1-8b", Objective::kGrpo, Method::kLora, 1);
+  accum.grad_accum = 3;
+  EXPECT_THROW(resolve_rollout_batch(accum, 1, true), UserError);  // 3 is not a multiple of 8
+}
+
+TEST(Rl, SeparateRolloutCardsTakeTheFewestThatHoldTheModel) {
+  Workload w = online("llama-3.1-70b", Objective::kGrpo, Method::kQlora, 1);
+  w.rollout.mode = RolloutMode::kSeparate;
+  w.rollout.gpus = 8;
+  w.rollout.gpu = &test::catalog().gpu("h100-sxm");
+  w.rollout.prompts_per_step = 8;
+  const Placement p = test::on("h200-nvl", 2, Sharding::kDdp);
+  const Evaluation e = evaluate(w, p);
+  ASSERT_TRUE(e.step.feasible) << word_reason(e.step.reason);
+  const RlStep& r = e.rl;
+  ASSERT_GT(r.engine_tp, 1);
+  EXPECT_EQ(r.engines, 8 / r.engine_tp);
+  // One engine of half as many cards holds no sequence: the weights and reserve fill it.
+  const GenerationModel half = make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16,
+                                                     r.engine_tp / 2);
+  EXPECT_EQ(generation_memory(half, w.rollout.gpu->capacity(), kDefaultGpuMemoryUtilization,
+                              data().overheads.cuda_context, w.seq)
+                .max_concurrent_sequences,
+            0);
+  EXPECT_GT(r.weight_sync.value, 0);
+}
+
+TEST(Rl, AnEngineWithoutRoomIsNamed) {
+  Workload w = online("llama-3.1-70b", Objective::kGrpo, Method::kQlora, 1);
+  w.rollout.engine_memory = 0.2;  // 30 GB of an H200 NVL cannot hold 141 GB of 16-bit weights
+  const Evaluation e = evaluate(w, test::on("h200-nvl"));
+  EXPECT_FALSE(e.step.feasible);
+  EXPECT_FALSE(e.rl.feasible);
+  EXPECT_EQ(e.step.reason.code, ReasonCode::kRolloutNoRoom);
+  EXPECT_NE(word_reason(e.step.reason).find("--engine-memory"), std::string::npos);
+}
+
+TEST(Rl, TheCommandLineAnswersAndRefusesWhatDoesNotApply) {
+  const auto r = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "grpo", "--adapter",
+                                "lora", "--gpu", "h200-nvl", "--gpus", "2", "--micro-batch", "4",
+                                "--prompts-per-step", "8", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "grpo");
+  EXPECT_EQ(j["rollout"]["group_size"], 8);
+  EXPECT_EQ(j["grad_accum"], 8);  // 8 × 8 = 64 = 4 × 8 × 2
+  const auto& s = j["rl"]["seconds"];
+  EXPECT_NEAR(s["step"].get<double>(),
+              s["rollout"].get<double>() + s["weight_sync"].get<double>() +
+                  s["sleep_wake"].get<double>() + s["scoring"].get<double>() +
+                  s["training"].get<double>(),
+              5e-4);
+  EXPECT_DOUBLE_EQ(j["step_seconds"].get<double>(), s["step"].get<double>());
+
+  const auto text = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "ppo",
+                                   "--adapter", "lora", "--gpu", "h200-nvl"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find(" prompts × 1 completions = "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("bottleneck: "), std::string::npos) << text.out;
+
+  const auto fit = test::run_cli(
+      {"fit", "--model", "llama-3.1-8b", "--method", "grpo", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const auto fj = nlohmann::json::parse(fit.out);
+  EXPECT_NEAR(fj["memory_GB"]["rollout_engine"].get<double>(),
+              0.3 * fj["memory_GB"]["capacity"].get<double>(), 2e-3);
+
+  const std::pair<std::vector<std::string>, std::string> bad[] = {
+      {{"--method", "lora", "--group-size", "4"}, "--group-size applies to the online"},
+      {{"--method", "grpo", "--seq", "1024"}, "give --prompt-len and --completion-len"},
+      {{"--method", "grpo", "--group-size", "1"}, "group_size must be at least 2"},
+      {{"--method", "grpo", "--rollout-gpu", "h100-sxm"}, "rollout_gpu names the cards"},
+      {{"--method", "grpo", "--engine-memory", "1.5"}, "engine_memory is the engine's share"},
+      {{"--method", "grpo", "--rollout", "remote"}, "colocated"},
+      {{"--method", "grpo", "--precompute-ref"}, "precompute_ref applies"},
+  };
+  for (const auto& [args, message] : bad) {
+    std::vector<std::string> all = {"fit", "--model", "llama-3.1-8b", "--gpu", "h200-nvl"};
+    all.insert(all.end(), args.begin(), args.end());
+    const auto e = test::run_cli(all);
+    EXPECT_EQ(e.code, 2) << args[1];
+    EXPECT_NE(e.err.find(message), std::string::npos) << e.err;
+  }
+}
+
+TEST(Rl, RunsFilesTakeTheRolloutSettings) {
+  const std::string text =
+      "runs:\n"
+      "  - {name: rl, model: llama-3.1-8b, method: grpo, adapter: lora, prompts_per_step: 32,\n"
+      "     group_size: 4, prompt_len: 256, completion_len: 768, tokens: 1e8}\n";
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(text, "runs.yaml", test::catalog(), test::stacks(), resolve, nullptr);
+  ASSERT_EQ(f.runs.size(), 1u);
+  const PlannedRun& run = f.runs[0];
+  EXPECT_EQ(run.global_batch, 128);
+  EXPECT_EQ(run.workload.seq, 1024);
+  EXPECT_EQ(group_size(run.workload), 4);
+  // Tokens trained per step: 128 sequences of 1024 tokens.
+  EXPECT_DOUBLE_EQ(run.steps(), std::ceil(1e8 / (128.0 * 1024)));
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"{name: a, model: llama-3.1-8b, method: lora, group_size: 4, tokens: 1e8}", "group_size"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, seq: 1024, tokens: 1e8}", "seq"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, global_batch: 12, tokens: 1e8}",
+       "global_batch"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, rollout: remote, tokens: 1e8}", "rollout"},
+  };
+  for (const auto& [run_text, key] : bad) {
+    try {
+      parse_runs_file("runs:\n  - " + run_text + "\n", "runs.yaml", test::catalog(), test::stacks(),
+                      resolve, nullptr);
+      ADD_FAILURE() << "no error for " << run_text;
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.field(), "runs[0]." + key) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ftplan
