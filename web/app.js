@@ -227,7 +227,8 @@ function workloadBody(inputs) {
 // POST /api/infer: the form's model (catalog or pasted) and the inference inputs.
 function inferBody(inputs) {
   const body = {gpu: inputs.infer_gpu, gpus: inputs.infer_gpus, context: inputs.context,
-    batch: inputs.batch, weights: inputs.weights, kv_dtype: inputs.kv_dtype};
+    batch: inputs.batch, weights: inputs.weights, kv_dtype: inputs.kv_dtype,
+    lang: app.lang};  // a card's missing rate is worded in the page's language
   if (inputs.source === 'paste') body.config = inputs.config;
   else body.model = inputs.model;
   return body;
@@ -595,7 +596,8 @@ const render = {
         h('p', {'class': 'headline'}, tNodes('infer_headline', decode, prefill)),
         h('p', {}, verdictBadge(x.batch_fits ? 'fits' : 'does-not-fit'), ' ', x.batch_fits
           ? t('batch_fits', format.count(x.batch))
-          : t('batch_does_not_fit', format.count(x.batch), format.count(x.max_concurrent_sequences))),
+          : t('batch_does_not_fit', format.count(x.batch),
+              format.count(x.max_concurrent_sequences))),
         ...inferMemoryBar(m),
         figureList([
           [t('kv_bytes_per_token'), figure('kv_bytes_per_token', x.kv_bytes_per_token,
@@ -1109,7 +1111,9 @@ function refreshOptionTexts() {
   for (const select of $('cards').querySelectorAll('select')) {
     for (const option of select.options) option.textContent = gpuOptionText(gpuInfo(option.value));
   }
-  for (const option of $('infer_gpu').options) option.textContent = gpuOptionText(gpuInfo(option.value));
+  for (const option of $('infer_gpu').options) {
+    option.textContent = gpuOptionText(gpuInfo(option.value));
+  }
   for (const option of $('model').options) {
     option.textContent = modelOptionText(app.catalog.models.find((m) => m.id === option.value));
   }

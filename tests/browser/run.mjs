@@ -320,7 +320,7 @@ test('a pasted config.json gives the same figures as the API', async (env) => {
 
 // ---- inference (ftplan infer) ------------------------------------------------------------------
 
-// The page's number format for `digits` decimals in `lang` (en-US, de-DE: the words files' locales).
+// The page's number format, `digits` decimals, in `lang` (en-US, de-DE: the words files' locales).
 function numberText(value, digits, lang) {
   return new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-US',
       {minimumFractionDigits: digits, maximumFractionDigits: digits}).format(value);
@@ -328,7 +328,8 @@ function numberText(value, digits, lang) {
 
 // Generation rates as the page and `ftplan infer` write them: one decimal below 100 tokens/s.
 function rateText(value, lang) {
-  return `${numberText(value, value < 100 ? 1 : 0, lang)} ${lang === 'de' ? 'Token/s' : 'tokens/s'}`;
+  const unit = lang === 'de' ? 'Token/s' : 'tokens/s';
+  return `${numberText(value, value < 100 ? 1 : 0, lang)} ${unit}`;
 }
 
 // An object with its keys in order, so that the page's and the CLI's objects compare as text.
@@ -408,8 +409,8 @@ async function checkInfer(env, page, x, lang) {
   equal(shown.sweep.map((p) => p.tokens_per_second_text),
       cli.batch_sweep.map((p) => rateText(p.tokens_per_second, lang)), `${what}: sweep as shown`);
   equal(shown.charted, cli.batch_sweep.length, `${what}: a chart point per batch`);
-  check(shown.text.includes('GB = 10⁹') || (await page.locator('#infer-heading + p').textContent())
-      .includes('GB = 10⁹'), `${what}: the unit GB is stated`);
+  check((await page.locator('#infer-heading + p').textContent()).includes('GB = 10⁹'),
+      `${what}: the section states GB = 10⁹ bytes`);
   return cli;
 }
 
@@ -424,7 +425,8 @@ test('inference: the page shows `ftplan infer --json`\'s figures, in English and
     async (env) => {
       const page = await openPage(env.context, env.origin, 'cards=h200-nvl:1');
       for (const x of INFER_CASES) {
-        await fillForm(page, {model: x.model, method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+        await fillForm(page,
+            {model: x.model, method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
         await fillInfer(page, x);
         const cli = await checkInfer(env, page, x, 'en');
         if (x.gpus > 1) {
@@ -432,10 +434,11 @@ test('inference: the page shows `ftplan infer --json`\'s figures, in English and
               'infer: a tensor-parallel run says it is split over the cards');
         }
         if (x.model === 'llama-3.1-8b' && x.kv_dtype === 'bf16') {
-          // K and V of every layer: 2 × KV heads × head size × 2 bytes × layers, from config.json.
+          // K and V of every layer: 2 × KV heads × head size × 2 bytes × layers (config.json).
           const c = JSON.parse(readFileSync(join(ROOT, `data/models/${x.model}.json`), 'utf8'));
           const headDim = c.head_dim ?? c.hidden_size / c.num_attention_heads;
-          equal(cli.kv_bytes_per_token, 2 * c.num_key_value_heads * headDim * 2 * c.num_hidden_layers,
+          const perToken = 2 * c.num_key_value_heads * headDim * 2 * c.num_hidden_layers;
+          equal(cli.kv_bytes_per_token, perToken,
               'infer: Llama 3.1 8B\'s KV bytes per token from its config.json');
         }
       }
@@ -451,7 +454,8 @@ test('inference: the page shows `ftplan infer --json`\'s figures, in English and
       const cli = await checkInfer(env, de, x, 'de');
       const words = {bandwidth: 'Speicherbandbreite', compute: 'Rechenleistung',
         link: 'Verbindung zwischen den Karten'};
-      equal((await inferShown(de)).figures.bound.text, words[cli.bound], 'infer: the bound in German');
+      equal((await inferShown(de)).figures.bound.text, words[cli.bound],
+          'infer: the bound in German');
       const text = await de.locator('#infer').textContent();
       check(text.includes('KV-Cache pro Token') && text.includes('Decode'),
           `infer: German labels, got "${text.slice(0, 200)}"`);
@@ -461,7 +465,8 @@ test('inference: the page shows `ftplan infer --json`\'s figures, in English and
       await de.selectOption('#infer_gpu', 'h200-nvl');
       await de.fill('#infer_gpus', '1');
       await de.fill('#batch', '32');
-      await fillForm(de, {model: 'llama-3.1-8b', method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+      await fillForm(de,
+          {model: 'llama-3.1-8b', method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
       await checkInfer(env, de, INFER_CASES[0], 'de');
       await de.close();
       await page.close();
@@ -474,7 +479,8 @@ test('inference: a bad input shows the server\'s error at its field, never a bla
         weights: 'bf16', kv_dtype: 'bf16'};
       const bad = [
         {field: 'context', set: () => page.fill('#context', '0'), body: {context: '0'}},
-        {field: 'weights', set: () => page.selectOption('#weights', 'nvfp4'), body: {weights: 'nvfp4'}},
+        {field: 'weights', set: () => page.selectOption('#weights', 'nvfp4'),
+          body: {weights: 'nvfp4'}},
         {field: 'infer_gpus', set: () => page.fill('#infer_gpus', '3'), body: {gpus: '3'}},
       ];
       for (const b of bad) {
@@ -487,7 +493,7 @@ test('inference: a bad input shows the server\'s error at its field, never a bla
         const api = await apiJson(env.origin, '/api/infer', {...base, ...b.body});
         equal(api.status, 400, `infer error on ${b.field}: API status`);
         const error = api.data.error;
-        // The CLI fails the same way (its message names the option as --option, the API's as the key).
+        // The CLI fails the same way (its message says --option where the API's says the key).
         const cliError = await cliJson('infer', {...base, ...b.body}).then(() => null,
             (e) => JSON.parse(e.stderr).error);
         equal([cliError?.code, cliError?.field], [error.code, error.field],
@@ -511,6 +517,17 @@ test('inference: a bad input shows the server\'s error at its field, never a bla
       equal(await page.locator('#error-infer_gpus').isVisible(), false, 'infer: the error is gone');
       await checkInfer(env, page, {...base, gpus: 1, context: 2048, batch: 1}, 'en');
       await page.close();
+      // In German the server words the card's missing rate in German, and the page shows it.
+      const de = await openPage(env.context, env.origin,
+          'model=llama-3.1-8b&infer_gpu=h100-sxm&weights=nvfp4&lang=de');
+      const api = await apiJson(env.origin, '/api/infer', {...base, weights: 'nvfp4', lang: 'de'});
+      equal(api.status, 400, 'infer error in German: API status');
+      const message = await de.locator('#error-weights').textContent();
+      check(message.includes(api.data.error.message) && message.includes('veröffentlicht'),
+          `infer error in German: the page shows "${api.data.error.message}", got "${message}"`);
+      equal((await de.locator('#infer').textContent()).trim(),
+          'Kein Ergebnis: siehe den Fehler bei den Eingaben.', 'infer error in German: the result');
+      await de.close();
     });
 
 test('language switch: German labels, verdicts and number format', async (env) => {
