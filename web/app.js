@@ -50,8 +50,12 @@ const format = {
   seconds: (value) => `${number(value, value < 10 ? 3 : 1)} s`,
   hours: (value) => `${number(value, value < 10 ? 2 : 1)} h`,
   tokensPerSecond: (value) => `${number(value, 0)} ${t('tokens_per_second')}`,
+  // Generation rates: one decimal below 100 tokens/s, as `ftplan infer` prints them.
+  rate: (value) => `${number(value, value < 100 ? 1 : 0)} ${t('tokens_per_second')}`,
   percent: (fraction) => `${number(fraction * 100, 1)} %`,
   count: (value) => number(value, 0),
+  bytes: (value) => t('kv_bytes_per_token_value', number(value, 0)),
+  ms: (value) => t('ms_per_token', number(value, 2)),
   billions: (value) => `${number(value / 1e9, 2)} B`,
 };
 
@@ -75,10 +79,18 @@ const DEFAULTS = Object.freeze({
   shard: '',
   cards: [{gpu: 'rtx-pro-6000', count: '1'}, {gpu: 'h200-nvl', count: '1'}],
   metric: 'tokens_per_second',
+  // Inference (ftplan infer): the form's model served on infer_gpus cards of one type.
+  infer_gpu: 'h200-nvl',
+  infer_gpus: '1',
+  context: '2048',
+  batch: '1',
+  weights: 'bf16',
+  kv_dtype: 'bf16',
   runs: null, // null: the seed's runs
 });
 const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimizer', 'precision', 'seq',
-  'micro_batch', 'recompute', 'shard', 'metric', 'lang'];
+  'micro_batch', 'recompute', 'shard', 'metric', 'lang', 'infer_gpu', 'infer_gpus', 'context',
+  'batch', 'weights', 'kv_dtype'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -209,6 +221,16 @@ function workloadBody(inputs) {
     body.rank = inputs.rank;
     body.targets = inputs.targets;
   }
+  return body;
+}
+
+// POST /api/infer: the form's model (catalog or pasted) and the inference inputs.
+function inferBody(inputs) {
+  const body = {gpu: inputs.infer_gpu, gpus: inputs.infer_gpus, context: inputs.context,
+    batch: inputs.batch, weights: inputs.weights, kv_dtype: inputs.kv_dtype,
+    lang: app.lang};  // a card's missing rate is worded in the page's language
+  if (inputs.source === 'paste') body.config = inputs.config;
+  else body.model = inputs.model;
   return body;
 }
 
@@ -551,6 +573,53 @@ const render = {
     return box;
   },
 
+  // POST /api/infer: KV cache, the card's memory split, prefill and decode rates, batch sweep.
+  infer(result, inputs) {
+    const box = h('article', {'class': 'result infer'});
+    if (!result || !result.ok) {
+      box.append(inferErrorNote(result, inputs));
+      return box;
+    }
+    const x = result.data;
+    const m = x.memory_GB;
+    box.dataset.gpu = x.gpu;
+    box.dataset.gpus = String(x.gpus);
+    box.append(h('h3', {}, `${x.gpu_name} × ${x.gpus}`));
+    if (x.gpus > 1) {
+      box.append(h('p', {'class': 'note'}, t('infer_tensor_parallel', x.gpus, x.topology ?? '')));
+    }
+    const decode = figure('decode_tokens_per_second', x.decode_tokens_per_second,
+        format.rate(x.decode_tokens_per_second));
+    const prefill = figure('prefill_tokens_per_second', x.prefill_tokens_per_second,
+        format.rate(x.prefill_tokens_per_second));
+    box.append(
+        h('p', {'class': 'headline'}, tNodes('infer_headline', decode, prefill)),
+        h('p', {}, verdictBadge(x.batch_fits ? 'fits' : 'does-not-fit'), ' ', x.batch_fits
+          ? t('batch_fits', format.count(x.batch))
+          : t('batch_does_not_fit', format.count(x.batch),
+              format.count(x.max_concurrent_sequences))),
+        ...inferMemoryBar(m),
+        figureList([
+          [t('kv_bytes_per_token'), figure('kv_bytes_per_token', x.kv_bytes_per_token,
+              format.bytes(x.kv_bytes_per_token))],
+          [t('kv_cache_GB'), gbFigure('kv_cache_GB', x.kv_cache_GB)],
+          [t('weights_GB'), gbFigure('weights_GB', x.weights_GB)],
+          [t('max_concurrent_sequences'), figure('max_concurrent_sequences',
+              x.max_concurrent_sequences, format.count(x.max_concurrent_sequences))],
+          [t('prefill_tokens_per_second'), [figure('prefill', x.prefill_tokens_per_second,
+              format.rate(x.prefill_tokens_per_second)), ` (${t('bound')}: `,
+          boundFigure('prefill_bound', x.prefill.bound), ')']],
+          [t('decode_tokens_per_second'), [figure('decode', x.decode_tokens_per_second,
+              format.rate(x.decode_tokens_per_second)), ', ',
+          figure('decode_ms_per_token', x.decode_ms_per_token, format.ms(x.decode_ms_per_token))]],
+          [t('bound'), boundFigure('bound', x.bound)],
+        ]),
+        h('h4', {}, t('batch_sweep')),
+        sweepChart(x.batch_sweep),
+        sweepTable(x.batch_sweep, x.batch));
+    return box;
+  },
+
   // POST /api/plan: the recommendation for each run.
   plan(result) {
     const box = h('div', {});
@@ -574,6 +643,72 @@ const render = {
     return box;
   },
 };
+
+// A text with figures (nodes) at its {0}, {1}, ...: t()'s template, kept as DOM nodes.
+function tNodes(key, ...nodes) {
+  return t(key).split(/(\{\d+\})/).filter(Boolean).map((part) => {
+    const slot = /^\{(\d+)\}$/.exec(part);
+    return slot ? nodes[Number(slot[1])] : part;
+  });
+}
+
+// What limits a pass: bandwidth, compute or the link between the cards.
+function boundFigure(name, bound) {
+  return h('span', {'data-figure': name, 'data-value': bound}, t(`bound_${bound}`));
+}
+
+// The inference result's memory bar: weights, reserve and KV cache against the card, with the
+// card's memory (dashed) and the engine's share of it (solid).
+function inferMemoryBar(m) {
+  const segments = ['weights', 'reserve', 'kv_cache']
+      .map((key) => ({key: `memory_${key}`, value: m[key], cls: `i-${key}`,
+        label: t(`infer_part_${key}`), text: format.GB(m[key])}))
+      .filter((seg) => seg.value > 0);
+  const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
+  const scale = Math.max(m.card, stacked);
+  return [...stackedBar(segments, scale, t('infer_memory_label', format.GB(m.card)),
+      [{at: m.card, cls: 'capacity-line'}, {at: m.engine, cls: 'engine-line'}]),
+  h('p', {'class': 'small'}, t('infer_bar_key'))];
+}
+
+// Decode tokens/s over the batch sweep: batch on a log-2 axis, points that do not fit hollow.
+function sweepChart(points) {
+  const W = 340, H = 190, left = 58, right = 12, top = 12, bottom = 40;
+  const max = niceCeiling(Math.max(1, ...points.map((p) => p.tokens_per_second)));
+  const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
+  const y = (v) => top + (H - top - bottom) * (1 - v / max);
+  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
+    'aria-label': `${t('batch_sweep')}: ${t('tokens_per_second')}, 0 – ${number(max, 0)}`});
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    svg.append(
+        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
+        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
+            number(v, 0)));
+  }
+  points.forEach((p, i) => svg.append(s('text', {'x': x(i), 'y': H - bottom + 16,
+    'text-anchor': 'middle', 'class': 'tick'}, number(p.batch, 0))));
+  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
+    'class': 'axis'}, t('col_batch')));
+  svg.append(s('path', {'class': 'series series-0',
+    'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
+  points.forEach((p, i) => svg.append(s('circle', {'cx': x(i), 'cy': y(p.tokens_per_second),
+    'r': 4, 'class': `point series-0 ${p.fits ? '' : 'verdict-tight'}`},
+  s('title', {}, `${t('col_batch')} ${number(p.batch, 0)}: ${format.rate(p.tokens_per_second)}`))));
+  return h('figure', {'class': 'chart-box'}, svg);
+}
+
+function sweepTable(points, batch) {
+  const rows = points.map((p) => h('tr', {'data-batch': p.batch,
+    'class': p.batch === batch ? 'current' : null},
+  h('th', {'scope': 'row'}, format.count(p.batch)),
+  h('td', {}, figure('tokens_per_second', p.tokens_per_second, format.rate(p.tokens_per_second))),
+  h('td', {}, figure('ms_per_token', p.ms_per_token, number(p.ms_per_token, 2))),
+  h('td', {}, boundFigure('bound', p.bound)),
+  h('td', {}, verdictBadge(p.fits ? 'fits' : 'does-not-fit'))));
+  return table([t('col_batch'), t('tokens_per_second'), t('col_ms_per_token'), t('bound'),
+    t('col_fits')], rows);
+}
 
 function resultBox(gpu) {
   return h('article', {'class': 'result', 'data-gpu': gpu}, h('h3', {}, gpuInfo(gpu)?.name ?? gpu));
@@ -732,6 +867,33 @@ function slotFor(field, inputs) {
   return FIELD_SLOTS[field] ?? 'form';
 }
 
+// The inference inputs' own slots; the model's errors go where the fit's do, any other field's
+// stay in the inference result.
+const INFER_SLOTS = {gpu: 'infer_gpu', mig: 'infer_gpu', gpus: 'infer_gpus', context: 'context',
+  batch: 'batch', weights: 'weights', kv_dtype: 'kv_dtype'};
+
+function inferSlot(field, inputs) {
+  if (field in INFER_SLOTS) return INFER_SLOTS[field];
+  if (field === 'model' || field === 'config') return slotFor(field, inputs);
+  return null;
+}
+
+function reportInferError(result, inputs) {
+  if (!result || result.ok || !result.data.error) return;
+  const {field, message} = result.data.error;
+  const slot = inferSlot(field ?? '', inputs);
+  if (slot) showFieldError(slot, message);
+}
+
+// The server's message where no input shows it; else a pointer to the input that does.
+function inferErrorNote(result, inputs) {
+  if (!result) return errorNote(result);
+  const error = result.data.error ?? {message: `HTTP ${result.status}`};
+  const placed = inferSlot(error.field ?? '', inputs) !== null;
+  return h('p', {'class': 'note error', 'data-error': error.code ?? ''},
+      placed ? t('error_elsewhere') : error.message);
+}
+
 function clearFieldErrors() {
   for (const el of document.querySelectorAll('.field-error')) {
     if (el.id === 'error-runs') continue;
@@ -765,7 +927,7 @@ const app = {
   lang: DEFAULTS.lang,
   catalog: {gpus: [], models: []},
   seedRuns: '',
-  results: {fits: [], steps: {}, scale: null, migs: {}, plan: null},
+  results: {fits: [], steps: {}, scale: null, migs: {}, infer: null, plan: null},
   inputs: null,
   controller: null,
   planController: null,
@@ -799,7 +961,7 @@ function setBusy(name, busy) {
 function emptyResults(inputs, value) {
   const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
   return {fits: inputs.cards.map(() => value), steps: perGpu(), scale: value, migs: perGpu(),
-    plan: app.results.plan};
+    infer: value, plan: app.results.plan};
 }
 
 // Sends every request for the current inputs; a newer update aborts the older one's requests.
@@ -823,10 +985,10 @@ function update(inputs) {
   setBusy('busy', true);
   const body = workloadBody(inputs);
   const requests = [];
-  const track = (promise, store) => requests.push(promise.then((result) => {
+  const track = (promise, store, report = reportError) => requests.push(promise.then((result) => {
     if (controller.signal.aborted) return;
     store(result);
-    reportError(result, inputs);
+    report(result, inputs);
     renderResults();
   }).catch((error) => {
     if (error.name === 'AbortError') return;
@@ -852,6 +1014,8 @@ function update(inputs) {
   const scaleBody = {...body, gpu: gpus.slice(0, 2), sweep: true};
   if (inputs.shard) scaleBody.shard = inputs.shard;
   track(post('/api/scale', scaleBody, controller.signal), (r) => { app.results.scale = r; });
+  track(post('/api/infer', inferBody(inputs), controller.signal), (r) => { app.results.infer = r; },
+      reportInferError);
   Promise.allSettled(requests).then(() => {
     if (app.controller === controller) setBusy('busy', false);
   });
@@ -890,6 +1054,7 @@ function renderResults() {
   $('step').replaceChildren(...gpus.map((gpu) => render.step(gpu, r.steps[gpu], verdictOf(gpu))));
   $('scale').replaceChildren(render.scale(r.scale, $('metric').value, gpus.length));
   $('mig').replaceChildren(...gpus.map((gpu) => render.mig(gpu, r.migs[gpu])));
+  $('infer').replaceChildren(render.infer(r.infer, inputs));
   renderStatus(inputs, r);
 }
 
@@ -946,6 +1111,9 @@ function refreshOptionTexts() {
   for (const select of $('cards').querySelectorAll('select')) {
     for (const option of select.options) option.textContent = gpuOptionText(gpuInfo(option.value));
   }
+  for (const option of $('infer_gpu').options) {
+    option.textContent = gpuOptionText(gpuInfo(option.value));
+  }
   for (const option of $('model').options) {
     option.textContent = modelOptionText(app.catalog.models.find((m) => m.id === option.value));
   }
@@ -963,12 +1131,16 @@ async function loadCatalog() {
   for (const model of app.catalog.models) {
     $('model').append(new Option(modelOptionText(model), model.id));
   }
+  for (const gpu of app.catalog.gpus) $('infer_gpu').append(new Option(gpuOptionText(gpu), gpu.id));
 }
 
 function bindEvents() {
   $('form').addEventListener('input', inputsChanged);
   $('form').addEventListener('change', inputsChanged);
   $('form').addEventListener('submit', (e) => e.preventDefault());
+  // The inference inputs sit beside their results, outside the form.
+  $('infer-inputs').addEventListener('input', inputsChanged);
+  $('infer-inputs').addEventListener('change', inputsChanged);
   $('add-card').addEventListener('click', () => {
     const last = readForm().cards.at(-1);
     addCardRow({gpu: last?.gpu === 'h200-nvl' ? 'rtx-pro-6000' : 'h200-nvl', count: '1'});

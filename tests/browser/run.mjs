@@ -318,6 +318,218 @@ test('a pasted config.json gives the same figures as the API', async (env) => {
   await page.close();
 });
 
+// ---- inference (ftplan infer) ------------------------------------------------------------------
+
+// The page's number format, `digits` decimals, in `lang` (en-US, de-DE: the words files' locales).
+function numberText(value, digits, lang) {
+  return new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-US',
+      {minimumFractionDigits: digits, maximumFractionDigits: digits}).format(value);
+}
+
+// Generation rates as the page and `ftplan infer` write them: one decimal below 100 tokens/s.
+function rateText(value, lang) {
+  const unit = lang === 'de' ? 'Token/s' : 'tokens/s';
+  return `${numberText(value, value < 100 ? 1 : 0, lang)} ${unit}`;
+}
+
+// An object with its keys in order, so that the page's and the CLI's objects compare as text.
+function sortedKeys(object) {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+// Sets the inference inputs the way a user does.
+async function fillInfer(page, x) {
+  await page.selectOption('#infer_gpu', x.gpu);
+  await page.fill('#infer_gpus', String(x.gpus));
+  await page.fill('#context', String(x.context));
+  await page.fill('#batch', String(x.batch));
+  await page.selectOption('#weights', x.weights);
+  await page.selectOption('#kv_dtype', x.kv_dtype);
+  await waitForResults(page);
+}
+
+// The inference result as the page shows it: each figure's value and text, the batch sweep.
+async function inferShown(page) {
+  return page.locator('#infer article.infer').evaluate((box) => {
+    const figures = {};
+    for (const el of box.querySelectorAll(
+        '.headline [data-figure], dl [data-figure], .legend [data-figure]')) {
+      figures[el.dataset.figure] = {value: el.dataset.value, text: el.textContent};
+    }
+    const sweep = [...box.querySelectorAll('tbody tr')].map((tr) => ({
+      batch: Number(tr.dataset.batch),
+      tokens_per_second: Number(tr.querySelector('[data-figure=tokens_per_second]').dataset.value),
+      tokens_per_second_text: tr.querySelector('[data-figure=tokens_per_second]').textContent,
+      ms_per_token: Number(tr.querySelector('[data-figure=ms_per_token]').dataset.value),
+      bound: tr.querySelector('[data-figure=bound]').dataset.value,
+      fits: tr.querySelector('[data-verdict]').dataset.verdict === 'fits',
+    }));
+    return {gpu: box.dataset.gpu, gpus: box.dataset.gpus, figures, sweep,
+      verdict: box.querySelector('p > [data-verdict]')?.dataset.verdict,
+      charted: box.querySelectorAll('svg circle').length, text: box.textContent};
+  });
+}
+
+// The page's inference figures equal `ftplan infer --json` (and /api/infer) for the same inputs.
+async function checkInfer(env, page, x, lang) {
+  const body = {model: x.model, gpu: x.gpu, gpus: String(x.gpus), context: String(x.context),
+    batch: String(x.batch), weights: x.weights, kv_dtype: x.kv_dtype};
+  const [api, cli, shown] = await Promise.all([apiJson(env.origin, '/api/infer', body),
+    cliJson('infer', body), inferShown(page)]);
+  const what = `infer ${x.model} on ${x.gpu} × ${x.gpus} (${lang})`;
+  equal(api.status, 200, `${what}: API status`);
+  equal(api.data, cli, `${what}: API JSON vs CLI JSON`);
+  equal([shown.gpu, Number(shown.gpus)], [cli.gpu, cli.gpus], `${what}: the card and count`);
+  const f = shown.figures;
+  for (const key of ['kv_bytes_per_token', 'kv_cache_GB', 'weights_GB', 'max_concurrent_sequences',
+    'prefill_tokens_per_second', 'decode_tokens_per_second', 'decode_ms_per_token']) {
+    equal(Number(f[key]?.value), cli[key], `${what}: ${key}`);
+  }
+  equal(f.bound?.value, cli.bound, `${what}: the decode bound`);
+  equal(f.prefill_bound?.value, cli.prefill.bound, `${what}: the prefill bound`);
+  for (const part of ['weights', 'reserve', 'kv_cache'].filter((p) => cli.memory_GB[p] > 0)) {
+    equal(Number(f[`memory_${part}`]?.value), cli.memory_GB[part], `${what}: ${part} in the bar`);
+  }
+  equal(shown.verdict, cli.batch_fits ? 'fits' : 'does-not-fit', `${what}: the batch fits or not`);
+  // As shown: GB (10^9 bytes) with one decimal, rates, bytes per token, in the language's format.
+  equal(f.kv_cache_GB.text, gbText(cli.kv_cache_GB, lang), `${what}: KV cache as shown`);
+  equal(f.weights_GB.text, gbText(cli.weights_GB, lang), `${what}: weights as shown`);
+  equal(f.decode_tokens_per_second.text, rateText(cli.decode_tokens_per_second, lang),
+      `${what}: decode tokens/s as shown`);
+  equal(f.prefill_tokens_per_second.text, rateText(cli.prefill_tokens_per_second, lang),
+      `${what}: prefill tokens/s as shown`);
+  equal(f.kv_bytes_per_token.text,
+      `${numberText(cli.kv_bytes_per_token, 0, lang)} ${lang === 'de' ? 'Byte' : 'bytes'}`,
+      `${what}: KV bytes per token as shown`);
+  equal(f.max_concurrent_sequences.text, numberText(cli.max_concurrent_sequences, 0, lang),
+      `${what}: most sequences as shown`);
+  // The batch sweep: every point of the CLI's, in its order, in the table and the chart.
+  equal(shown.sweep.map(({tokens_per_second_text: _, ...p}) => sortedKeys(p)),
+      cli.batch_sweep.map(sortedKeys), `${what}: the batch sweep`);
+  equal(shown.sweep.map((p) => p.tokens_per_second_text),
+      cli.batch_sweep.map((p) => rateText(p.tokens_per_second, lang)), `${what}: sweep as shown`);
+  equal(shown.charted, cli.batch_sweep.length, `${what}: a chart point per batch`);
+  check((await page.locator('#infer-heading + p').textContent()).includes('GB = 10⁹'),
+      `${what}: the section states GB = 10⁹ bytes`);
+  return cli;
+}
+
+const INFER_CASES = [
+  {model: 'llama-3.1-8b', gpu: 'h200-nvl', gpus: 1, context: 8192, batch: 32, weights: 'bf16',
+    kv_dtype: 'bf16'},
+  {model: 'llama-3.1-70b', gpu: 'h100-sxm', gpus: 4, context: 4096, batch: 64, weights: 'fp8',
+    kv_dtype: 'fp8'},
+];
+
+test('inference: the page shows `ftplan infer --json`\'s figures, in English and German',
+    async (env) => {
+      const page = await openPage(env.context, env.origin, 'cards=h200-nvl:1');
+      for (const x of INFER_CASES) {
+        await fillForm(page,
+            {model: x.model, method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+        await fillInfer(page, x);
+        const cli = await checkInfer(env, page, x, 'en');
+        if (x.gpus > 1) {
+          check((await page.locator('#infer').textContent()).includes(`over ${x.gpus} cards`),
+              'infer: a tensor-parallel run says it is split over the cards');
+        }
+        if (x.model === 'llama-3.1-8b' && x.kv_dtype === 'bf16') {
+          // K and V of every layer: 2 × KV heads × head size × 2 bytes × layers (config.json).
+          const c = JSON.parse(readFileSync(join(ROOT, `data/models/${x.model}.json`), 'utf8'));
+          const headDim = c.head_dim ?? c.hidden_size / c.num_attention_heads;
+          const perToken = 2 * c.num_key_value_heads * headDim * 2 * c.num_hidden_layers;
+          equal(cli.kv_bytes_per_token, perToken,
+              'infer: Llama 3.1 8B\'s KV bytes per token from its config.json');
+        }
+      }
+      // The URL keeps the inference inputs; a German page shows the same figures in German.
+      const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+      params.set('lang', 'de');
+      const de = await openPage(env.context, env.origin, params.toString());
+      const x = INFER_CASES.at(-1);
+      equal(await de.evaluate(() => ['infer_gpu', 'infer_gpus', 'context', 'batch', 'weights',
+        'kv_dtype'].map((id) => document.getElementById(id).value)),
+      [x.gpu, String(x.gpus), String(x.context), String(x.batch), x.weights, x.kv_dtype],
+      'infer: the inputs restored from the URL');
+      const cli = await checkInfer(env, de, x, 'de');
+      const words = {bandwidth: 'Speicherbandbreite', compute: 'Rechenleistung',
+        link: 'Verbindung zwischen den Karten'};
+      equal((await inferShown(de)).figures.bound.text, words[cli.bound],
+          'infer: the bound in German');
+      const text = await de.locator('#infer').textContent();
+      check(text.includes('KV-Cache pro Token') && text.includes('Decode'),
+          `infer: German labels, got "${text.slice(0, 200)}"`);
+      await de.fill('#context', '8192');
+      await de.selectOption('#weights', 'bf16');
+      await de.selectOption('#kv_dtype', 'bf16');
+      await de.selectOption('#infer_gpu', 'h200-nvl');
+      await de.fill('#infer_gpus', '1');
+      await de.fill('#batch', '32');
+      await fillForm(de,
+          {model: 'llama-3.1-8b', method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+      await checkInfer(env, de, INFER_CASES[0], 'de');
+      await de.close();
+      await page.close();
+    });
+
+test('inference: a bad input shows the server\'s error at its field, never a blank result',
+    async (env) => {
+      const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&infer_gpu=h100-sxm');
+      const base = {model: 'llama-3.1-8b', gpu: 'h100-sxm', gpus: '1', context: '2048', batch: '1',
+        weights: 'bf16', kv_dtype: 'bf16'};
+      const bad = [
+        {field: 'context', set: () => page.fill('#context', '0'), body: {context: '0'}},
+        {field: 'weights', set: () => page.selectOption('#weights', 'nvfp4'),
+          body: {weights: 'nvfp4'}},
+        {field: 'infer_gpus', set: () => page.fill('#infer_gpus', '3'), body: {gpus: '3'}},
+      ];
+      for (const b of bad) {
+        await page.fill('#context', '2048');
+        await page.selectOption('#weights', 'bf16');
+        await page.fill('#infer_gpus', '1');
+        await waitForResults(page);
+        await b.set();
+        await waitForResults(page);
+        const api = await apiJson(env.origin, '/api/infer', {...base, ...b.body});
+        equal(api.status, 400, `infer error on ${b.field}: API status`);
+        const error = api.data.error;
+        // The CLI fails the same way (its message says --option where the API's says the key).
+        const cliError = await cliJson('infer', {...base, ...b.body}).then(() => null,
+            (e) => JSON.parse(e.stderr).error);
+        equal([cliError?.code, cliError?.field], [error.code, error.field],
+            `infer error on ${b.field}: the CLI's error`);
+        equal(cliError.message.replace(/--([a-z])/g, '$1'), error.message,
+            `infer error on ${b.field}: the CLI's message`);
+        const slot = page.locator(`#error-${b.field}`);
+        equal(await slot.isVisible(), true, `infer error on ${b.field}: the message is visible`);
+        const message = await slot.textContent();
+        check(message.includes(error.message),
+            `infer error on ${b.field}: the page shows "${error.message}", got "${message}"`);
+        equal(await page.getAttribute(`#${b.field}`, 'aria-invalid'), 'true',
+            `infer error on ${b.field}: the field is marked invalid`);
+        const note = (await page.locator('#infer').textContent()).trim();
+        equal(note, 'No result: see the error at the inputs.',
+            `infer error on ${b.field}: the result says where the error is`);
+      }
+      // Back to good inputs: the result returns and no error stays.
+      await page.fill('#infer_gpus', '1');
+      await waitForResults(page);
+      equal(await page.locator('#error-infer_gpus').isVisible(), false, 'infer: the error is gone');
+      await checkInfer(env, page, {...base, gpus: 1, context: 2048, batch: 1}, 'en');
+      await page.close();
+      // In German the server words the card's missing rate in German, and the page shows it.
+      const de = await openPage(env.context, env.origin,
+          'model=llama-3.1-8b&infer_gpu=h100-sxm&weights=nvfp4&lang=de');
+      const api = await apiJson(env.origin, '/api/infer', {...base, weights: 'nvfp4', lang: 'de'});
+      equal(api.status, 400, 'infer error in German: API status');
+      const message = await de.locator('#error-weights').textContent();
+      check(message.includes(api.data.error.message) && message.includes('veröffentlicht'),
+          `infer error in German: the page shows "${api.data.error.message}", got "${message}"`);
+      equal((await de.locator('#infer').textContent()).trim(),
+          'Kein Ergebnis: siehe den Fehler bei den Eingaben.', 'infer error in German: the result');
+      await de.close();
+    });
+
 test('language switch: German labels, verdicts and number format', async (env) => {
   const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1');
   await page.selectOption('#lang', 'de');
