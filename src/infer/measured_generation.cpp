@@ -1,0 +1,229 @@
+#include "infer/measured_generation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "catalog/strict_yaml.hpp"
+#include "comm/topology.hpp"
+#include "core/error.hpp"
+#include "core/numeric.hpp"
+#include "perf/device.hpp"
+#include "perf/efficiency.hpp"
+#include "plan/evaluate.hpp"
+
+namespace ftplan {
+
+namespace {
+
+constexpr const char* kRootKey = "inference";
+
+// Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
+template <class F>
+auto at_key(StrictMap& m, std::string_view key, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const UserError& e) {
+    m.fail(key, e.what());
+  }
+}
+
+Bytes in_bytes(double value, const std::string& unit) {
+  return unit == "GiB" ? bytes_from_GiB(value) : bytes_from_GB(value);
+}
+
+MeasuredKvCache read_kv_cache(StrictMap& m) {
+  MeasuredKvCache k;
+  k.tokens = m.required_integer("tokens", 1, std::int64_t{1} << 40);
+  k.memory = m.optional_number("memory", 1e-6, 1e6);
+  k.weights = m.optional_number("weights", 1e-6, 1e6);
+  k.card = m.optional_number("card", 1e-6, 1e6);
+  k.unit = m.optional_choice("unit", {"GB", "GiB"}).value_or("");
+  m.finish();
+  if ((k.memory || k.weights || k.card) && k.unit.empty())
+    m.fail("unit", "a memory figure needs its unit: GB or GiB");
+  return k;
+}
+
+MeasuredDecode read_decode(StrictMap& m) {
+  MeasuredDecode d;
+  d.input_tokens = m.required_integer("input_tokens", 1, 1 << 24);
+  d.output_tokens = m.required_integer("output_tokens", 1, 1 << 24);
+  d.concurrency = m.required_integer("concurrency", 1, 1 << 20);
+  d.tpot_ms = m.required_number("tpot_ms", 1e-6, 1e7);
+  m.finish();
+  return d;
+}
+
+GenerationErrorSummary summarize(const std::vector<std::pair<double, std::string>>& errors) {
+  GenerationErrorSummary s;
+  std::vector<double> abs;
+  for (const auto& [e, id] : errors) {
+    abs.push_back(std::abs(e));
+    if (std::abs(e) >= s.worst_abs_error) {
+      s.worst_abs_error = std::abs(e);
+      s.worst_id = id;
+    }
+  }
+  s.rows = static_cast<int>(abs.size());
+  s.median_abs_error = median_of(abs);
+  s.p90_abs_error = quantile_of(abs, 0.9);
+  return s;
+}
+
+// Whole blocks of `block_size` tokens that `bytes` hold, in tokens (0 when none).
+std::int64_t tokens_in(Bytes bytes, const GenerationModel& g, std::int64_t block_size) {
+  const double block_bytes = kv_bytes_per_token(g).value * static_cast<double>(block_size);
+  if (bytes.value <= 0 || block_bytes <= 0) return 0;
+  return static_cast<std::int64_t>(std::floor(bytes.value / block_bytes)) * block_size;
+}
+
+}  // namespace
+
+const std::vector<std::string>& inference_engine_names() {
+  static const std::vector<std::string> names = {"vllm", "sglang", "tensorrt-llm"};
+  return names;
+}
+
+bool is_measured_generation_file(const DataFile& file) {
+  const YAML::Node root = parse_yaml_document(file.text, file.path);
+  return root.IsMap() && root[kRootKey];
+}
+
+std::vector<MeasuredGeneration> parse_measured_generation(const DataFile& file,
+                                                          const Catalog& catalog) {
+  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  std::vector<MeasuredGeneration> rows;
+  std::set<std::string> ids;
+  for (auto& r : root.map_list(kRootKey, true)) {
+    MeasuredGeneration g;
+    g.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
+    g.id = r.required_string("id");
+    if (!ids.insert(g.id).second) r.fail("id", fmt::format("row id '{}' is listed twice", g.id));
+    const auto sources = read_source_ids(r, catalog.sources());
+    if (sources.empty()) r.fail("source", "a row needs the id of its source");
+    g.source = sources.front();
+    g.note = r.optional_string("note").value_or("");
+    g.skip = r.optional_string("skip").value_or("");
+    g.engine = r.required_choice("engine", inference_engine_names());
+    g.engine_version = r.optional_string("engine_version").value_or("");
+    g.model = r.required_string("model");
+    g.gpu = r.required_string("gpu");
+    g.tp = static_cast<int>(r.optional_integer("tp", 1, 1024).value_or(1));
+    const std::string weights = r.required_string("weights");
+    const std::string kv_dtype = r.required_string("kv_dtype");
+    g.utilization = r.required_number("gpu_memory_utilization", 1e-3, 1);
+    g.max_model_len = r.required_integer("max_model_len", 1, std::int64_t{1} << 30);
+    g.block_size = r.optional_integer("block_size", 1, 1 << 20).value_or(kDefaultBlockSize);
+    if (auto k = r.optional_map("kv_cache")) g.kv_cache = read_kv_cache(*k);
+    if (auto d = r.optional_map("decode")) g.decode = read_decode(*d);
+    r.finish();
+    if (!g.kv_cache && !g.decode)
+      r.fail("id", fmt::format("row '{}' gives neither a kv_cache nor a decode figure", g.id));
+    if (!g.skip.empty()) {  // settings outside the model: names are not resolved
+      rows.push_back(std::move(g));
+      continue;
+    }
+    g.model_ptr = catalog.find_model(g.model);
+    if (!g.model_ptr)
+      r.fail("model", fmt::format("unknown model '{}' (a row whose model is not in the catalog "
+                                  "needs a 'skip' reason)",
+                                  g.model));
+    g.gpu_spec = catalog.find_gpu(g.gpu);
+    if (!g.gpu_spec) r.fail("gpu", fmt::format("unknown GPU '{}'", g.gpu));
+    g.weights = at_key(r, "weights", [&] { return parse_weight_format(weights, "weights"); });
+    g.kv_dtype = at_key(r, "kv_dtype", [&] { return parse_kv_dtype(kv_dtype, "kv_dtype"); });
+    at_key(r, "tp", [&] {
+      make_generation_model(g.model_ptr, g.weights, g.kv_dtype, g.tp, "tp");
+      return 0;
+    });
+    rows.push_back(std::move(g));
+  }
+  root.finish();
+  if (rows.empty()) root.fail(kRootKey, "the file lists no rows");
+  return rows;
+}
+
+GenerationValidationReport validate_generation(const std::vector<MeasuredGeneration>& rows,
+                                               const PlanningData& data) {
+  GenerationValidationReport report;
+  std::vector<std::pair<double, std::string>> tokens, logged_tokens, kv_memory, weights, tpot;
+  for (const auto& m : rows) {
+    GenerationValidationRow row;
+    row.row = &m;
+    if (!m.skip.empty()) {
+      row.skipped = true;
+      row.reason = m.skip;
+      ++report.skipped;
+      report.rows.push_back(std::move(row));
+      continue;
+    }
+    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
+    if (std::any_of(g.kv_groups.begin(), g.kv_groups.end(),
+                    [](const KvLayerGroup& k) { return k.span > 0; })) {
+      row.skipped = true;
+      row.reason =
+          "layers with a bounded attention span: the engine's cache for them is not a count of "
+          "tokens of one size";
+      ++report.skipped;
+      report.rows.push_back(std::move(row));
+      continue;
+    }
+    if (m.kv_cache) {
+      const MeasuredKvCache& k = *m.kv_cache;
+      row.memory = generation_memory(g, m.gpu_spec->capacity(), m.utilization,
+                                     data.overheads.cuda_context, m.max_model_len, m.block_size);
+      row.predicted_tokens = tokens_in(row.memory.kv_budget, g, m.block_size);
+      row.tokens_error =
+          relative_error(static_cast<double>(row.predicted_tokens), static_cast<double>(k.tokens));
+      tokens.emplace_back(row.tokens_error, m.id);
+      if (k.memory) {
+        const Bytes logged = in_bytes(*k.memory, k.unit);
+        row.logged_memory_tokens = tokens_in(logged, g, m.block_size);
+        row.logged_memory_tokens_error = relative_error(
+            static_cast<double>(*row.logged_memory_tokens), static_cast<double>(k.tokens));
+        logged_tokens.emplace_back(*row.logged_memory_tokens_error, m.id);
+        row.kv_memory_error = relative_error(row.memory.kv_budget.value, logged.value);
+        kv_memory.emplace_back(*row.kv_memory_error, m.id);
+      }
+      if (k.weights) {
+        row.weights_error =
+            relative_error(row.memory.weights.value, in_bytes(*k.weights, k.unit).value);
+        weights.emplace_back(*row.weights_error, m.id);
+      }
+      if (k.card)
+        row.card_error =
+            relative_error(m.gpu_spec->capacity().value, in_bytes(*k.card, k.unit).value);
+    }
+    if (m.decode) {
+      const MeasuredDecode& d = *m.decode;
+      const Device device = make_device(*m.gpu_spec);
+      const EfficiencyTable& table = data.efficiency(*m.gpu_spec);
+      Topology topology;
+      TensorParallelLink link;
+      if (m.tp > 1) {
+        topology = build_topology(*m.gpu_spec, m.tp, "", data.comm);
+        link = {&topology, &data.comm};
+      }
+      const auto batch = d.concurrency;
+      const std::int64_t context = d.input_tokens + d.output_tokens / 2;
+      const GenerationEfficiency e =
+          generation_efficiency(table, g, m.gpu_spec->architecture, static_cast<double>(batch));
+      const PassTime step = decode_time(g, device, batch, context, e, "weights", link);
+      row.predicted_tpot_ms = step.time().value * 1e3;
+      row.tpot_error = relative_error(row.predicted_tpot_ms, d.tpot_ms);
+      tpot.emplace_back(row.tpot_error, m.id);
+    }
+    report.rows.push_back(std::move(row));
+  }
+  report.kv_tokens = summarize(tokens);
+  report.kv_tokens_from_logged_memory = summarize(logged_tokens);
+  report.kv_memory = summarize(kv_memory);
+  report.weights = summarize(weights);
+  report.decode_tpot = summarize(tpot);
+  return report;
+}
+
+}  // namespace ftplan

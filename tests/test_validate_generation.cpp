@@ -1,0 +1,188 @@
+// The generation model against published serving measurements (data/measured/inference.yaml):
+// every row is predicted or skipped with a reason, the errors validate reports are those of the
+// generation model's own functions, and the reader of the rows is strict, naming the file, the key
+// and the offending value.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "infer/measured_generation.hpp"
+#include "plan/evaluate.hpp"
+#include "support.hpp"
+
+namespace ftplan {
+namespace {
+
+const PlanningData& planning() {
+  static const PlanningData d = PlanningData::load(test::catalog());
+  return d;
+}
+
+std::vector<MeasuredGeneration> builtin_rows() {
+  const DataFile* f = test::catalog().file("measured/inference.yaml");
+  EXPECT_NE(f, nullptr);
+  EXPECT_TRUE(is_measured_generation_file(*f));
+  return parse_measured_generation(*f, test::catalog());
+}
+
+TEST(GenerationValidation, EveryBuiltinRowIsPredictedFromTheModelsFunctions) {
+  const auto rows = builtin_rows();
+  ASSERT_GE(rows.size(), 5u);
+  const GenerationValidationReport r = validate_generation(rows, planning());
+  ASSERT_EQ(r.rows.size(), rows.size());
+  int kv_rows = 0;
+  for (const auto& row : r.rows) {
+    const MeasuredGeneration& m = *row.row;
+    ASSERT_FALSE(row.skipped) << m.id << ": " << row.reason;
+    ASSERT_TRUE(m.kv_cache.has_value()) << m.id;
+    ++kv_rows;
+    // Recompute the prediction from infer/generation directly.
+    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
+    const GenerationMemory mem =
+        generation_memory(g, m.gpu_spec->capacity(), m.utilization,
+                          planning().overheads.cuda_context, m.max_model_len, m.block_size);
+    const double block_bytes = kv_bytes_per_token(g).value * static_cast<double>(m.block_size);
+    const auto expected_tokens =
+        mem.kv_budget.value > 0
+            ? static_cast<std::int64_t>(std::floor(mem.kv_budget.value / block_bytes)) *
+                  m.block_size
+            : 0;
+    EXPECT_EQ(row.predicted_tokens, expected_tokens) << m.id;
+    const double measured = static_cast<double>(m.kv_cache->tokens);
+    EXPECT_DOUBLE_EQ(row.tokens_error, (static_cast<double>(expected_tokens) - measured) / measured)
+        << m.id;
+    if (m.kv_cache->memory) {
+      const double unit = m.kv_cache->unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+      const double logged = *m.kv_cache->memory * unit;
+      ASSERT_TRUE(row.logged_memory_tokens.has_value()) << m.id;
+      EXPECT_EQ(*row.logged_memory_tokens,
+                static_cast<std::int64_t>(std::floor(logged / block_bytes)) * m.block_size)
+          << m.id;
+      EXPECT_DOUBLE_EQ(*row.kv_memory_error, (mem.kv_budget.value - logged) / logged) << m.id;
+      // The logged memory and the logged tokens agree at ftplan's bytes per token: the per-token
+      // size of the cache is exact up to the log's rounding to 0.01 GiB and the note's causes.
+      EXPECT_LE(std::abs(*row.logged_memory_tokens_error), 0.02) << m.id;
+    }
+    if (m.kv_cache->weights) {
+      const double unit = m.kv_cache->unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+      const double logged = *m.kv_cache->weights * unit;
+      EXPECT_DOUBLE_EQ(*row.weights_error, (g.weights_bytes.value - logged) / logged) << m.id;
+    }
+  }
+  EXPECT_EQ(r.kv_tokens.rows, kv_rows);
+  EXPECT_EQ(r.skipped, 0);
+  EXPECT_GT(r.kv_tokens_from_logged_memory.rows, 0);
+  EXPECT_LE(r.kv_tokens_from_logged_memory.median_abs_error, 0.02);
+}
+
+TEST(GenerationValidation, DecodeRowsArePredictedAsOneDecodeStep) {
+  const std::string text = R"(inference:
+  - id: D1
+    source: infer-vllm-issue-10517
+    engine: vllm
+    model: llama-3.1-8b
+    gpu: h100-sxm
+    weights: bf16
+    kv_dtype: bf16
+    gpu_memory_utilization: 0.9
+    max_model_len: 4096
+    decode: {input_tokens: 1024, output_tokens: 256, concurrency: 8, tpot_ms: 9.0}
+)";
+  const auto rows = parse_measured_generation({"mine.yaml", text, {}}, test::catalog());
+  const GenerationValidationReport r = validate_generation(rows, planning());
+  ASSERT_EQ(r.rows.size(), 1u);
+  const MeasuredGeneration& m = rows[0];
+  const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, 1);
+  const GenerationEfficiency e =
+      generation_efficiency(planning().efficiency(*m.gpu_spec), g, m.gpu_spec->architecture, 8);
+  const PassTime step = decode_time(g, make_device(*m.gpu_spec), 8, 1024 + 128, e);
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted_tpot_ms, step.time().value * 1e3);
+  EXPECT_DOUBLE_EQ(r.rows[0].tpot_error, (step.time().value * 1e3 - 9.0) / 9.0);
+  EXPECT_EQ(r.decode_tpot.rows, 1);
+}
+
+// The reader's error for `row` (a row's keys, indented 4) names the file, the key and the value.
+void expect_error(const std::string& row, const std::string& key, const std::string& value) {
+  const std::string text = "inference:\n  - id: X1\n" + row;
+  try {
+    parse_measured_generation({"bad.yaml", text, {}}, test::catalog());
+    ADD_FAILURE() << "no error for key " << key;
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+    EXPECT_NE(what.find(value), std::string::npos) << what;
+  }
+}
+
+TEST(GenerationValidation, TheReaderNamesTheFileTheKeyAndTheValue) {
+  const std::string common =
+      "    source: infer-vllm-issue-10517\n"
+      "    gpu_memory_utilization: 0.9\n"
+      "    max_model_len: 4096\n"
+      "    kv_dtype: bf16\n";
+  const std::string kv = "    kv_cache: {tokens: 1000}\n";
+  expect_error(common + kv +
+                   "    engine: vllm\n    model: llama-9b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n",
+               "model", "llama-9b");
+  expect_error(common + kv +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h900\n"
+                   "    weights: bf16\n",
+               "gpu", "h900");
+  expect_error(common + kv +
+                   "    engine: tgi\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n",
+               "engine", "tgi");
+  expect_error(common + kv +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: int3\n",
+               "weights", "int3");
+  expect_error(common + kv +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n    tp: 3\n",
+               "tp", "3");
+  expect_error(common + "    kv_cache: {tokens: 1000, memory: 2.5}\n" +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n",
+               "unit", "GB or GiB");
+  expect_error(common + kv +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n    batch: 4\n",
+               "batch", "batch");
+  expect_error(common +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n",
+               "id", "X1");
+  expect_error(common + "    kv_cache: {tokens: -5}\n" +
+                   "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+                   "    weights: bf16\n",
+               "tokens", "-5");
+}
+
+TEST(GenerationValidation, ValidateReportsTheInferenceRows) {
+  auto r = test::run_cli({"validate"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* text : {"Generation model vs published serving measurements", "\nV1 ", "\nS1 ",
+                           "\nV4 ", "KV tokens from the card", "KV tokens from the logged memory"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  auto j = test::run_cli({"validate", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto rows = builtin_rows();
+  const GenerationValidationReport report = validate_generation(rows, planning());
+  ASSERT_EQ(doc["inference"]["rows"].size(), rows.size());
+  EXPECT_EQ(doc["inference"]["summary"]["kv_tokens"]["rows"], report.kv_tokens.rows);
+  EXPECT_NEAR(doc["inference"]["summary"]["kv_tokens"]["median_abs_error"].get<double>(),
+              report.kv_tokens.median_abs_error, 1e-4);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    EXPECT_NEAR(doc["inference"]["rows"][i]["kv_cache"]["error"].get<double>(),
+                report.rows[i].tokens_error, 1e-4)
+        << rows[i].id;
+}
+
+}  // namespace
+}  // namespace ftplan
