@@ -79,9 +79,8 @@ TEST(Rl, GrpoStepIsRolloutSyncScoringAndTraining) {
   EXPECT_DOUBLE_EQ(r.weight_sync.value, (weights * 2.0 / make_device(p).bandwidth).value);
 
   // The bottleneck is the largest part.
-  const double largest =
-      std::max({r.rollout.total().value, (r.weight_sync + r.sleep_wake).value, r.scoring.value,
-                r.training.value});
+  const double largest = std::max({r.rollout.total().value, (r.weight_sync + r.sleep_wake).value,
+                                   r.scoring.value, r.training.value});
   const double named = r.bottleneck == "rollout"       ? r.rollout.total().value
                        : r.bottleneck == "weight sync" ? (r.weight_sync + r.sleep_wake).value
                        : r.bottleneck == "scoring"     ? r.scoring.value
@@ -199,8 +198,8 @@ TEST(Rl, SeparateRolloutCardsTakeTheFewestThatHoldTheModel) {
   ASSERT_GT(r.engine_tp, 1);
   EXPECT_EQ(r.engines, 8 / r.engine_tp);
   // One engine of half as many cards holds no sequence: the weights and reserve fill it.
-  const GenerationModel half = make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16,
-                                                     r.engine_tp / 2);
+  const GenerationModel half =
+      make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16, r.engine_tp / 2);
   EXPECT_EQ(generation_memory(half, w.rollout.gpu->capacity(), kDefaultGpuMemoryUtilization,
                               data().overheads.cuda_context, w.seq)
                 .max_concurrent_sequences,
@@ -235,8 +234,8 @@ TEST(Rl, TheCommandLineAnswersAndRefusesWhatDoesNotApply) {
               5e-4);
   EXPECT_DOUBLE_EQ(j["step_seconds"].get<double>(), s["step"].get<double>());
 
-  const auto text = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "ppo",
-                                   "--adapter", "lora", "--gpu", "h200-nvl"});
+  const auto text = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "ppo", "--adapter",
+                                   "lora", "--gpu", "h200-nvl"});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find(" prompts × 1 completions = "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("bottleneck: "), std::string::npos) << text.out;

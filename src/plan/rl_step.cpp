@@ -28,10 +28,10 @@ struct Engine {
 std::optional<Engine> engine_on(const Workload& w, const GpuSpec& gpu, Bytes capacity, int tp,
                                 double utilization, Bytes cuda_context, const PlanningData& data) {
   try {
-    Engine e{make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16, tp,
-                                   "rollout_gpus"),
-             {},
-             build_topology(gpu, tp, "", data.comm)};
+    Engine e{
+        make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16, tp, "rollout_gpus"),
+        {},
+        build_topology(gpu, tp, "", data.comm)};
     e.memory = generation_memory(e.model, capacity, utilization, cuda_context, w.seq);
     return e;
   } catch (const UserError&) {
@@ -52,8 +52,7 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
   r.epochs = rl_epochs(w);
   const Placement& p = training.placement;
   const int training_cards = p.mig ? 1 : p.count;
-  const GpuSpec& gpu =
-      r.mode == RolloutMode::kSeparate && w.rollout.gpu ? *w.rollout.gpu : *p.gpu;
+  const GpuSpec& gpu = r.mode == RolloutMode::kSeparate && w.rollout.gpu ? *w.rollout.gpu : *p.gpu;
   r.rollout_gpu = &gpu;
 
   // The engines: one per training card beside its trainer process (TRL colocate mode, tensor
@@ -63,8 +62,7 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
   std::optional<Engine> engine;
   if (r.mode == RolloutMode::kColocated) {
     r.rollout_cards = training_cards;
-    engine = engine_on(w, gpu, training.memory.capacity, 1, w.rollout.engine_memory, Bytes(),
-                       data);
+    engine = engine_on(w, gpu, training.memory.capacity, 1, w.rollout.engine_memory, Bytes(), data);
   } else {
     r.rollout_cards = std::max(1, w.rollout.gpus);
     for (const int tp : {1, 2, 4, 8}) {
@@ -134,8 +132,8 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
   const Seconds computing = training.scale.compute_per_step + training.bubble_per_step;
   const Seconds rest = trained > computing ? trained - computing : Seconds();
   const Seconds trained_computing = computing > r.scoring ? computing - r.scoring : Seconds();
-  r.training = (trained_computing * (holds_value_model(w) ? 2.0 : 1.0) + rest) *
-               to_double(r.epochs);
+  r.training =
+      (trained_computing * (holds_value_model(w) ? 2.0 : 1.0) + rest) * to_double(r.epochs);
   r.total = r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training;
   const std::array<std::pair<std::string_view, Seconds>, 4> parts{
       {{"rollout", r.rollout.total()},

@@ -24,19 +24,19 @@ struct RlStep {
   bool feasible = true;
   Reason reason;  // infeasible: why no rollout can run
   RolloutMode mode = RolloutMode::kColocated;
-  const GpuSpec* rollout_gpu = nullptr;  // the cards that generate
-  int rollout_cards = 0;                 // colocated: the training cards
-  int engine_tp = 1;                     // cards one engine spans (tensor parallel)
-  int engines = 0;                       // engines generating at once
-  std::int64_t prompts = 0;              // per step, all engines
-  std::int64_t group = 0;                // completions per prompt
-  std::int64_t sequences = 0;            // prompts × group
+  const GpuSpec* rollout_gpu = nullptr;   // the cards that generate
+  int rollout_cards = 0;                  // colocated: the training cards
+  int engine_tp = 1;                      // cards one engine spans (tensor parallel)
+  int engines = 0;                        // engines generating at once
+  std::int64_t prompts = 0;               // per step, all engines
+  std::int64_t group = 0;                 // completions per prompt
+  std::int64_t sequences = 0;             // prompts × group
   std::int64_t sequences_per_engine = 0;  // the busiest engine's share
   // The engine's memory split on one of its cards, and the sequences it decodes together: its KV
   // cache's limit, at most its share of the step.
   GenerationMemory engine_memory;
   std::int64_t concurrent = 0;
-  int epochs = 1;  // passes over each generated batch
+  int epochs = 1;       // passes over each generated batch
   RolloutTime rollout;  // the busiest engine's
   // Weights into the engine each step: every weight in 16 bit (adapters merged into the base as
   // TRL does before it loads them), copied on the card (colocated, FSDP gathering them first) or
@@ -50,7 +50,7 @@ struct RlStep {
   Seconds scoring;
   Seconds training;
   Seconds total;
-  std::string_view bottleneck;                // "rollout", "weight sync", "scoring", "training"
+  std::string_view bottleneck;              // "rollout", "weight sync", "scoring", "training"
   double completion_tokens_per_second = 0;  // all engines, over the whole step
 };
 
