@@ -389,6 +389,25 @@ TEST(ServerApi, HelpIsNotAnApiOption) {
   expect_error(call("POST", "/api/fit", R"({"version": true})"), 400, "unknown_name", "version");
 }
 
+TEST(ServerApi, AnRlRunAnswersAsTheCommandLineDoes) {
+  const Response r = call("POST", "/api/scale",
+                          R"({"model": "qwen2.5-7b", "method": "grpo", "adapter": "lora",
+                              "gpu": "h200-nvl", "gpus": 2, "micro_batch": 4,
+                              "prompts_per_step": 8, "completion_len": 512})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const auto cli = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "grpo", "--adapter",
+                                  "lora", "--gpu", "h200-nvl", "--gpus", "2", "--micro-batch", "4",
+                                  "--prompts-per-step", "8", "--completion-len", "512", "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_EQ(j["rl"], json::parse(cli.out)["rl"]);
+  EXPECT_EQ(j["rl"]["sequences"], 64);
+  expect_error(call("POST", "/api/fit",
+                    R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl",
+                        "group_size": 4})"),
+               400, "invalid_value", "group_size");
+}
+
 TEST(ServerApi, ReportIsTheCliReportInEitherFormatAndLanguage) {
   // The page's link: /api/report?format=html&lang=de.
   const Response html = get("/api/report", {{"format", "html"}, {"lang", "de"}});
