@@ -268,7 +268,8 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
       if (given(option))
         throw UserError(ErrorCode::kInvalidValue,
                         fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not "
-                                    "to --method {}",
+                                    "to --method {}: leave it out, or give --method grpo, ppo or "
+                                    "rloo",
                                     option, method),
                         setting);
     return;

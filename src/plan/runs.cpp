@@ -120,7 +120,7 @@ void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
     for (const char* key : keys)
       if (r.has(key))
         r.fail(key, fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not to "
-                                "method {}",
+                                "method {}: leave it out, or give method grpo, ppo or rloo",
                                 key, run_method_name(w)));
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -206,7 +207,7 @@ void validate_rollout(const Workload& w) {
     bad("engine_memory",
         fmt::format("engine_memory is the engine's share of each card: above 0 and below 1, got {}",
                     r.engine_memory));
-  if (!(r.kl < 0 || r.kl <= 100) || r.kl != r.kl)
+  if (std::isnan(r.kl) || r.kl > 100)  // below 0: the objective's default
     bad("kl", fmt::format("the KL coefficient must be 0 to 100, got {}", r.kl));
   if (r.epochs < 0 || r.epochs > 1000)
     bad("rl_epochs", fmt::format("rl_epochs must be 1 to 1000 passes, got {}", r.epochs));
