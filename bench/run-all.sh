@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command on a GPU machine: builds ftplan-bench for the card present, runs the CUDA
-# micro-benchmarks, the measured LoRA/QLoRA training steps and, with several GPUs, the NCCL bus
+# micro-benchmarks, the measured LoRA, full and QLoRA training steps and, with several GPUs, the NCCL bus
 # bandwidth, and writes everything into one results folder with a short summary.
 #
 # Usage: bench/run-all.sh [RESULTS_DIR] [--full]
@@ -66,7 +66,15 @@ nvidia-smi topo -m >"$results/machine/topology.txt" 2>&1
   "$python" -c 'import peft; print("peft:", peft.__version__)' 2>&1
 } >"$results/machine/software.txt"
 
-# ---- 1. build ftplan-bench: bench/ on its own (needs none of ftplan's libraries), this card only
+# ---- 1. measured training steps (first: the most valuable figures when time is short)
+limit=$(allow 190 300)
+step "measured LoRA, full and QLoRA steps ${quick[*]} (at most $limit s)"
+timeout -k 10 "$((limit + 40))" "$python" bench/step/measure_step.py "${quick[@]}" \
+  --time-budget-s "$limit" --out "$results/step.json" 2> >(tee "$results/step.log" >&2)
+rc=$?
+status+=("measure_step: exit $rc")
+
+# ---- 2. build ftplan-bench: bench/ on its own (needs none of ftplan's libraries), this card only
 step "build ftplan-bench"
 bench_bin=""
 if command -v cmake >/dev/null && { command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; }; then
@@ -76,7 +84,7 @@ if command -v cmake >/dev/null && { command -v nvcc >/dev/null || [[ -x /usr/loc
   rm -rf build-bench  # a fresh configure: a stale cache from another machine would not do
   if cmake -S bench -B build-bench "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       ${arch:+-DCMAKE_CUDA_ARCHITECTURES=${arch}-real} >"$results/build.log" 2>&1 &&
-    timeout "$(allow 200 180)" cmake --build build-bench -j "$(nproc)" >>"$results/build.log" 2>&1 &&
+    timeout "$(allow 60 180)" cmake --build build-bench -j "$(nproc)" >>"$results/build.log" 2>&1 &&
     [[ -x build-bench/ftplan-bench ]]; then
     bench_bin=build-bench/ftplan-bench
     status+=("build: ok")
@@ -89,23 +97,15 @@ else
 fi
 echo "${status[-1]}" >&2
 
-# ---- 2. micro-benchmarks
+# ---- 3. micro-benchmarks
 if [[ -n "$bench_bin" ]]; then
-  limit=$(allow 150 150)
+  limit=$(allow 15 150)
   step "ftplan-bench ${quick[*]} (at most $limit s)"
   timeout -k 10 "$((limit + 20))" "$bench_bin" "${quick[@]}" --time-budget-s "$limit" \
     --out "$results/ftplan-bench.json" 2> >(tee "$results/ftplan-bench.log" >&2)
   rc=$?
   status+=("ftplan-bench: exit $rc")
 fi
-
-# ---- 3. measured training steps
-limit=$(allow 15 300)
-step "measured LoRA/QLoRA steps ${quick[*]} (at most $limit s)"
-timeout -k 10 "$((limit + 40))" "$python" bench/step/measure_step.py "${quick[@]}" \
-  --time-budget-s "$limit" --out "$results/step.json" 2> >(tee "$results/step.log" >&2)
-rc=$?
-status+=("measure_step: exit $rc")
 
 # ---- 4. NCCL bus bandwidth (several GPUs only; the script says so on one)
 limit=$(allow 0 60)

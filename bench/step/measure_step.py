@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Measured LoRA and QLoRA fine-tuning steps, for comparison with ftplan's estimates.
+"""Measured full, LoRA and QLoRA fine-tuning steps, for comparison with ftplan's estimates.
 
 Builds catalog models (data/models/<id>.json) with random weights on the GPU (nothing is
 downloaded), attaches rank-16 LoRA adapters to all seven block projections (PEFT), and times
 whole optimizer steps (forward, backward, AdamW) at a fixed sequence length for each micro-batch
-size, with activation checkpointing on and off. QLoRA stores the block projections in NF4 with
+size, with activation checkpointing on and off. A full fine-tune trains every weight in FP32
+under BF16 autocast, as the Hugging Face Trainer does with bf16=True and an FP32 model. QLoRA stores the block projections in NF4 with
 double quantization, dequantized to BF16 on every use (nf4_torch.py; bitsandbytes is not
 needed). Each row records the step time (median of the measured steps, CUDA events, after
 warm-up), peak memory (torch.cuda.max_memory_allocated / max_memory_reserved), every setting,
@@ -31,6 +32,8 @@ SCHEMA = "ftplan-step/1"
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FTPLAN_TARGETS = "q,k,v,o,gate,up,down"
 DEFAULT_MODELS = "qwen3-0.6b,llama-3.2-1b,llama-3.1-8b"
+DEFAULT_FULL_MODELS = "qwen3-0.6b,llama-3.2-1b,llama-3.2-3b"
+METHODS = ("lora", "full", "qlora")
 EXIT_NO_GPU = 3
 
 
@@ -42,8 +45,13 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", help="results JSON (default: standard output)")
     p.add_argument("--models", default=DEFAULT_MODELS,
-                   help=f"comma-separated catalog model ids (default {DEFAULT_MODELS})")
-    p.add_argument("--methods", default="lora,qlora", help="lora, qlora or both (default both)")
+                   help=f"catalog model ids for lora and qlora, comma-separated (default "
+                        f"{DEFAULT_MODELS})")
+    p.add_argument("--full-models", default=DEFAULT_FULL_MODELS,
+                   help=f"catalog model ids for full fine-tuning (default {DEFAULT_FULL_MODELS})")
+    p.add_argument("--methods", default=",".join(METHODS),
+                   help="lora, full, qlora, comma-separated, measured in that order "
+                        "(default all three)")
     p.add_argument("--micro-batches", default="1,4", help="micro-batch sizes (default 1,4)")
     p.add_argument("--checkpointing", default="on,off",
                    help="activation checkpointing: on, off or both (default both)")
@@ -122,8 +130,9 @@ def versions():
     return out
 
 
-def build_model(model_id, device):
-    """A causal LM from the catalog config.json with random weights, BF16, on `device`."""
+def build_model(model_id, device, dtype_name="bfloat16"):
+    """A causal LM from the catalog config.json with random weights, in `dtype_name`, on
+    `device`."""
     import torch
     import transformers
 
@@ -137,14 +146,15 @@ def build_model(model_id, device):
         config = transformers.CONFIG_MAPPING[model_type](**config_dict)
     config.use_cache = False
     torch.manual_seed(0)
+    dtype = getattr(torch, dtype_name)
     with torch.device(device):
         try:
             model = transformers.AutoModelForCausalLM.from_config(
-                config, dtype=torch.bfloat16, attn_implementation="sdpa")
+                config, dtype=dtype, attn_implementation="sdpa")
         except TypeError:  # transformers before the `dtype` argument
             model = transformers.AutoModelForCausalLM.from_config(
-                config, torch_dtype=torch.bfloat16, attn_implementation="sdpa")
-    return model.to(device=device, dtype=torch.bfloat16), config
+                config, torch_dtype=dtype, attn_implementation="sdpa")
+    return model.to(device=device, dtype=dtype), config
 
 
 class BuiltinLoraLinear:
@@ -211,8 +221,9 @@ def set_checkpointing(model, on):
 
 
 def ftplan_commands(model_id, method, seq, micro_batch, checkpointing, rank, gpu_id):
-    flags = [f"--model {model_id}", f"--method {method}", f"--rank {rank}",
-             f"--targets {FTPLAN_TARGETS}", "--optimizer adamw", "--precision bf16",
+    adapter = [] if method == "full" else [f"--rank {rank}", f"--targets {FTPLAN_TARGETS}"]
+    flags = [f"--model {model_id}", f"--method {method}", *adapter,
+             "--optimizer adamw", "--precision bf16",
              f"--seq {seq}", f"--micro-batch {micro_batch}", "--grad-accum 1",
              f"--recompute {'full' if checkpointing else 'none'}", "--attention flash"]
     if method == "qlora":
@@ -293,13 +304,20 @@ def plan_rows(args):
         if not (REPO / "data" / "models" / f"{model_id}.json").exists():
             raise SystemExit(f"measure_step: --models: no catalog config data/models/"
                              f"{model_id}.json")
-    methods = split(args.methods, ("lora", "qlora"), "--methods")
+    methods = split(args.methods, METHODS, "--methods")
+    full_models = split(args.full_models)
+    for model_id in full_models:
+        if not (REPO / "data" / "models" / f"{model_id}.json").exists():
+            raise SystemExit(f"measure_step: --full-models: no catalog config data/models/"
+                             f"{model_id}.json")
     micro_batches = [int(m) for m in split(args.micro_batches)]
     checkpointing = [c == "on" for c in split(args.checkpointing, ("on", "off"),
                                                   "--checkpointing")]
-    # Grouped by model and method (one model build each); cheap rows first within a group.
+    # Grouped by method, then model (one model build each); cheap rows first within a group.
+    # Methods in the order of METHODS: what a cut-short run leaves out is the last of them.
     return [(model_id, method, [(ckpt, mb) for ckpt in checkpointing for mb in micro_batches])
-            for model_id in models for method in methods]
+            for method in METHODS if method in methods
+            for model_id in (full_models if method == "full" else models)]
 
 
 def empty_row(model_id, method, seq, mb, ckpt, args, gpu_id):
@@ -307,7 +325,8 @@ def empty_row(model_id, method, seq, mb, ckpt, args, gpu_id):
         "id": f"{model_id}.{method}.mb{mb}.ckpt-{'on' if ckpt else 'off'}",
         "model": model_id, "method": method, "seq": seq, "micro_batch": mb, "grad_accum": 1,
         "activation_checkpointing": ckpt, "recompute": "full" if ckpt else "none",
-        "lora_rank": args.rank, "status": "skipped", "reason": None,
+        "lora_rank": None if method == "full" else args.rank, "status": "skipped",
+        "reason": None,
         "warmup_steps": args.warmup, "steps": args.steps,
         "ftplan": ftplan_commands(model_id, method, seq, mb, ckpt, args.rank, gpu_id),
     }
@@ -370,7 +389,9 @@ def main(argv):
             "lora_alpha": 2 * args.rank, "lora_targets": list(TARGET_MODULES),
             "lora_impl": args.lora_impl, "lora_dropout": 0.0,
             "optimizer": "torch.optim.AdamW(lr=1e-4, weight_decay=0.01, fused=True)",
-            "autocast": "bf16", "base_weights": "bf16 (lora), nf4 + double quantization (qlora)",
+            "autocast": "bf16",
+            "base_weights": "bf16 (lora), nf4 + double quantization (qlora), fp32 trained "
+                            "under bf16 autocast (full)",
             "attention": "sdpa", "loss": "cross-entropy over the full vocabulary (not chunked)",
             "warmup_steps": args.warmup, "steps": args.steps,
             "time_budget_s": args.time_budget_s,
@@ -398,12 +419,19 @@ def main(argv):
         model = optimizer = None
         try:
             build_start = time.monotonic()
-            model, config = build_model(model_id, args.device)
+            full = method == "full"
+            model, config = build_model(model_id, args.device,
+                                        "float32" if full else "bfloat16")
             total_params = sum(p.numel() for p in model.parameters())
             quantized = (0, 0)
             if method == "qlora":
                 quantized = quantize_linear_layers(model, set(TARGET_MODULES))
-            model, impl = attach_lora(model, args.rank, args.lora_impl)
+            if full:
+                impl = "none"  # every weight trained, no adapter layers
+                for p in model.parameters():
+                    p.requires_grad_(True)
+            else:
+                model, impl = attach_lora(model, args.rank, args.lora_impl)
             trainable = [p for p in model.parameters() if p.requires_grad]
             fused = {"fused": True} if args.device.startswith("cuda") else {}
             optimizer = torch.optim.AdamW(trainable, lr=1e-4, weight_decay=0.01, **fused)

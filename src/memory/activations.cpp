@@ -15,6 +15,13 @@ namespace {
 constexpr double kActivationBytes = 2;
 constexpr double kFp32Bytes = 4;
 constexpr double kMaskBytes = 1;  // a dropout mask: one byte per element (Korthikanti et al. §4.1)
+// What an adapter's product keeps per element. PEFT casts the input to the adapters' FP32, but
+// training in mixed precision runs them under autocast, which casts that copy back to 16 bits for
+// the product, and autograd keeps the 16-bit operand: each adapted module holds its own 16-bit copy
+// (and x·A, the adapter output, in 16 bits too). Measured on an H200 (torch 2.11, PEFT 0.21,
+// bench/results/h200-sxm-20261204): LoRA on all seven projections without checkpointing allocates
+// what 16-bit copies predict; FP32 copies overstated the peak by a quarter.
+constexpr double kAdapterTensorBytes = kActivationBytes;
 
 double d(std::int64_t v) {
   return static_cast<double>(v);
@@ -42,13 +49,13 @@ int adapted_modules(ProjectionSet adapted, ProjectionSet group, bool fused) {
 // output; gate and up read theirs). A matrix product keeps its input only when its weight needs a
 // gradient (PyTorch autograd: the input gradient needs the weight, the weight gradient needs the
 // input): a full fine-tune keeps it once; LoRA keeps it when an adapter reads it (lora_A's
-// weight gradient), once in 16-bit, or one FP32 copy per adapted module when the adapters run in
-// FP32 (PEFT casts the input to the adapter's dtype).
+// weight gradient), once in 16-bit, or one copy per adapted module when the adapters are kept in
+// FP32 (PEFT casts the input to the adapter's dtype; kAdapterTensorBytes).
 // With LoRA dropout (PEFT lora_dropout > 0) each adapted module drops its own copy of the input:
-// nn.Dropout keeps its mask (one byte per element) and lora_A keeps the dropped copy, in the
-// adapter's dtype, instead of the shared or cast input.
-double dropout_input_bytes(const ActivationSettings& s, int modules, std::int64_t width) {
-  return ((s.fp32_adapters ? kFp32Bytes : kActivationBytes) + kMaskBytes) * d(width) * modules;
+// nn.Dropout keeps its mask (one byte per element) and lora_A keeps the dropped copy instead of
+// the shared or cast input.
+double dropout_input_bytes(int modules, std::int64_t width) {
+  return (kAdapterTensorBytes + kMaskBytes) * d(width) * modules;
 }
 
 double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool fused,
@@ -56,26 +63,26 @@ double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool 
   if (s.full_finetune) return kActivationBytes * d(width);
   const int modules = adapted_modules(s.adapted, group, fused);
   if (modules == 0) return 0;
-  if (s.lora_dropout > 0) return dropout_input_bytes(s, modules, width);
-  return s.fp32_adapters ? kFp32Bytes * d(width) * modules : kActivationBytes * d(width);
+  if (s.lora_dropout > 0) return dropout_input_bytes(modules, width);
+  return s.fp32_adapters ? kAdapterTensorBytes * d(width) * modules : kActivationBytes * d(width);
 }
 
 // The input of a single projection (o, down) when it needs one.
 double single_input_bytes(const ActivationSettings& s, ProjectionSet proj, std::int64_t width) {
   if (s.full_finetune) return kActivationBytes * d(width);
   if ((s.adapted & proj) == 0) return 0;
-  if (s.lora_dropout > 0) return dropout_input_bytes(s, 1, width);
-  return (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * d(width);
+  if (s.lora_dropout > 0) return dropout_input_bytes(1, width);
+  return kAdapterTensorBytes * d(width);
 }
 
 // LoRA intermediates: each adapted module keeps x·A (r values) as lora_B's input (Hu et al. 2021).
 double adapter_bytes(const ActivationSettings& s, int modules) {
   if (s.full_finetune) return 0;
-  return (s.fp32_adapters ? kFp32Bytes : kActivationBytes) * s.rank * modules;
+  return kAdapterTensorBytes * s.rank * modules;
 }
 
-// DoRA: each adapted module keeps its base output (16-bit) and its adapter output (the adapter's
-// dtype), both `out` wide, for the magnitude's gradient (Liu et al. 2024; PEFT DoraLinearLayer).
+// DoRA: each adapted module keeps its base output and its adapter output (16-bit under autocast),
+// both `out` wide, for the magnitude's gradient (Liu et al. 2024; PEFT DoraLinearLayer).
 double dora_bytes(const ActivationSettings& s, const BlockShape& shape, ProjectionSet group,
                   std::int64_t mlp_width) {
   if (!s.dora) return 0;
@@ -88,7 +95,7 @@ double dora_bytes(const ActivationSettings& s, const BlockShape& shape, Projecti
   if (hit & kProjGate) out += mlp_width;
   if (hit & kProjUp) out += mlp_width;
   if (hit & kProjDown) out += shape.hidden;
-  return (kActivationBytes + (s.fp32_adapters ? kFp32Bytes : kActivationBytes)) * d(out);
+  return (kActivationBytes + kAdapterTensorBytes) * d(out);
 }
 
 int mlp_adapters(const ActivationSettings& s, const BlockShape& shape) {
@@ -152,9 +159,9 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     if (s.attention == Attention::kSdpa)
       t += single_input_bytes(s, kProjO, o);
     else if (!s.full_finetune && s.lora_dropout > 0 && (s.adapted & kProjO))
-      t += dropout_input_bytes(s, 1, o);  // the dropped copy an adapted o_proj keeps
+      t += dropout_input_bytes(1, o);  // the dropped copy an adapted o_proj keeps
     else if (!s.full_finetune && s.fp32_adapters && (s.adapted & kProjO))
-      t += kFp32Bytes * d(o);  // the FP32 copy an adapted o_proj casts its input to
+      t += kAdapterTensorBytes * d(o);  // the copy an adapted o_proj casts its input to
   }
   t += adapter_bytes(s, attention_adapters(s, shape) + adapted_modules(s.adapted, kProjO, false));
   t += dora_bytes(s, shape, kProjQ | kProjK | kProjV | kProjO, 0);
@@ -385,14 +392,14 @@ ActivationProfile activation_profile(const Workload& w) {
   if (!s.full_finetune && out_role.trained_copy) p.output_saved.per_token += e * h;
   if (out_role.adapted() && !out_role.tensor->in_blocks &&
       (out_role.tensor->kind == TensorKind::kOutput || w.lora.target_output)) {
-    const double a = s.fp32_adapters ? kFp32Bytes : e;
+    const double a = kAdapterTensorBytes;
     p.output_saved.per_token +=
-        (s.lora_dropout > 0 ? dropout_input_bytes(s, 1, arch.hidden) : a * h) + a * out_role.rank;
+        (s.lora_dropout > 0 ? dropout_input_bytes(1, arch.hidden) : a * h) + a * out_role.rank;
   }
   // An adapter on the embedding keeps the looked-up rows of lora_embedding_A (r values).
   if (const TensorRole* emb = set.embedding_role();
       emb && emb->adapted() && w.lora.target_embedding)
-    p.output_saved.per_token += (s.fp32_adapters ? kFp32Bytes : e) * emb->rank;
+    p.output_saved.per_token += kAdapterTensorBytes * emb->rank;
   switch (w.options.effective_loss()) {
     case LossKind::kChunked:
       // Chunked cross-entropy (torchtune CEWithChunkedOutputLoss with its compiled per-chunk

@@ -75,8 +75,9 @@ struct ActivationSettings {
   bool full_finetune = false;  // every weight trained: every projection keeps its input
   ProjectionSet adapted = 0;   // LoRA / QLoRA targets
   int rank = 0;
-  bool fp32_adapters = false;  // adapters kept and computed in FP32 (PEFT's default with a 16-bit
-                               // base): each adapted projection keeps an FP32 copy of its input
+  bool fp32_adapters = false;  // adapters kept in FP32 (PEFT's default with a 16-bit base): each
+                               // adapted projection casts its input to its own copy, which
+                               // autocast casts back to 16 bits for the product
   bool dora = false;      // DoRA: each adapted module also keeps its base and adapter outputs (out
                           // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
   bool compiled = false;  // torch.compile / fused kernels

@@ -101,7 +101,9 @@ bool key_group(StrictMap& m, const std::vector<const char*>& keys) {
 
 void read_build(StrictMap& m, StepRow& row) {
   m.required_number("build_s", 0, 1e9);
-  m.required_string("lora_impl");
+  const std::string impl = m.required_choice("lora_impl", {"peft", "builtin", "none"});
+  if ((impl == "none") != (row.method == "full"))
+    m.fail("lora_impl", "'none' exactly for a full fine-tune (no adapter layers)");
   m.required_integer("total_params", 1, 1LL << 50);
   m.required_integer("trainable_params", 0, 1LL << 50);
   row.adapter_dtype = m.required_string("adapter_dtype");
@@ -145,7 +147,7 @@ StepRow read_row(StrictMap& m) {
   row.id = m.required_string("id");
   row.where = fmt::format("{}: row '{}' (key '{}')", m.file(), row.id, m.path());
   row.model = m.required_string("model");
-  row.method = m.required_choice("method", {"lora", "qlora"});
+  row.method = m.required_choice("method", {"lora", "qlora", "full"});
   row.seq = m.required_integer("seq", 1, 1 << 24);
   row.micro_batch = m.required_integer("micro_batch", 1, 1 << 20);
   row.grad_accum = m.required_integer("grad_accum", 1, 1 << 20);
@@ -153,7 +155,12 @@ StepRow read_row(StrictMap& m) {
   row.recompute = m.required_choice("recompute", {"full", "none"});
   if (ckpt != (row.recompute == "full"))
     m.fail("recompute", "contradicts activation_checkpointing (on: full, off: none)");
-  row.lora_rank = static_cast<int>(m.required_integer("lora_rank", 1, 65536));
+  // A full fine-tune has no adapters: its rank is null; an adapter row's is a positive count.
+  if (row.method == "full") {
+    if (!m.raw("lora_rank").IsNull()) m.fail("lora_rank", "expected null for a full fine-tune");
+  } else {
+    row.lora_rank = static_cast<int>(m.required_integer("lora_rank", 1, 65536));
+  }
   row.status = m.required_choice("status", {"ok", "oom", "failed", "skipped"});
   row.reason = m.nullable_string("reason").value_or("");
   m.required_integer("warmup_steps", 1, 1 << 20);
@@ -197,7 +204,7 @@ Workload measured_workload(const StepResults& r, const StepRow& row, const Catal
   Workload w;
   w.model = catalog.model(row.model);
   w.method = parse_method(row.method);
-  w.lora.rank = row.lora_rank;
+  if (row.method != "full") w.lora.rank = row.lora_rank;
   w.lora.targets = parse_targets(fmt::format("{}", fmt::join(r.lora_targets, ",")), "lora_targets");
   w.optimizer = Optimizer::kAdamW;
   w.precision = ComputeFormat::kBF16;
