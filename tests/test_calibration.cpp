@@ -385,10 +385,12 @@ TEST(CalibrationShow, SummaryHasMedianAndWorstPerClass) {
     EXPECT_LE(s.median_abs_defaults, s.worst_abs_defaults) << s.group;
     EXPECT_LE(s.median_abs_calibration, s.worst_abs_calibration) << s.group;
   }
-  // The defaults miss the sample's 0.45 GEMM by 0.74 / 0.45 − 1 ... in time: 0.45/0.74 − 1.
+  // The defaults (0.74 of the peak for this size, times the Hopper multiplier) miss the sample's
+  // 0.45 GEMM, in time: 0.45 / (0.74 × multiplier) − 1.
+  const double hopper = defaults().compute_scale("hopper", OpClass::kGemm);
   for (const auto& p : predictions)
     if (p.measurement->bench->id == "gemm.bf16.llama-3.1-8b.kv.fwd.t2048")
-      EXPECT_NEAR(p.error_defaults, 0.45 / 0.74 - 1, 1e-6);
+      EXPECT_NEAR(p.error_defaults, 0.45 / (0.74 * hopper) - 1, 1e-6);
 }
 
 TEST(CalibrationShow, TheCliPrintsBothPredictionsAndTheSummary) {
@@ -629,7 +631,8 @@ TEST(CalibrationMeasuredStep, PredictionsAreWhatFtplanSaysForTheRowsOwnCommandLi
   const StepResults r = parse_step_results({"step.json", text, {}});
   EXPECT_NE(r.note.find("SYNTHETIC"), std::string::npos);
   const GpuSpec& g = test::catalog().gpu(r.ftplan_gpu_id);
-  const auto checks = check_measured_steps(r, test::catalog(), test::overheads(), g, defaults());
+  const auto checks = check_measured_steps(r, test::catalog(), test::overheads(),
+                                           test::stacks().find(kMeasuredStepStack), g, defaults());
   const json rows = json::parse(text)["rows"];
   ASSERT_EQ(checks.size(), rows.size());
   std::size_t measured = 0;
@@ -726,7 +729,8 @@ TEST(CalibrationMeasuredStep, TheH200RunIsReadAndItsPeaksArePredicted) {
     EXPECT_EQ(r.ftplan_gpu_id, "h200-sxm");
     const GpuSpec& g = test::catalog().gpu(r.ftplan_gpu_id);
     for (const StepCheck& c :
-         check_measured_steps(r, test::catalog(), test::overheads(), g, defaults())) {
+         check_measured_steps(r, test::catalog(), test::overheads(),
+                              test::stacks().find(kMeasuredStepStack), g, defaults())) {
       ok += c.row->ok();
       oom += c.row->status == "oom";
       if (c.row->method == "full") {
@@ -737,8 +741,8 @@ TEST(CalibrationMeasuredStep, TheH200RunIsReadAndItsPeaksArePredicted) {
       ++checked;
       ASSERT_TRUE(c.error_allocated) << c.row->id;
       EXPECT_LT(std::abs(*c.error_allocated), 0.12) << c.row->id;
-      // Without recomputation the measured step is never faster than ftplan's at datasheet rates.
-      EXPECT_LT(*c.error_step, 0.25) << c.row->id;
+      // At 8192 tokens the card, not the host, sets the pace: the step time within 15 %.
+      if (c.row->seq == 8192) EXPECT_LT(std::abs(*c.error_step), 0.15) << c.row->id;
     }
   }
   EXPECT_EQ(ok, 50u);

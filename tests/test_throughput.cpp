@@ -12,6 +12,7 @@
 
 #include "comm/offload.hpp"
 #include "core/error.hpp"
+#include "infer/measured_generation.hpp"
 #include "memory/activations.hpp"
 #include "memory/measured_runs.hpp"
 #include "memory/model_states.hpp"
@@ -38,8 +39,25 @@ const std::vector<MeasuredRun>& published() {
   return runs;
 }
 
+// Every training run of data/measured/, as `ftplan validate` reads them (files of serving
+// measurements aside): what the table's constants are fitted to.
+const std::vector<MeasuredRun>& all_measured() {
+  static const std::vector<MeasuredRun> runs = [] {
+    std::vector<MeasuredRun> out;
+    for (const DataFile* f : test::catalog().files_under("measured")) {
+      if (f->path.size() < 5 || f->path.compare(f->path.size() - 5, 5, ".yaml") != 0 ||
+          is_measured_generation_file(*f))
+        continue;
+      for (auto& r : parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks()))
+        out.push_back(std::move(r));
+    }
+    return out;
+  }();
+  return runs;
+}
+
 TEST(Throughput, LeaveOneSourceOutErrorMeetsTheStatedFigures) {
-  const ThroughputReport r = validate_throughput(published(), data(), true);
+  const ThroughputReport r = validate_throughput(all_measured(), data(), true);
   EXPECT_GE(r.compared, 20);
   EXPECT_GE(r.sources, 4);
   // The goal of the step model: median |error| at most 15 % on sources it was not fitted to.

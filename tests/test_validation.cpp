@@ -285,7 +285,7 @@ TEST(ValidationThroughput, EachUnitIsRead) {
 }
 
 TEST(ValidationThroughput, StacksAndDefaults) {
-  EXPECT_EQ(test::stacks().names().size(), 8u);
+  EXPECT_EQ(test::stacks().names().size(), 9u);
   EXPECT_EQ(test::stacks().fallback().name, "hf");
   const std::string text =
       with_throughput("      value: 7174\n      unit: tokens_per_second_per_gpu\n")

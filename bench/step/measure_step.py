@@ -223,7 +223,7 @@ def set_checkpointing(model, on):
 def ftplan_commands(model_id, method, seq, micro_batch, checkpointing, rank, gpu_id):
     adapter = [] if method == "full" else [f"--rank {rank}", f"--targets {FTPLAN_TARGETS}"]
     flags = [f"--model {model_id}", f"--method {method}", *adapter,
-             "--optimizer adamw", "--precision bf16",
+             "--optimizer adamw", "--precision bf16", "--stack pytorch",
              f"--seq {seq}", f"--micro-batch {micro_batch}", "--grad-accum 1",
              f"--recompute {'full' if checkpointing else 'none'}", "--attention flash"]
     if method == "qlora":

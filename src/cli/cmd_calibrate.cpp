@@ -274,8 +274,8 @@ void run_step_check(Context& ctx, const StepCheckOptions& o) {
   const StepResults r = parse_step_results(f.file());
   const CardMatch card = step_card(ctx, o, r);
   const EfficiencyTable e = o.calibration.for_gpu(ctx, *card.gpu, true);
-  const std::vector<StepCheck> checks =
-      check_measured_steps(r, ctx.catalog(), ctx.overheads(), *card.gpu, e);
+  const std::vector<StepCheck> checks = check_measured_steps(
+      r, ctx.catalog(), ctx.overheads(), ctx.stacks().find(kMeasuredStepStack), *card.gpu, e);
   if (o.json)
     print_json(ctx, "calibrate-step", step_checks_json(card, efficiency_label(e), checks));
   else

@@ -279,6 +279,7 @@ class Builder {
     out_.layers = a_.layers;
     out_.precision = w.precision;
     out_.compiled = w.options.compile;
+    out_.micro_batch_overhead = !w.stack || w.stack->micro_batch_overhead;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
     base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
                                                                             : ComputeFormat::kBF16)

@@ -117,7 +117,8 @@ struct StepOps {
   TensorPrecision mfu_precision = TensorPrecision::kBF16;
   // Tensor precisions any op runs at (bit i = TensorPrecision i): what a card must publish.
   std::uint32_t tensor_precisions_used = 0;
-  bool compiled = false;  // torch.compile or fused kernels: fewer launches per op
+  bool compiled = false;             // torch.compile or fused kernels: fewer launches per op
+  bool micro_batch_overhead = true;  // the stack adds the host's fixed time per micro-batch
 
   // Sums per micro-batch over the forward, backward and recompute phases (not the optimizer).
   Flops micro_batch_flops() const;

@@ -63,7 +63,7 @@ PreparedStep prepare_step(const StepOps& ops, const EfficiencyTable& e) {
   p.tensor_precisions_used = ops.tensor_precisions_used;
   p.model_flops_per_micro_batch = ops.model_flops_per_micro_batch();
   p.seconds_per_launch = e.host.seconds_per_launch;
-  p.seconds_per_micro_batch = e.host.seconds_per_micro_batch;
+  p.seconds_per_micro_batch = ops.micro_batch_overhead ? e.host.seconds_per_micro_batch : 0.0;
   p.architectures = e.architectures;
   p.attention_kernels = e.attention_kernels;
   p.error_low = e.fit.error_low;
@@ -110,6 +110,12 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
   const double accum = static_cast<double>(p.grad_accum);
   // Time the GPU waits for launches: per micro-batch and in the optimizer update.
   std::array<Seconds, 2> host_wait{};
+  // Per pass (forward, backward with its recomputation, optimizer update): the host's launch
+  // time and the GPU's time for one micro-batch (one update).
+  std::array<Seconds, 3> launch_time{}, gpu_time{};
+  const auto pass_of = [](Phase ph) -> std::size_t {
+    return ph == Phase::kForward ? 0 : ph == Phase::kOptimizer ? 2 : 1;
+  };
   for (const auto& it : p.items) {
     // The roofline at full peak of the work already divided by the efficiencies.
     const auto cls = static_cast<std::size_t>(it.op_class);
@@ -122,14 +128,13 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
     const RooflineTime t =
         roofline_time(Flops(it.compute_work), FlopsPerSecond(rate[it.rate] * scale[cls] * kernel),
                       1.0, Bytes(it.memory_work), d.bandwidth, 1.0);
-    // A call takes at least as long as the host needs to launch its kernels: eager PyTorch
-    // launches each op's kernels as it reaches them, so an op shorter than its launches leaves
-    // the GPU waiting (Python and dispatcher time per kernel).
-    const double launch = it.launches * p.seconds_per_launch;
-    const Seconds per_call = t.time().value > launch ? t.time() : Seconds(launch);
-    const Seconds once = per_call * it.calls;
-    if (per_call.value > t.time().value)
-      host_wait[it.phase == Phase::kOptimizer ? 1 : 0] += (per_call - t.time()) * it.calls;
+    // The host launches the kernels (Python and dispatcher time per kernel) while the GPU runs
+    // earlier ones: eager PyTorch queues them asynchronously, so the GPU waits only where a pass
+    // needs longer to launch than to run (below, per pass), not wherever one op is short.
+    const std::size_t pass = pass_of(it.phase);
+    launch_time[pass] += Seconds(it.launches * p.seconds_per_launch) * it.calls;
+    gpu_time[pass] += t.time() * it.calls;
+    const Seconds once = t.time() * it.calls;
     // Micro-batch ops run grad_accum times per step; the optimizer update once.
     const Seconds per_step = it.phase == Phase::kOptimizer ? once : once * accum;
     switch (it.phase) {
@@ -155,6 +160,14 @@ StepEstimate estimate_step(const PreparedStep& p, const Device& d) {
     } else {
       s.memory_bound_seconds += per_step;
     }
+  }
+  // A pass that launches for longer than its kernels run leaves the GPU waiting for the rest.
+  for (std::size_t pass = 0; pass < 3; ++pass) {
+    const Seconds wait = launch_time[pass].value > gpu_time[pass].value
+                             ? launch_time[pass] - gpu_time[pass]
+                             : Seconds(0.0);
+    host_wait[pass == 2 ? 1 : 0] += wait;
+    (pass == 0 ? s.forward : pass == 1 ? s.backward : s.optimizer) += wait;
   }
   // The framework's fixed time per micro-batch; the launch waits are inside the phases' times.
   s.host = host_wait[0] + Seconds(p.seconds_per_micro_batch);
@@ -290,6 +303,10 @@ StepComparison compare_steps(const StepOps& ops, const Device& a, const Efficien
     if (sa.class_seconds[i].value > 0) c.class_ratio[i] = sb.class_seconds[i] / sa.class_seconds[i];
   c.overall = sb.step / sa.step;
   c.tensor_rate_ratio = sa.peak / sb.peak;
+  c.effective_tensor_ratio = c.tensor_rate_ratio;
+  if (a.gpu && b.gpu)
+    c.effective_tensor_ratio *= ea.compute_scale(a.gpu->architecture, OpClass::kGemm) /
+                                eb.compute_scale(b.gpu->architecture, OpClass::kGemm);
   c.bandwidth_ratio = sa.bandwidth / sb.bandwidth;
   // Split by what bounds each op on A.
   Seconds a_compute, b_compute, a_memory, b_memory;

@@ -122,13 +122,18 @@ StepEstimate estimate_step(const StepOps& ops, const Device& d, const Efficiency
 
 // Two cards on the same workload: how many times faster A is than B, per op class and overall.
 // The overall ratio is the time-weighted mean of the per-op ratios (step_B / step_A = Σ share_A,i ×
-// ratio_i), so it lies between the tensor-rate ratio (what compute-bound ops get) and the
-// bandwidth ratio (what memory-bound ops get).
+// ratio_i), so it lies between the effective tensor-rate ratio (what compute-bound ops get: the
+// datasheet ratio times the architectures' measured efficiency) and the bandwidth ratio (what
+// memory-bound ops get).
 struct StepComparison {
   std::array<double, kOpClassCount> class_ratio{};  // time on B / time on A (0: class absent)
   double overall = 0;                               // step_B / step_A
   double tensor_rate_ratio = 0;                     // peak_A / peak_B at the MFU precision
-  double bandwidth_ratio = 0;                       // bandwidth_A / bandwidth_B
+  // The tensor-rate ratio times the ratio of the architectures' fitted multipliers of the GEMM
+  // fraction (data/efficiency `architectures`): what compute-bound GEMMs get. The overall ratio
+  // lies between it and the bandwidth ratio.
+  double effective_tensor_ratio = 0;
+  double bandwidth_ratio = 0;  // bandwidth_A / bandwidth_B
   // Time on A of the ops that are compute-bound on A, and the ratio of those ops' times.
   double compute_bound_share_a = 0;
   double compute_bound_ratio = 0;

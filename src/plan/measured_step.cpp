@@ -200,8 +200,9 @@ StepResults parse_step_results(const DataFile& file) {
 }
 
 Workload measured_workload(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                           const RuntimeOverheads& o, PeakKind peak) {
+                           const RuntimeOverheads& o, const StackProfile& stack, PeakKind peak) {
   Workload w;
+  w.stack = &stack;
   w.model = catalog.model(row.model);
   w.method = parse_method(row.method);
   if (row.method != "full") w.lora.rank = row.lora_rank;
@@ -228,11 +229,12 @@ std::optional<double> error_of(double predicted, const std::optional<Bytes>& mea
 }
 
 StepCheck check_row(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                    const RuntimeOverheads& o, const Placement& p, const EfficiencyTable& e) {
+                    const RuntimeOverheads& o, const StackProfile& stack, const Placement& p,
+                    const EfficiencyTable& e) {
   StepCheck c;
   c.row = &row;
-  const Workload allocated = measured_workload(r, row, catalog, o, PeakKind::kAllocated);
-  const Workload reserved = measured_workload(r, row, catalog, o, PeakKind::kReserved);
+  const Workload allocated = measured_workload(r, row, catalog, o, stack, PeakKind::kAllocated);
+  const Workload reserved = measured_workload(r, row, catalog, o, stack, PeakKind::kReserved);
   c.allocated = estimate_memory(allocated, p);
   c.reserved = estimate_memory(reserved, p);
   const StepEstimate s = estimate_step(build_step_ops(reserved), make_device(p), e);
@@ -252,13 +254,13 @@ StepCheck check_row(const StepResults& r, const StepRow& row, const Catalog& cat
 }  // namespace
 
 std::vector<StepCheck> check_measured_steps(const StepResults& r, const Catalog& catalog,
-                                            const RuntimeOverheads& o, const GpuSpec& gpu,
-                                            const EfficiencyTable& e) {
+                                            const RuntimeOverheads& o, const StackProfile& stack,
+                                            const GpuSpec& gpu, const EfficiencyTable& e) {
   Placement p;
   p.gpu = &gpu;
   std::vector<StepCheck> out;
   for (const auto& row : r.rows)
-    out.push_back(check_row(r, row, catalog, o, p, e));
+    out.push_back(check_row(r, row, catalog, o, stack, p, e));
   return out;
 }
 

@@ -60,9 +60,10 @@ StepResults parse_step_results(const DataFile& file);
 // micro-batch and recompute, the file's LoRA targets, AdamW, BF16, FlashAttention (PyTorch's
 // SDPA runs the FlashAttention kernels on these cards), NF4 blocks of 64 with double
 // quantization in blocks of 256 (nf4_torch.py), `peak`, and the runtime overheads `o` (kept by
-// pointer: `o` must outlive the workload).
+// pointer: `o` must outlive the workload), on `stack` (the bare PyTorch loop the script runs:
+// data/stacks/pytorch.yaml; kept by pointer).
 Workload measured_workload(const StepResults& r, const StepRow& row, const Catalog& catalog,
-                           const RuntimeOverheads& o, PeakKind peak);
+                           const RuntimeOverheads& o, const StackProfile& stack, PeakKind peak);
 
 struct StepCheck {
   const StepRow* row = nullptr;
@@ -79,8 +80,10 @@ struct StepCheck {
 // Every row predicted on `gpu` with efficiencies `e` and runtime overheads `o` (measured rows get
 // their errors).
 std::vector<StepCheck> check_measured_steps(const StepResults& r, const Catalog& catalog,
-                                            const RuntimeOverheads& o, const GpuSpec& gpu,
-                                            const EfficiencyTable& e);
+                                            const RuntimeOverheads& o, const StackProfile& stack,
+                                            const GpuSpec& gpu, const EfficiencyTable& e);
+// The stack measure_step.py runs on.
+inline constexpr std::string_view kMeasuredStepStack = "pytorch";
 
 // Median and worst absolute error of one figure over the rows that have it.
 struct StepErrorSummary {

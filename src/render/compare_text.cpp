@@ -106,12 +106,13 @@ void print_step_comparison(std::ostream& out, const Device& a, const Device& b,
                      sp.a.tokens_per_second, b.gpu->id, sp.b.tokens_per_second, 100 * sp.a.mfu,
                      100 * sp.b.mfu);
   out << fmt::format(
-      "\nA is {:.2f}× as fast overall: between the tensor-rate ratio {:.2f}× and the bandwidth "
-      "ratio {:.2f}×. The ops that are compute-bound on A take {:.0f} % of its step and run "
-      "{:.2f}× faster on A; the memory-bound rest runs {:.2f}× faster. The overall ratio is "
+      "\nA is {:.2f}× as fast overall: between the tensor-rate ratio {:.2f}× ({:.2f}× at "
+      "datasheet rates, times the efficiency each architecture reaches in measured runs) and the "
+      "bandwidth ratio {:.2f}×. The ops that are compute-bound on A take {:.0f} % of its step and "
+      "run {:.2f}× faster on A; the memory-bound rest runs {:.2f}× faster. The overall ratio is "
       "their time-weighted mean.\n",
-      c.overall, c.tensor_rate_ratio, c.bandwidth_ratio, 100 * c.compute_bound_share_a,
-      c.compute_bound_ratio, c.memory_bound_ratio);
+      c.overall, c.effective_tensor_ratio, c.tensor_rate_ratio, c.bandwidth_ratio,
+      100 * c.compute_bound_share_a, c.compute_bound_ratio, c.memory_bound_ratio);
 }
 
 }  // namespace ftplan

@@ -238,6 +238,7 @@ json compare_json(const Device& a, const Device& b, const TrainingFormats& forma
     sj["class_ratio"] = ratios;
     sj["overall_ratio"] = round_to(c.overall, 4);
     sj["tensor_rate_ratio"] = round_to(c.tensor_rate_ratio, 4);
+    sj["effective_tensor_ratio"] = round_to(c.effective_tensor_ratio, 4);
     sj["bandwidth_ratio"] = round_to(c.bandwidth_ratio, 4);
     sj["compute_bound_share_a"] = round_to(c.compute_bound_share_a, 4);
     sj["compute_bound_ratio"] = round_to(c.compute_bound_ratio, 4);

@@ -102,11 +102,11 @@ class RooflineSection : SectionWriter {
     for (std::size_t c = 1; c < r.versus_first.size(); ++c) {
       if (!r.versus_first[c]) continue;
       const StepComparison& cmp = *r.versus_first[c];
-      s.blocks.push_back(paragraph(f(Txt::kRatioSentence, r.run->name, card_name(*m_.cards[0]),
-                                     card_name(*m_.cards[c]), times(cmp.overall),
-                                     percent(cmp.compute_bound_share_a),
-                                     times(cmp.compute_bound_ratio), times(cmp.tensor_rate_ratio),
-                                     times(cmp.memory_bound_ratio), times(cmp.bandwidth_ratio))));
+      s.blocks.push_back(paragraph(
+          f(Txt::kRatioSentence, r.run->name, card_name(*m_.cards[0]), card_name(*m_.cards[c]),
+            times(cmp.overall), percent(cmp.compute_bound_share_a), times(cmp.compute_bound_ratio),
+            times(cmp.tensor_rate_ratio), times(cmp.memory_bound_ratio), times(cmp.bandwidth_ratio),
+            times(cmp.effective_tensor_ratio))));
     }
     s.blocks.push_back(table(step_table()));
     std::vector<std::string> throughput, untimed;

@@ -72,6 +72,11 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
     read_source_ids(*mem, sources);
     mem->finish();
   }
+  if (auto host = root.optional_map("host")) {
+    s.micro_batch_overhead = host->required_bool("micro_batch_overhead");
+    s.host_basis = host->required_string("basis");
+    host->finish();
+  }
   s.note = root.optional_string("note").value_or("");
   s.sources = read_source_ids(root, sources);
   root.finish();

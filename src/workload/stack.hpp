@@ -55,6 +55,10 @@ struct StackProfile {
   double zero3_sharded_bytes = 0;
   double zero3_largest_layer_bytes = 0;
   std::string buffers_basis;
+  // The host's fixed time per micro-batch (data/efficiency `host.micro_batch_ms`: a trainer's
+  // data loading, hooks and logging) applies; false for a bare training loop (`host:`).
+  bool micro_batch_overhead = true;
+  std::string host_basis;
   std::string note;
   std::vector<std::string> sources;
 };
