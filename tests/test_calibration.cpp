@@ -670,17 +670,21 @@ TEST(CalibrationMeasuredStep, PredictionsAreWhatFtplanSaysForTheRowsOwnCommandLi
   EXPECT_EQ(summary[0].count, 4u);
 }
 
+// The error parse_step_results gives for `doc` changed by `change` ("" when it parses).
+std::string step_file_error(json doc, const std::function<void(json&)>& change) {
+  change(doc);
+  try {
+    parse_step_results({"step.json", doc.dump(), {}});
+  } catch (const UserError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
+
 TEST(CalibrationMeasuredStep, BadStepFilesAreRejected) {
-  const std::string text = slurp(sample_path("ftplan-step-sample.json"));
+  const json doc = json::parse(slurp(sample_path("ftplan-step-sample.json")));
   auto error = [&](const std::function<void(json&)>& change) {
-    json j = json::parse(text);
-    change(j);
-    try {
-      parse_step_results({"step.json", j.dump(), {}});
-    } catch (const UserError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    return step_file_error(doc, change);
   };
   EXPECT_NE(error([](json& j) {
               j["schema"] = "ftplan-step/9";
@@ -758,14 +762,7 @@ TEST(CalibrationMeasuredStep, AFullFineTuneRowHasNoAdapter) {
   while (doc["rows"][full_row]["method"] != "full")
     ++full_row;
   auto error = [&](const std::function<void(json&)>& change) {
-    json j = doc;
-    change(j);
-    try {
-      parse_step_results({"step.json", j.dump(), {}});
-    } catch (const UserError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    return step_file_error(doc, change);
   };
   EXPECT_NE(error([&](json& j) {
               j["rows"][full_row]["lora_rank"] = 16;
