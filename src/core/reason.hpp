@@ -27,6 +27,7 @@ enum class ReasonCode {
   kWhereMigInstance,
   kFitFits,
   kFitTight,
+  kFitTightReserve,
   kFitDoesNotFit,
   // memory/solve
   kSolveSequence,

@@ -67,6 +67,17 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
+  // The reserve is elastic: on a failed allocation the caching allocator releases its free cached
+  // blocks and retries. A step whose allocated peak fits may run (measured: an H200 at 141 GB
+  // allocated and 149 GB reserved, where the reserve model asked for 167 GB), or stop on
+  // fragmentation (a 7.8 GiB request with 8.2 GiB cached in pieces): tight, not out.
+  const Bytes reserve = m.runtime.overheads.allocator_reserve;
+  if (m.verdict == Verdict::kDoesNotFit && !m.load_is_peak &&
+      OverheadBreakdown::counts_reserve(w.peak) && reserve.value > 0 &&
+      (m.peak - reserve).value <= m.capacity.value) {
+    m.verdict = Verdict::kTight;
+    m.tight_by_reserve = true;
+  }
 }
 
 // Tensor, pipeline, context or expert parallelism (parallel/layout.hpp): each edge stage's card
@@ -139,6 +150,12 @@ Reason memory_reason(const MemoryEstimate& m, const Placement& p) {
           .bytes("capacity", m.capacity)
           .nested("where", placement_where(p));
     case Verdict::kTight:
+      if (m.tight_by_reserve)
+        return Reason(ReasonCode::kFitTightReserve)
+            .bytes("peak", m.peak)
+            .bytes("allocated", m.peak - m.runtime.overheads.allocator_reserve)
+            .bytes("capacity", m.capacity)
+            .nested("where", placement_where(p));
       return Reason(ReasonCode::kFitTight)
           .bytes("peak", m.peak)
           .bytes("headroom", m.headroom)

@@ -48,6 +48,9 @@ struct MemoryEstimate {
   bool load_is_peak = false;
   Bytes headroom;  // capacity - peak
   Verdict verdict = Verdict::kFits;
+  // Tight only because the allocator's reserve (cached blocks: reserved minus allocated) does not
+  // fit beside the allocated peak: PyTorch frees cached blocks and retries before it fails.
+  bool tight_by_reserve = false;
   Reason reason;  // one sentence a user can act on
   // Under pipeline parallelism (Placement::layout): the first and the last stage, each on one of
   // its cards; the figures above are the stage whose peak is higher. stage_count 0: no pipeline.
@@ -82,5 +85,10 @@ Reason placement_where(const Placement& p);
 
 // The verdict rule, on its own (used by MIG per profile and by the planner).
 Verdict verdict_for(Bytes capacity, Bytes peak);
+// Whether the peak with everything it counts, the allocator's reserve included, fits: not
+// `does-not-fit`, and not tight only by releasing cached blocks.
+inline bool fits_with_reserve(const MemoryEstimate& m) {
+  return m.verdict != Verdict::kDoesNotFit && !m.tight_by_reserve;
+}
 
 }  // namespace ftplan

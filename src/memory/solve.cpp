@@ -49,7 +49,7 @@ SolveResult solve(const Workload& base, const Placement& p, SolveFor what, std::
   const std::int64_t k_fits =
       last_k([&](std::int64_t k) { return estimate(k).verdict == Verdict::kFits; });
   const std::int64_t k_tight =
-      last_k([&](std::int64_t k) { return estimate(k).verdict != Verdict::kDoesNotFit; });
+      last_k([&](std::int64_t k) { return fits_with_reserve(estimate(k)); });
   r.largest = k_fits * step;
   r.largest_tight = k_tight * step;
   r.at_limit = k_fits == max_k;

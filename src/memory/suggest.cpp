@@ -358,7 +358,7 @@ std::string_view suggestion_kind_name(SuggestionKind k) {
 }
 
 std::vector<Suggestion> suggest_fits(const Workload& w, const Placement& p, int max_cards) {
-  if (estimate_memory(w, p).verdict != Verdict::kDoesNotFit) return {};
+  if (fits_with_reserve(estimate_memory(w, p))) return {};
   Suggestions out;
   suggest_shard(w, p, out);
   suggest_cards(w, p, max_cards, out);
