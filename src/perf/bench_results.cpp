@@ -169,10 +169,12 @@ BenchRecord read_benchmark(StrictMap& m, FailedBenchmarks failed) {
   m.finish();
   if (b.status == "failed" && failed == FailedBenchmarks::kReject)
     throw UserError(ErrorCode::kInvalidValue,
-                    fmt::format("{}: failed its check against the CPU reference ({}); its result "
-                                "cannot calibrate anything. Rerun it, or pass --skip-failed to "
-                                "calibrate without it",
-                                b.where, b.reason.empty() ? "no reason given" : b.reason),
+                    fmt::format("{}: {} ({}); its result cannot calibrate anything. Rerun it, or "
+                                "pass --skip-failed to calibrate without it",
+                                b.where,
+                                b.median.value > 0 ? "failed its check against the CPU reference"
+                                                   : "failed before it was timed",
+                                b.reason.empty() ? "no reason given" : b.reason),
                     "status");
   return b;
 }
