@@ -772,14 +772,14 @@ TEST(CalibrationMeasuredStep, TheH200RunIsReadAndItsPeaksArePredicted) {
   EXPECT_NE(fit.out.find("releases cached blocks"), std::string::npos) << fit.out;
 }
 
-// The H200's first micro-benchmark run: its FP8 GEMMs failed before they were timed (a misaligned
+// The H200's first micro-benchmark run: its FP8 GEMMs failed before they were checked (a misaligned
 // scale pointer); import says so, and imports the rest with --skip-failed. The rerun has them all.
 TEST(CalibrationResults, TheH200RunsImport) {
   const std::string dir = std::string(FTPLAN_SOURCE_DIR) + "/bench/results/h200-sxm-20261204/";
   const auto failed = test::run_cli({"calibrate", "import", dir + "ftplan-bench.json"});
   EXPECT_EQ(failed.code, 2);
   EXPECT_NE(failed.err.find("'gemm.fp8.llama-3.1-8b.q.fwd.t2048' (key 'benchmarks[148]'): failed "
-                            "before it was timed (cublasLtMatmul"),
+                            "before it was checked (cublasLtMatmul"),
             std::string::npos)
       << failed.err;
   const auto skipped =

@@ -98,7 +98,7 @@ void read_check(StrictMap c, BenchRecord& b, StrictMap& parent) {
   c.any_string("metric");
   c.required_number("max_error", 0, 1e300);
   c.required_number("bound", 0, 1e300);
-  c.required_integer("samples", 0, 1LL << 50);
+  b.check_samples = c.required_integer("samples", 0, 1LL << 50);
   c.finish();
   if (b.ok() && !passed)
     parent.fail("check", "status 'ok' with a check that did not pass: the file contradicts itself");
@@ -172,8 +172,8 @@ BenchRecord read_benchmark(StrictMap& m, FailedBenchmarks failed) {
                     fmt::format("{}: {} ({}); its result cannot calibrate anything. Rerun it, or "
                                 "pass --skip-failed to calibrate without it",
                                 b.where,
-                                b.median.value > 0 ? "failed its check against the CPU reference"
-                                                   : "failed before it was timed",
+                                b.check_samples > 0 ? "failed its check against the CPU reference"
+                                                    : "failed before it was checked",
                                 b.reason.empty() ? "no reason given" : b.reason),
                     "status");
   return b;

@@ -41,6 +41,7 @@ struct BenchRecord {
 
   bool ok() const { return status == "ok"; }
   std::optional<std::int64_t> dimension(std::string_view name) const;
+  std::int64_t check_samples = 0;  // outputs compared with the CPU reference (0: never ran)
 };
 
 struct BenchResults {
