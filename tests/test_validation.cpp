@@ -3,6 +3,7 @@
 // measured-runs parser on a user's file, and the runs' throughput figures and software stacks.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "memory/measured_runs.hpp"
+#include "perf/efficiency.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -286,6 +288,21 @@ TEST(ValidationThroughput, EachUnitIsRead) {
 
 TEST(ValidationThroughput, StacksAndDefaults) {
   EXPECT_EQ(test::stacks().names().size(), 9u);
+  // A bare loop (pytorch) runs what hf runs without the trainer's fixed time per micro-batch.
+  EXPECT_TRUE(test::stacks().find("hf").micro_batch_overhead);
+  EXPECT_FALSE(test::stacks().find("pytorch").micro_batch_overhead);
+  const auto step_on = [](const char* stack) {
+    return test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                          "h200-sxm", "--grad-accum", "4", "--stack", stack, "--json"});
+  };
+  const auto hf = step_on("hf"), bare = step_on("pytorch");
+  ASSERT_EQ(hf.code, 0) << hf.err;
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  const double per_micro_batch = default_efficiency(test::catalog()).host.seconds_per_micro_batch;
+  EXPECT_GT(per_micro_batch, 0);
+  EXPECT_NEAR(nlohmann::json::parse(hf.out)["step_seconds"].get<double>() -
+                  nlohmann::json::parse(bare.out)["step_seconds"].get<double>(),
+              4 * per_micro_batch, 1e-9);
   EXPECT_EQ(test::stacks().fallback().name, "hf");
   const std::string text =
       with_throughput("      value: 7174\n      unit: tokens_per_second_per_gpu\n")

@@ -17,7 +17,7 @@ import sys
 TARGETS = "q,k,v,o,gate,up,down"
 
 
-def rows(paths, prefix):
+def rows(paths):
     n = 0
     for path in paths:
         doc = json.load(open(path))
@@ -31,7 +31,7 @@ def rows(paths, prefix):
             if r["status"] != "ok" or r["method"] not in ("lora", "full"):
                 continue
             n += 1
-            yield n, path, gpu, sw, doc["settings"], r
+            yield n, path, gpu, sw, r
 
 
 def main(argv):
@@ -41,7 +41,7 @@ def main(argv):
     p.add_argument("files", nargs="+")
     a = p.parse_args(argv)
     out = ["runs:"]
-    for n, path, gpu, sw, settings, r in rows(a.files, a.prefix):
+    for n, path, gpu, sw, r in rows(a.files):
         lines = [f"  - id: {a.prefix}{n}", f"    source: {a.source}", f"    model: {r['model']}",
                  f"    method: {r['method']}"]
         if r["method"] == "lora":

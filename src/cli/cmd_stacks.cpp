@@ -29,6 +29,7 @@ const bool registered = register_command(
                              {"compile", s.compile},
                              {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
                              {"optimizer_memory_passes", s.optimizer_passes},
+                             {"micro_batch_overhead", s.micro_batch_overhead},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});

@@ -30,18 +30,18 @@ struct BenchRecord {
   std::string model;        // catalog model the shape comes from ("" where none)
   std::string projection;
   std::vector<std::pair<std::string, std::int64_t>> shape;  // named sizes, in file order
-  std::string dtype;         // input format: bf16 | fp8_e4m3 | fp32 | nf4 | bytes
-  std::string output_dtype;  // bf16, bytes, u64, ...
-  Flops flops;               // per launch
-  Bytes bytes;               // per launch: read + written, each operand once
-  std::string status;        // ok | failed | skipped
-  std::string reason;        // why failed or skipped
-  Seconds median, min, max;  // per launch, over the repeats (status ok only)
-  std::string where;         // "file: key 'benchmarks[i]' (line N)" for messages
+  std::string dtype;               // input format: bf16 | fp8_e4m3 | fp32 | nf4 | bytes
+  std::string output_dtype;        // bf16, bytes, u64, ...
+  Flops flops;                     // per launch
+  Bytes bytes;                     // per launch: read + written, each operand once
+  std::string status;              // ok | failed | skipped
+  std::string reason;              // why failed or skipped
+  Seconds median, min, max;        // per launch, over the repeats (status ok only)
+  std::string where;               // "file: key 'benchmarks[i]' (line N)" for messages
+  std::int64_t check_samples = 0;  // outputs compared with the CPU reference (0: never ran)
 
   bool ok() const { return status == "ok"; }
   std::optional<std::int64_t> dimension(std::string_view name) const;
-  std::int64_t check_samples = 0;  // outputs compared with the CPU reference (0: never ran)
 };
 
 struct BenchResults {

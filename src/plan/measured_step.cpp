@@ -157,7 +157,8 @@ StepRow read_row(StrictMap& m) {
     m.fail("recompute", "contradicts activation_checkpointing (on: full, off: none)");
   // A full fine-tune has no adapters: its rank is null; an adapter row's is a positive count.
   if (row.method == "full") {
-    if (!m.raw("lora_rank").IsNull()) m.fail("lora_rank", "expected null for a full fine-tune");
+    if (m.nullable_number("lora_rank", 0, 65536))
+      m.fail("lora_rank", "expected null for a full fine-tune (it has no adapters)");
   } else {
     row.lora_rank = static_cast<int>(m.required_integer("lora_rank", 1, 65536));
   }
