@@ -1,14 +1,13 @@
 # What `cmake --install` and the Debian package (`cpack -G DEB` in the build folder) hold: the CLI,
 # its network half where the CLI looks for it (lib/ftplan/ftplan-net, src/launch/launch_net.cpp),
-# shell completions (bash, fish) and a man page generated from the built binary, the README and
-# the example files. The data, web page and schemas are embedded in the binaries: none is
+# shell completions (bash, zsh, fish) and the man page generated from the built binary, the
+# README, docs/ and the example files. The data, web page and schemas are embedded in the binaries: none is
 # installed.
 include(GNUInstallDirs)
 
 set(FTPLAN_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
-# bash and fish load a completion script from their folder when `ftplan` is first completed; zsh's
-# script builds on bashcompinit, so it is loaded from ~/.zshrc (source <(ftplan completion zsh)).
-set(FTPLAN_COMPLETIONS bash/ftplan fish/ftplan.fish)
+# bash, zsh and fish load a completion script from their folder when `ftplan` is first completed.
+set(FTPLAN_COMPLETIONS bash/ftplan zsh/_ftplan fish/ftplan.fish)
 set(FTPLAN_INSTALL_FILES ${FTPLAN_GENERATED_DIR}/ftplan.1)
 foreach(file ${FTPLAN_COMPLETIONS})
   list(APPEND FTPLAN_INSTALL_FILES ${FTPLAN_GENERATED_DIR}/completion/${file})
@@ -18,7 +17,7 @@ add_custom_command(
   # (In the sanitizer builds the binary runs instrumented: a leak report must not fail the build.)
   COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0
           ${CMAKE_COMMAND} -DFTPLAN=$<TARGET_FILE:ftplan> -DOUT=${FTPLAN_GENERATED_DIR}
-          -DVERSION=${PROJECT_VERSION} -P ${CMAKE_SOURCE_DIR}/cmake/install_files.cmake
+          -P ${CMAKE_SOURCE_DIR}/cmake/install_files.cmake
   DEPENDS ftplan ${CMAKE_SOURCE_DIR}/cmake/install_files.cmake
   COMMENT "Writing the man page and shell completions from the ftplan binary"
   VERBATIM)
@@ -30,11 +29,15 @@ install(FILES ${FTPLAN_GENERATED_DIR}/ftplan.1 DESTINATION ${CMAKE_INSTALL_MANDI
         COMPONENT runtime)
 install(FILES ${FTPLAN_GENERATED_DIR}/completion/bash/ftplan
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
+install(FILES ${FTPLAN_GENERATED_DIR}/completion/zsh/_ftplan
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT runtime)
 install(FILES ${FTPLAN_GENERATED_DIR}/completion/fish/ftplan.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d COMPONENT runtime)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         COMPONENT runtime)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        COMPONENT runtime)
 
 # ---- Debian package: cpack -G DEB (in the build folder) -> ftplan_<version>_<arch>.deb ---------
 set(CPACK_GENERATOR DEB)

@@ -14,10 +14,36 @@ trap 'rm -f "$script"' EXIT
 "$shell" -n "$script" || { echo "$shell -n rejects the script"; exit 1; }
 echo "$shell -n accepts the script"
 if [ "$shell" = zsh ]; then
-  # Loaded after compinit, the script registers its function for ftplan.
-  zsh -f -c 'autoload -U compinit && compinit -u -D && . "$1" && [[ ${_comps[ftplan]} == _bash_complete* ]]' \
-    zsh "$script" || { echo "zsh: the script registers no completion for ftplan"; exit 1; }
-  echo "zsh registers the completion"
+  # Sourced after compinit, the script registers _ftplan for ftplan; saved as _ftplan in a folder
+  # of fpath, compinit finds it there (#compdef) and the function loads from the file.
+  zsh -f -c 'autoload -U compinit && compinit -u -D && . "$1" && [[ ${_comps[ftplan]} == _ftplan ]] && (( $+functions[_ftplan] ))' \
+    zsh "$script" || { echo "zsh: the sourced script registers no completion for ftplan"; exit 1; }
+  dir=$(mktemp -d) || exit 1
+  cp "$script" "$dir/_ftplan"
+  zsh -f -c 'fpath=("$1" $fpath); autoload -U compinit && compinit -u -D && [[ ${_comps[ftplan]} == _ftplan ]] && autoload +X _ftplan && [[ $functions[_ftplan] == *_arguments* ]]' \
+    zsh "$dir" || { rm -rf "$dir"; echo "zsh: _ftplan in fpath is not loaded for ftplan"; exit 1; }
+  # An interactive zsh (on a pseudo-terminal) completes an option and a card id with it.
+  zsh -f -c '
+    zmodload zsh/zpty || exit 0
+    zpty z "zsh -f -i"
+    zpty -w z "PS1=\">\"; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; ftplan() {}"
+    expect() {  # reads the terminal until it shows $1 (10 s at most)
+      local seen= chunk
+      for i in {1..100}; do
+        zpty -r -t z chunk && seen+=$chunk
+        [[ $seen == *"$1"* ]] && return 0
+        sleep 0.1
+      done
+      print -r -- "zsh completed to: ${seen[-300,-1]}"
+      return 1
+    }
+    zpty -w -n z "ftplan fit --micro-b"$'"'"'\t'"'"'
+    expect "ftplan fit --micro-batch" || exit 1
+    zpty -w -n z $'"'"'\C-u'"'"'"ftplan fit --gpu h200-n"$'"'"'\t'"'"'
+    expect "h200-nvl" || exit 1
+    zpty -d z' zsh "$dir" || { rm -rf "$dir"; echo "zsh: completing on a terminal failed"; exit 1; }
+  rm -rf "$dir"
+  echo "zsh registers the completion, sourced and from fpath, and completes options and cards"
   exit 0
 fi
 if [ "$shell" = fish ]; then

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -142,13 +144,96 @@ TEST(Conventions, CompletionScriptsNameEveryCommandAndOption) {
     // Card ids complete after --gpu.
     EXPECT_NE(r.out.find("h200-nvl"), std::string::npos) << shell;
   }
-  EXPECT_NE(test::run_cli({"completion", "zsh"}).out.find("bashcompinit"), std::string::npos);
+  EXPECT_EQ(test::run_cli({"completion", "zsh"}).out.rfind("#compdef ftplan\n", 0), 0u);
 }
 
 TEST(Conventions, CompletionForAnUnknownShellNamesTheShells) {
   const auto r = test::run_cli({"completion", "bsh"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown shell 'bsh'; did you mean bash"), std::string::npos) << r.err;
+}
+
+// ---- reference -------------------------------------------------------------------------------
+
+// Every option of every command, with its command's path ("calibrate import").
+std::vector<std::pair<std::string, std::string>> every_option() {
+  std::ostringstream out, err;
+  cli::Context ctx(out, err);
+  CLI::App app;
+  cli::add_all_commands(app, ctx);
+  std::vector<std::pair<std::string, std::string>> options;
+  const std::function<void(const CLI::App&, const std::string&)> walk =
+      [&](const CLI::App& a, const std::string& path) {
+        for (const CLI::Option* o : a.get_options())
+          for (const auto& l : o->get_lnames())
+            options.emplace_back(path, "--" + l);
+        for (const CLI::App* sub : a.get_subcommands({}))
+          walk(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name());
+      };
+  walk(app, "");
+  return options;
+}
+
+TEST(Conventions, ReferenceNamesEveryCommandOptionEndpointAndJsonOutput) {
+  const auto r = test::run_cli({"reference"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto options = every_option();
+  ASSERT_GT(options.size(), 300u);
+  for (const auto& [path, option] : options) {
+    if (option == "--help") continue;
+    // The option's row sits in its command's section.
+    const std::string heading = path.empty() ? "## Global options" : "# ftplan " + path + "\n";
+    const auto section = r.out.find(heading);
+    ASSERT_NE(section, std::string::npos) << heading;
+    const auto next = r.out.find("\n#", section + heading.size());
+    // The option's names in a row: "`--a`" or "`--a, --b`" (an alias).
+    bool found = false;
+    for (const std::string& form :
+         {"`" + option + "`", "`" + option + ", ", ", " + option + "`", ", " + option + ", "}) {
+      const auto at = r.out.find(form, section);
+      found = found || (at != std::string::npos && at < next);
+    }
+    EXPECT_TRUE(found) << path << " " << option;
+  }
+  for (const std::string endpoint : {"`/api/fit`", "`/api/plan`", "`/healthz`"})
+    EXPECT_NE(r.out.find(endpoint), std::string::npos) << endpoint;
+  // Every JSON output, and keys below objects and inside arrays.
+  const auto schemas = test::run_cli({"schema"});
+  std::istringstream names(schemas.out);
+  std::string line;
+  std::getline(names, line);  // the heading
+  int outputs = 0;
+  while (std::getline(names, line)) {
+    const std::string name = line.substr(line.find_first_not_of(' '));
+    EXPECT_NE(r.out.find("### JSON: " + name + "\n"), std::string::npos) << name;
+    ++outputs;
+  }
+  EXPECT_GT(outputs, 20);
+  EXPECT_NE(r.out.find("| `memory_GB.free` | number |"), std::string::npos);
+  EXPECT_NE(r.out.find("| `from.used` | array of object |"), std::string::npos);
+  EXPECT_NE(r.out.find("| `from.used[].key` | string |"), std::string::npos);
+}
+
+TEST(Conventions, ManPageHasEveryCommandFromTheSameSource) {
+  ::setenv("SOURCE_DATE_EPOCH", "1764806400", 1);  // 2025-12-04
+  const auto r = test::run_cli({"reference", "--format", "man"});
+  ::unsetenv("SOURCE_DATE_EPOCH");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(".TH FTPLAN 1 \"2025-12-04\" \"ftplan " + cli::version() + "\"", 0), 0u)
+      << r.out.substr(0, 80);
+  for (const auto& name : command_names())
+    EXPECT_NE(r.out.find(".SS \"ftplan " + name + "\"\n"), std::string::npos) << name;
+  EXPECT_NE(r.out.find(".SS \"ftplan calibrate import\"\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\\fB\\-\\-micro\\-batch\\fR \\fIINT\\fR"), std::string::npos);
+  // No line starts with a dot or quote that is not a request.
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && (line[0] == '.' || line[0] == '\''))
+      EXPECT_TRUE(std::regex_match(line, std::regex(R"(^\.(TH|SH|SS|TP|B|PP)( .*)?$)"))) << line;
+  const auto bad = test::run_cli({"reference", "--format", "mann"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("did you mean man"), std::string::npos) << bad.err;
 }
 
 // ---- numbers ---------------------------------------------------------------------------------

@@ -116,8 +116,7 @@ std::vector<std::string> all_options(const CompletedCommand& c) {
   return out;
 }
 
-// The script bash runs (zsh runs it through bashcompinit: no variable is named like one of
-// zsh's completion parameters, such as `words`).
+// The script bash runs.
 std::string bash_script(const CompletionModel& m) {
   std::string s;
   s += "_ftplan_complete() {\n";
@@ -227,6 +226,108 @@ std::string fish_script(Context& ctx, const CompletionModel& m) {
   return s;
 }
 
+// Text for a zsh _arguments spec inside single quotes: ' closes the quote, and \ [ ] : are
+// the spec's own marks.
+std::string zsh_spec_text(const std::string& text) {
+  std::string out;
+  for (char c : summary(text)) {
+    if (c == '\'') {
+      out += "'\\''";
+      continue;
+    }
+    if (c == '\\' || c == '[' || c == ']' || c == ':') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// One _arguments spec per option name: flags alone, options with a value followed by what
+// completes the value (the catalog's names, or files).
+std::vector<std::string> zsh_option_specs(const CLI::App& app, const CompletionModel& m) {
+  std::vector<std::string> specs;
+  for (const CLI::Option* o : app.get_options()) {
+    std::vector<std::string> names;
+    for (const auto& l : o->get_lnames())
+      names.push_back("--" + l);
+    for (const auto& sn : o->get_snames())
+      names.push_back("-" + sn);
+    if (names.empty()) continue;  // a positional argument
+    std::string value;
+    if (o->get_type_size() > 0) {
+      value = ":value:_files";
+      for (const auto& n : names)
+        if (auto it = m.values.find(n); it != m.values.end())
+          value = fmt::format(":value:({})", fmt::join(it->second, " "));
+    }
+    for (const auto& n : names)
+      specs.push_back(fmt::format("'*{}{}[{}]{}'", n, value.empty() ? "" : "=",
+                                  zsh_spec_text(o->get_description()), value));
+  }
+  return specs;
+}
+
+// A zsh completion function of its own (_arguments): loaded from a folder of fpath as `_ftplan`
+// (the package installs it there) or sourced after compinit.
+std::string zsh_script(Context& ctx, const CompletionModel& m) {
+  CLI::App app;
+  add_all_commands(app, ctx);
+  const auto described = [](const CLI::App& parent) {
+    std::vector<std::string> items;
+    for (const CLI::App* sub : parent.get_subcommands({}))
+      items.push_back(
+          fmt::format("'{}:{}'", sub->get_name(), zsh_spec_text(sub->get_description())));
+    return items;
+  };
+  const auto lines = [](const std::vector<std::string>& specs, const std::string& indent) {
+    std::string s;
+    for (const auto& spec : specs)
+      s += indent + spec + " \\\n";
+    return s;
+  };
+  std::string s = "compdef _ftplan ftplan\n\n";
+  s += "_ftplan() {\n";
+  s += "  local curcontext=\"$curcontext\" state line ret=1\n";
+  s += "  typeset -A opt_args\n";
+  s += fmt::format("  local -a ftplan_commands=(\n    {}\n  )\n",
+                   fmt::join(described(app), "\n    "));
+  s += "  _arguments -C \\\n";
+  s += lines(zsh_option_specs(app, m), "    ");
+  s += "    '1: :->command' \\\n";
+  s += "    '*:: :->argument' && ret=0\n";
+  s += "  case $state in\n";
+  s += "    command) _describe -t commands 'ftplan command' ftplan_commands && ret=0 ;;\n";
+  s += "    argument)\n";
+  s += "      curcontext=\"${curcontext%:*:*}:ftplan-$line[1]:\"\n";
+  s += "      case $line[1] in\n";
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    std::vector<std::string> specs = zsh_option_specs(*sub, m);
+    std::vector<std::string> nested_names;
+    for (const CLI::App* nested : sub->get_subcommands({})) {
+      nested_names.push_back(nested->get_name());
+      for (const auto& spec : zsh_option_specs(*nested, m))
+        if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    }
+    std::string first;  // the first word after the command
+    if (!nested_names.empty())
+      first = fmt::format("'1:subcommand:({})'", fmt::join(nested_names, " "));
+    for (const auto& c : m.commands)
+      if (c.name == sub->get_name() && c.nested.empty() && !c.subcommands.empty())
+        first = fmt::format("'1:{}:({})'", c.name == "help" ? "command" : "shell",
+                            fmt::join(c.subcommands, " "));
+    s += fmt::format("        {})\n          _arguments \\\n", sub->get_name());
+    s += lines(specs, "            ");
+    if (!first.empty()) s += "            " + first + " \\\n";
+    s += "            '*:file:_files' && ret=0 ;;\n";
+  }
+  s += "      esac ;;\n";
+  s += "  esac\n";
+  s += "  return ret\n";
+  s += "}\n\n";
+  s += "# Loaded from fpath, the file is the body of _ftplan: run it for this first completion.\n";
+  s += "if [[ \"$funcstack[1]\" == _ftplan ]]; then\n  _ftplan \"$@\"\nfi\n";
+  return s;
+}
+
 const bool registered = register_command(
     {"completion",
      "A completion script for bash, zsh or fish: source <(ftplan completion bash) (README.md)",
@@ -247,11 +348,11 @@ const bool registered = register_command(
                       "~/.local/share/bash-completion/completions/ftplan\n"
                    << bash_script(m);
          } else if (*shell == "zsh") {
-           ctx.out << header
-                   << "# Load it with: source <(ftplan completion zsh) in ~/.zshrc (after "
-                      "compinit)\n"
-                   << "autoload -U +X bashcompinit && bashcompinit\n"
-                   << bash_script(m);
+           ctx.out << "#compdef ftplan\n"
+                   << header
+                   << "# Save it as _ftplan in a folder of $fpath, or load it with: source "
+                      "<(ftplan completion zsh) in ~/.zshrc (after compinit)\n"
+                   << zsh_script(ctx, m);
          } else {
            ctx.out << header << "# Save it as ~/.config/fish/completions/ftplan.fish\n"
                    << fish_script(ctx, m);

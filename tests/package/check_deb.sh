@@ -25,13 +25,14 @@ dpkg-deb -f "$deb" Depends | grep -q libc6 ||
 root=$work/root
 dpkg-deb -x "$deb" "$root"
 for f in usr/bin/ftplan usr/lib/ftplan/ftplan-net usr/share/man/man1/ftplan.1 \
-         usr/share/bash-completion/completions/ftplan \
+         usr/share/bash-completion/completions/ftplan usr/share/zsh/vendor-completions/_ftplan \
          usr/share/fish/vendor_completions.d/ftplan.fish \
-         usr/share/doc/ftplan/examples/seed-runs.yaml; do
+         usr/share/doc/ftplan/examples/seed-runs.yaml usr/share/doc/ftplan/docs/reference.md; do
   [ -s "$root/$f" ] || fail "the package lacks /$f"
 done
 [ -x "$root/usr/lib/ftplan/ftplan-net" ] || fail "/usr/lib/ftplan/ftplan-net is not executable"
 grep -q '^\.TH FTPLAN 1' "$root/usr/share/man/man1/ftplan.1" || fail "ftplan.1 has no .TH header"
+grep -q '^\.SS "ftplan fit"' "$root/usr/share/man/man1/ftplan.1" || fail "ftplan.1 has no section for fit"
 if dpkg-deb -c "$deb" | grep -q 'python'; then fail "the package holds the Python module"; fi
 
 got=$("$root/usr/bin/ftplan" --version) || fail "ftplan --version exits with $?"
