@@ -152,8 +152,8 @@ TEST(CliPerf, CompareTextExplainsTheRatio) {
 }
 
 TEST(CliPerf, ReadmeStepTimeSectionMatchesTheModel) {
-  // The README states what `ftplan step` predicts for the seed's 8B LoRA run; keep it true.
-  const std::string readme = read_source_file("README.md");
+  // docs/method.md states what `ftplan step` predicts for the seed's 8B LoRA run; keep it true.
+  const std::string readme = read_source_file("docs/method.md");
   double steps[2];
   int i = 0;
   for (const char* gpu : {"h200-nvl", "rtx-pro-6000"}) {

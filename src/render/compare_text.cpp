@@ -98,21 +98,29 @@ void print_step_comparison(std::ostream& out, const Device& a, const Device& b,
            format_fixed(sp.b.of(cls).value * 1e3, 2), format_fixed(c.class_ratio[i], 2) + "×",
            format_fixed(100 * sp.a.class_compute_bound_seconds[i] / ta, 0)});
   }
+  // The host's time (launches the GPU waits for, the trainer's fixed time) is outside the
+  // cards' own work that the ratios compare.
+  const double step_ratio = sp.a.step.value > 0 ? sp.b.step / sp.a.step : 0;
+  if (sp.a.host_seconds.value > 0 || sp.b.host_seconds.value > 0)
+    t.row({"host", format_fixed(sp.a.host_seconds.value * 1e3, 2),
+           format_fixed(sp.b.host_seconds.value * 1e3, 2), "", ""});
   t.separator();
   t.row({"step", format_fixed(sp.a.step.value * 1e3, 2), format_fixed(sp.b.step.value * 1e3, 2),
-         format_fixed(c.overall, 2) + "×", format_fixed(100 * sp.a.compute_bound_share(), 0)});
+         format_fixed(step_ratio, 2) + "×", format_fixed(100 * sp.a.compute_bound_share(), 0)});
   t.print(out);
   out << fmt::format("tokens/s: {} {:.0f}, {} {:.0f}; MFU {:.1f} % and {:.1f} %\n", a.gpu->id,
                      sp.a.tokens_per_second, b.gpu->id, sp.b.tokens_per_second, 100 * sp.a.mfu,
                      100 * sp.b.mfu);
   out << fmt::format(
-      "\nA is {:.2f}× as fast overall: between the tensor-rate ratio {:.2f}× ({:.2f}× at "
+      "\nOn the cards' own work A is {:.2f}× as fast: between the tensor-rate ratio {:.2f}× "
+      "({:.2f}× at "
       "datasheet rates, times the efficiency each architecture reaches in measured runs) and the "
-      "bandwidth ratio {:.2f}×. The ops that are compute-bound on A take {:.0f} % of its step and "
+      "bandwidth ratio {:.2f}×. The ops that are compute-bound on A take {:.0f} % of that work and "
       "run {:.2f}× faster on A; the memory-bound rest runs {:.2f}× faster. The overall ratio is "
-      "their time-weighted mean.\n",
+      "their time-weighted mean. With the host's time, which the GPU waits for on both cards, "
+      "the step is {:.2f}× as fast.\n",
       c.overall, c.effective_tensor_ratio, c.tensor_rate_ratio, c.bandwidth_ratio,
-      100 * c.compute_bound_share_a, c.compute_bound_ratio, c.memory_bound_ratio);
+      100 * c.compute_bound_share_a, c.compute_bound_ratio, c.memory_bound_ratio, step_ratio);
 }
 
 }  // namespace ftplan
