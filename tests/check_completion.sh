@@ -24,8 +24,10 @@ if [ "$shell" = zsh ]; then
     zsh "$dir" || { rm -rf "$dir"; echo "zsh: _ftplan in fpath is not loaded for ftplan"; exit 1; }
   # An interactive zsh (on a pseudo-terminal) completes an option and a card id with it.
   zsh -f -c '
-    zmodload zsh/zpty || exit 0
-    zpty z "zsh -f -i"
+    if ! zmodload zsh/zpty 2>/dev/null || ! zpty z "zsh -f -i" 2>/dev/null; then
+      print "zsh: no pseudo-terminal here: completing on a terminal is not checked"
+      exit 0
+    fi
     zpty -w z "PS1=\">\"; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; ftplan() {}"
     expect() {  # reads the terminal until it shows $1 (10 s at most)
       local seen= chunk
