@@ -347,6 +347,62 @@ TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Layout, ThePlannersLayoutIsTheOneScaleEvaluates) {
+  // The planner times a layout's stages once per card type and reuses them at every count (8
+  // cards tried before 16 here); `scale` evaluates the same placement from scratch. Both must
+  // give the same step, throughput, overlap and memory.
+  const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-reuse";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "runs.yaml";
+  std::ofstream(path) << "candidates:\n  gpus: [h100-sxm]\n  counts: [8, 16]\n  mig: false\n"
+                         "runs:\n  - name: big\n    model: llama-3.1-70b\n    method: full\n"
+                         "    seq: 4096\n    global_batch: 64\n    tokens: 1e8\n";
+  const auto r = test::run_cli({"plan", path.string(), "--json"});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rec = nlohmann::json::parse(r.out)["runs"][0]["recommendation"];
+  ASSERT_TRUE(rec["feasible"].get<bool>()) << rec.dump();
+  const auto& l = rec["layout"];
+  ASSERT_GT(l["tp"].get<int>() * l["pp"].get<int>() * l["cp"].get<int>(), 1) << l.dump();
+  const auto s = test::run_cli({"scale",
+                                "--model",
+                                "llama-3.1-70b",
+                                "--method",
+                                "full",
+                                "--gpu",
+                                "h100-sxm",
+                                "--gpus",
+                                std::to_string(rec["count"].get<int>()),
+                                "--tp",
+                                std::to_string(l["tp"].get<int>()),
+                                "--pp",
+                                std::to_string(l["pp"].get<int>()),
+                                "--vpp",
+                                std::to_string(l["vpp"].get<int>()),
+                                "--cp",
+                                std::to_string(l["cp"].get<int>()),
+                                "--shard",
+                                l["shard"].get<std::string>(),
+                                "--seq",
+                                "4096",
+                                "--micro-batch",
+                                std::to_string(rec["micro_batch"].get<int>()),
+                                "--grad-accum",
+                                std::to_string(rec["grad_accum"].get<int>()),
+                                "--recompute",
+                                rec["recompute"].get<std::string>(),
+                                "--json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  for (const char* key :
+       {"step_seconds", "tokens_per_second", "exposed_seconds", "scaling_efficiency"})
+    EXPECT_NEAR(rec[key].get<double>(), j[key].get<double>(), 1e-9 + 1e-6 * j[key].get<double>())
+        << key;
+  for (const char* key : {"peak", "model_states"})
+    EXPECT_NEAR(rec["memory_GB"][key].get<double>(), j["memory_GB"][key].get<double>(), 1e-6)
+        << key;
+}
+
 TEST(Layout, ARunsFileFixesTheLayoutOrSaysWhyItCannot) {
   const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-runs";
   std::filesystem::create_directories(dir);

@@ -84,23 +84,22 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
 // holds its share of the states, sharded over its data-parallel group, and the activations of
 // its layers, micro-batches in flight and 1/cp of each sequence.
 MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile,
-                             const Placement& p) {
+                             const Placement& p, const LayoutStates& known) {
   const Layout& l = p.layout;
   const ModelArch& a = w.model->arch;
-  const TrainedSet set = trained_set(w);
   Workload card = w;
   card.seq = std::max<std::int64_t>(1, w.seq / l.cp);
   Placement group = p;
   group.count = std::max(1, l.dp(p.count) * l.cp);
   group.layout = {};
-  const EdgeStages edges = edge_stages(a, l);
+  const EdgeStages& edges = known.stages;
   MemoryEstimate best;
   const int n = edges.count();
   for (int i = 0; i < n; ++i) {
     const Stage& st = edges[i];
     MemoryEstimate m;
-    const StageStates states = stage_states(w, set, l, st);
-    m.states = shard_stage_states(states, p.sharding, l, p.count);
+    m.states =
+        shard_stage_states(known.states[static_cast<std::size_t>(i)], p.sharding, l, p.count);
     m.runtime = runtime_memory(card, stage_profile(profile, a, l, st, w.grad_accum), m.states,
                                group, nullptr);
     finish(m, w, p);
@@ -120,8 +119,11 @@ MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile
 }  // namespace
 
 MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
-                              const ActivationProfile& profile, const Placement& p) {
-  if (!p.layout.trivial() && !p.mig) return layout_memory(w, profile, p);
+                              const ActivationProfile& profile, const Placement& p,
+                              const LayoutStates* layout) {
+  if (!p.layout.trivial() && !p.mig)
+    return layout_memory(w, profile, p,
+                         layout ? *layout : layout_states(w, trained_set(w), p.layout));
   MemoryEstimate m;
   const int cards = p.mig ? 1 : p.count;
   m.states = shard_states(replica, p.sharding, cards);

@@ -17,6 +17,8 @@
 
 namespace ftplan {
 
+struct LayoutStates;  // parallel/layout.hpp
+
 enum class Verdict { kFits, kTight, kDoesNotFit };
 std::string_view verdict_name(Verdict v);  // "fits", "tight", "does-not-fit"
 
@@ -75,8 +77,10 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
                                Trace* trace = nullptr);
 
 // The figures alone, without the reason text or a trace: the planner's allocation-free path.
+// `layout`: the layout's stage states when already known (layout_states for p.layout).
 MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
-                              const ActivationProfile& profile, const Placement& p);
+                              const ActivationProfile& profile, const Placement& p,
+                              const LayoutStates* layout = nullptr);
 // The one sentence a user can act on, for figures from memory_figures().
 Reason memory_reason(const MemoryEstimate& m, const Placement& p);
 

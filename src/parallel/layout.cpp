@@ -248,6 +248,14 @@ StageStates stage_states(const Workload& w, const TrainedSet& set, const Layout&
   return out;
 }
 
+LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layout& l) {
+  LayoutStates out;
+  out.stages = edge_stages(w.model->arch, l);
+  for (int i = 0; i < out.stages.count(); ++i)
+    out.states[static_cast<std::size_t>(i)] = stage_states(w, set, l, out.stages[i]);
+  return out;
+}
+
 ModelStates shard_stage_states(const StageStates& s, Sharding sharding, const Layout& l,
                                int cards) {
   const int dp_cp = std::max(1, l.dp(cards) * l.cp);
@@ -370,12 +378,17 @@ StepOps stage_step_ops(const StepOps& whole, const ModelArch& a, const Layout& l
 
 CardWork card_work(const Workload& w, const TrainedSet& set, const ModelStates& replica,
                    const StepOps& whole, const Layout& l, const Stage& s) {
+  return card_work(stage_states(w, set, l, s).total(), replica, whole, w.model->arch, l, s);
+}
+
+CardWork card_work(const ModelStates& stage, const ModelStates& replica, const StepOps& whole,
+                   const ModelArch& a, const Layout& l, const Stage& s) {
   CardWork out;
-  out.states = stage_states(w, set, l, s).total();
+  out.states = stage;
   const double share = replica.trained_weights.value > 0
                            ? out.states.trained_weights / replica.trained_weights
                            : 0.0;
-  out.ops = stage_step_ops(whole, w.model->arch, l, s, share);
+  out.ops = stage_step_ops(whole, a, l, s, share);
   return out;
 }
 

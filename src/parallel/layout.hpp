@@ -11,6 +11,8 @@
 // each group crosses (comm/collectives).
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <string>
 
@@ -78,6 +80,14 @@ struct StageStates {
   ModelStates total() const;
 };
 StageStates stage_states(const Workload& w, const TrainedSet& set, const Layout& l, const Stage& s);
+// The states of each edge stage of `l` (stage_states for edge_stages): they depend on the run
+// and the layout, not on the micro-batch, recomputation or card count, so the planner computes
+// them once per layout.
+struct LayoutStates {
+  EdgeStages stages;
+  std::array<StageStates, 2> states;  // parallel to stages[i]
+};
+LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layout& l);
 // ZeRO/FSDP over the data-parallel groups of `cards` cards.
 ModelStates shard_stage_states(const StageStates& s, Sharding sharding, const Layout& l, int cards);
 
@@ -103,6 +113,9 @@ struct CardWork {
 };
 CardWork card_work(const Workload& w, const TrainedSet& set, const ModelStates& replica,
                    const StepOps& whole, const Layout& l, const Stage& s);
+// The same from the stage's states already known (stage_states(...).total()).
+CardWork card_work(const ModelStates& stage, const ModelStates& replica, const StepOps& whole,
+                   const ModelArch& a, const Layout& l, const Stage& s);
 
 // The topology a group of `size` cards spaced `stride` ranks apart sees: its members share NVLink
 // domains and nodes only as far as the stride allows, and each gets its card's share of the NICs.

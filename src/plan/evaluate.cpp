@@ -1,6 +1,7 @@
 #include "plan/evaluate.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/format.hpp"
 #include "core/work_budget.hpp"
@@ -76,15 +77,26 @@ void add_rollouts(const Workload& w, ScaleResult& r, const PlanningData& data) {
 // exchanges activations with its tensor-, context-, expert-parallel and pipeline neighbours; the
 // slower stage sets the pace, the bubble adds (pp − 1)/vpp of its micro-batch time, and the
 // data-parallel group reduces the gradients of what its cards hold.
+// What `cache` holds for `key` (null: nothing, or no cache).
+template <class Value>
+const Value* cached(const std::map<StageKey, Value>* cache, const StageKey& key) {
+  if (!cache) return nullptr;
+  const auto it = cache->find(key);
+  return it == cache->end() ? nullptr : &it->second;
+}
+
 void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOps& ops,
                      const Device& device, const EfficiencyTable& efficiency,
-                     const PlanningData& data, ScaleResult& r, Trace* trace) {
+                     const PlanningData& data, ScaleResult& r, Trace* trace,
+                     const LayoutStates* known, const StageCaches& caches) {
   const Placement& p = r.placement;
   const Layout& l = p.layout;
   const ModelArch& a = w.model->arch;
   check_layout_topology(l, r.topology);
-  const TrainedSet set = trained_set(w);
-  const EdgeStages edges = edge_stages(a, l);
+  std::optional<LayoutStates> own;
+  if (!known) own = layout_states(w, trained_set(w), l);
+  const LayoutStates& states = known ? *known : *own;
+  const EdgeStages& edges = states.stages;
   Placement group = p;
   group.count = std::max(1, l.dp(p.count) * l.cp);
   group.layout = {};
@@ -95,8 +107,24 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
   StepOps timed;  // the slower stage's card's ops (for the trace)
   for (int i = 0; i < edges.count(); ++i) {
     const Stage& st = edges[i];
-    CardWork card = card_work(w, set, replica, ops, l, st);
-    const StepEstimate step = estimate_step(card.ops, device, efficiency);
+    const ModelStates stage = states.states[static_cast<std::size_t>(i)].total();
+    const StageKey key(&ops, l, st.index);
+    CardWork card;
+    card.states = stage;
+    StepEstimate step;
+    const StepEstimate* timed_before = trace ? nullptr : cached(caches.steps, key);
+    const StepOps* stage_ops = cached(caches.ops, key);
+    if (timed_before) {
+      step = *timed_before;
+    } else {
+      if (!stage_ops) {
+        card = card_work(stage, replica, ops, a, l, st);
+        stage_ops = &card.ops;
+        if (caches.ops) stage_ops = &caches.ops->emplace(key, card.ops).first->second;
+      }
+      step = estimate_step(*stage_ops, device, efficiency);
+      if (caches.steps) caches.steps->emplace(key, step);
+    }
     if (!step.feasible) {
       r.step = step;
       return;
@@ -116,7 +144,7 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
       r.stage = st.index;
       r.layout_exposed_per_step = exchanges * m;
       held = card.states;
-      if (trace) timed = std::move(card.ops);
+      if (trace) timed = stage_ops ? *stage_ops : card.ops;
     }
   }
   if (trace) trace_step(timed, device, efficiency, r.step, *trace);
@@ -148,14 +176,17 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
 
 }  // namespace
 
-ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
-                               const Placement& p, const Topology& t, const PlanningData& data,
-                               Trace* trace) {
+namespace {
+
+ScaleResult evaluate_with_memory(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                                 const Placement& p, const Topology& t, const PlanningData& data,
+                                 MemoryEstimate memory, Trace* trace, const LayoutStates* known,
+                                 const StageCaches& caches) {
   charge_evaluation();
   ScaleResult r;
   r.placement = p;
   r.topology = t;
-  r.memory = estimate_memory(w, replica, p, trace);
+  r.memory = std::move(memory);
   const FormatSupport support = data.formats.check(*p.gpu, w.precision);
   if (!support.supported) {
     r.step.feasible = false;
@@ -165,7 +196,7 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
   const Device device = apply_power_limit(make_device(p), p.power_limit_W, data.power);
   const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
   if (!p.layout.trivial()) {
-    evaluate_layout(w, replica, ops, device, efficiency, data, r, trace);
+    evaluate_layout(w, replica, ops, device, efficiency, data, r, trace, known, caches);
     add_rollouts(w, r, data);
     return r;
   }
@@ -197,6 +228,23 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
                 {"scale.step_seconds"}});
   add_rollouts(w, r, data);
   return r;
+}
+
+}  // namespace
+
+ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                               const Placement& p, const Topology& t, const PlanningData& data,
+                               Trace* trace) {
+  return evaluate_with_memory(w, replica, ops, p, t, data, estimate_memory(w, replica, p, trace),
+                              trace, nullptr, StageCaches{});
+}
+
+ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                               const Placement& p, const Topology& t, const PlanningData& data,
+                               MemoryEstimate memory, const LayoutStates& states,
+                               const StageCaches& caches) {
+  return evaluate_with_memory(w, replica, ops, p, t, data, std::move(memory), nullptr, &states,
+                              caches);
 }
 
 }  // namespace ftplan

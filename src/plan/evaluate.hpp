@@ -3,6 +3,7 @@
 // combination: `ftplan scale`, the planner, the report and the web page all call it.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "comm/offload.hpp"
@@ -80,5 +81,30 @@ ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
                                Trace* trace = nullptr);
+// One edge stage of a model-parallel layout for one whole step (one per prepared variant).
+struct StageKey {
+  const StepOps* whole = nullptr;
+  int tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
+  int stage = 0;
+  StageKey(const StepOps* w, const Layout& l, int s)
+      : whole(w), tp(l.tp), pp(l.pp), vpp(l.vpp), cp(l.cp), ep(l.ep), stage(s) {}
+  auto operator<=>(const StageKey&) const = default;
+};
+// What the planner computed for model-parallel stages, kept for the next placement that needs it:
+// a layout is evaluated at several card counts (and its stages' ops on every card type), and a
+// stage's work depends on the whole step, the layout and the stage, not on the data-parallel group.
+struct StageCaches {
+  std::map<StageKey, StepOps>* ops = nullptr;         // a run's, for every card type
+  std::map<StageKey, StepEstimate>* steps = nullptr;  // one card type's (and power limit's)
+};
+
+// A model-parallel placement with the memory per card already estimated (memory_figures(w,
+// replica, profile, p, &states) with its reason): the planner checks memory first and times only
+// the placements that fit. `states`: layout_states for p.layout; `caches`: stage ops and steps
+// computed so far (found there, or added).
+ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
+                               const Placement& p, const Topology& t, const PlanningData& data,
+                               MemoryEstimate memory, const LayoutStates& states,
+                               const StageCaches& caches);
 
 }  // namespace ftplan

@@ -312,10 +312,25 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
       return o;
     }
     p.power_limit_W = file.card_power_limit_W;
+    // Memory first: only a placement that fits is timed (its stages, groups and bubble).
+    std::optional<LayoutStates> own;
+    if (!c.layout_states) own = layout_states(w, trained_set(w), c.layout);
+    const LayoutStates& states = c.layout_states ? *c.layout_states : *own;
+    MemoryEstimate memory = memory_figures(w, prepared.replica, v.activations, p, &states);
+    if (!memory_and_power_ok(o, memory, file)) {
+      charge_evaluation();
+      Placement group = p;  // the data-parallel group's strategy, as the evaluation names it
+      group.count = std::max(1, c.layout.dp(c.count) * c.layout.cp);
+      group.layout = {};
+      o.strategy = comm_strategy(w, group);
+      return o;
+    }
+    memory.reason = memory_reason(memory, p);
     // (evaluate_placement charges the evaluation to the work budget.)
-    const ScaleResult r = evaluate_placement(w, prepared.replica, v.ops, p, *c.topology, data);
+    const ScaleResult r =
+        evaluate_placement(w, prepared.replica, v.ops, p, *c.topology, data, std::move(memory),
+                           states, StageCaches{&prepared.stage_ops, &c.card->stage_steps});
     o.strategy = r.comm.strategy;
-    if (!memory_and_power_ok(o, r.memory, file)) return o;
     if (!r.step.feasible) {
       o.failed = Constraint::kStepTime;
       return o;
@@ -397,6 +412,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     const std::vector<const GpuSpec*>& gpus = run.gpus.empty() ? file.gpus : run.gpus;
     check_work_time();
     const PreparedRun prepared = prepare_run(run, data);
+    std::optional<TrainedSet> run_set;  // the run's trained tensors, once a layout needs them
     const std::size_t variants = prepared.variants.size();
     std::vector<Option> feasible;
     for (const GpuSpec* gpu : gpus) {
@@ -448,6 +464,13 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         for (const auto& [sh, layout] : layouts) {
           c.sharding = sh;
           c.layout = layout;
+          // A layout's stage states, once for all its variants.
+          std::optional<LayoutStates> states;
+          if (!layout.trivial()) {
+            if (!run_set) run_set = trained_set(run.workload);
+            states = layout_states(run.workload, *run_set, layout);
+          }
+          c.layout_states = states ? &*states : nullptr;
           std::optional<Option> best_sharding;
           for (std::size_t v = 0; v < variants; ++v) {
             ++rp.evaluations;
@@ -474,6 +497,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         } else if (miss_here) {
           c.sharding = miss_here->sharding;
           c.layout = miss_here->layout;
+          c.layout_states = nullptr;
           miss_here->reason = option_reason(*miss_here, prepared, c, file);
           if (!closest_miss || miss(*miss_here) < miss(*closest_miss)) closest_miss = miss_here;
           rp.rejected.push_back(std::move(*miss_here));

@@ -141,6 +141,7 @@ struct PreparedRun {
   const PlannedRun* run = nullptr;
   ModelStates replica;
   std::vector<PreparedVariant> variants;
+  mutable std::map<StageKey, StepOps> stage_ops;  // layouts' stages, filled as built
 };
 PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data);
 
@@ -154,6 +155,7 @@ struct PreparedCard {
   Device device;
   std::vector<StepEstimate> steps;  // parallel to PreparedRun::variants
   CardPrices prices;
+  mutable std::map<StageKey, StepEstimate> stage_steps;  // layouts' stages, filled as timed
 };
 PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigProfile* mig,
                           const PlanningData& data, const RunsFile& file);
@@ -171,6 +173,8 @@ struct Candidate {
   const Topology* topology = nullptr;
   std::string_view topology_name;  // the preset's name, owned by PlanningData
   Layout layout;                   // model parallelism (trivial: data parallel only)
+  // The layout's stage states (layout_states) when computed for it; null: computed when needed.
+  const LayoutStates* layout_states = nullptr;
 };
 // The model-parallel layouts the planner tries for `w` on `count` cards of topology `t`, as a
 // practitioner prunes them: tensor parallelism in powers of two within an NVLink domain, pipeline
