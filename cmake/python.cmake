@@ -10,6 +10,12 @@ if(FTPLAN_PYTHON AND (FTPLAN_SANITIZE OR FTPLAN_FUZZ))
                  "the sanitizer runtime preloaded into python3)")
   set(FTPLAN_PYTHON OFF)
 endif()
+# Debian's pybind11-dev, python3-dev and python3-pytest are for the system interpreter: it is the
+# one built for unless another is named (-DPython3_EXECUTABLE=...), even where another python3
+# comes first on PATH (pyenv, a virtual environment).
+if(FTPLAN_PYTHON AND NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python 3 the module is built for")
+endif()
 if(FTPLAN_PYTHON)
   find_package(Python3 COMPONENTS Interpreter Development.Module QUIET)
   if(Python3_FOUND)

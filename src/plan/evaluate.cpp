@@ -241,9 +241,9 @@ ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, co
 
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
-                               MemoryEstimate memory, const LayoutStates& states,
+                               MemoryEstimate memory, const LayoutStates* states,
                                const StageCaches& caches) {
-  return evaluate_with_memory(w, replica, ops, p, t, data, std::move(memory), nullptr, &states,
+  return evaluate_with_memory(w, replica, ops, p, t, data, std::move(memory), nullptr, states,
                               caches);
 }
 

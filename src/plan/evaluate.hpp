@@ -98,13 +98,13 @@ struct StageCaches {
   std::map<StageKey, StepEstimate>* steps = nullptr;  // one card type's (and power limit's)
 };
 
-// A model-parallel placement with the memory per card already estimated (memory_figures(w,
-// replica, profile, p, &states) with its reason): the planner checks memory first and times only
-// the placements that fit. `states`: layout_states for p.layout; `caches`: stage ops and steps
-// computed so far (found there, or added).
+// The same with the memory per card already estimated (memory_figures(w, replica, profile, p,
+// states) with its reason): the planner checks memory first and times only the placements that
+// fit. `states`: layout_states for a model-parallel p.layout (null otherwise); `caches`: stage
+// ops and steps computed so far (found there, or added).
 ScaleResult evaluate_placement(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                const Placement& p, const Topology& t, const PlanningData& data,
-                               MemoryEstimate memory, const LayoutStates& states,
+                               MemoryEstimate memory, const LayoutStates* states,
                                const StageCaches& caches);
 
 }  // namespace ftplan

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/work_budget.hpp"
 #include "plan/fleet.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -236,7 +237,8 @@ std::string_view topology_name(const Topology& t, const PlanningData& data) {
 // The time figures of a feasible memory and step: throughput, time to train, card-hours, energy,
 // cost, the deadline.
 void finish_option(Option& o, const PlannedRun& run, const Candidate& c, const ScaleEstimate& scale,
-                   Bytes received_per_card_per_step, const StepEstimate& step, const Workload& w) {
+                   Bytes received_per_card_per_step, const StepEstimate& step, const Workload& w,
+                   const RlStep* rl, const RunsFile& file) {
   o.step_seconds = scale.step_seconds;
   o.exposed_seconds = scale.exposed_per_step;
   o.received_per_card_per_step = received_per_card_per_step;
@@ -254,6 +256,17 @@ void finish_option(Option& o, const PlannedRun& run, const Candidate& c, const S
   o.card_hours = totals.card_hours;
   o.energy_kWh = totals.energy_kWh;
   o.cost_USD = totals.cost_USD;
+  // Cards that only generate (a separate rollout) are rented and powered for the run too.
+  if (rl && rl->mode == RolloutMode::kSeparate && rl->rollout_gpu && rl->rollout_cards > 0) {
+    const RunTotals rollout = run_totals(run, o.step_seconds, *rl->rollout_gpu, rl->rollout_cards,
+                                         nullptr, prices_for(file.prices, *rl->rollout_gpu));
+    o.card_hours += rollout.card_hours;
+    o.energy_kWh += rollout.energy_kWh;
+    if (o.cost_USD && rollout.cost_USD)
+      *o.cost_USD += *rollout.cost_USD;
+    else
+      o.cost_USD.reset();  // a card without a price: the run's cost is unknown
+  }
   if (run.deadline_hours && o.time_to_train_hours > *run.deadline_hours) {
     o.failed = Constraint::kDeadline;
     return;
@@ -283,7 +296,9 @@ bool memory_and_power_ok(Option& o, const MemoryEstimate& m, const RunsFile& fil
 
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
-  if (c.layout.trivial()) charge_evaluation();  // (a layout's: in evaluate_placement)
+  // A model-parallel layout or an online run is evaluated whole (evaluate_placement charges it).
+  const bool whole = !c.layout.trivial() || is_online(prepared.variants[variant].workload);
+  if (!whole) charge_evaluation();
   const PlannedRun& run = *prepared.run;
   const PreparedVariant& v = prepared.variants[variant];
   const GpuSpec& gpu = *c.card->gpu;
@@ -305,18 +320,22 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   Workload w = v.workload;
   w.grad_accum = o.grad_accum;
   Placement p = placement_of(c);
-  if (!c.layout.trivial()) {
-    // A layout: the whole evaluation (stage ops, groups' traffic, bubble) for this placement.
+  if (whole) {
+    // The whole evaluation for this placement: a layout's stage ops, groups' traffic and bubble;
+    // an online run's rollouts, weight sync and scoring.
     if (c.layout.vpp > 1 && w.grad_accum % c.layout.pp != 0) {
       o.failed = Constraint::kGlobalBatch;
       return o;
     }
     p.power_limit_W = file.card_power_limit_W;
-    // Memory first: only a placement that fits is timed (its stages, groups and bubble).
+    // Memory first: only a placement that fits is timed.
     std::optional<LayoutStates> own;
-    if (!c.layout_states) own = layout_states(w, trained_set(w), c.layout);
-    const LayoutStates& states = c.layout_states ? *c.layout_states : *own;
-    MemoryEstimate memory = memory_figures(w, prepared.replica, v.activations, p, &states);
+    const LayoutStates* states = c.layout_states;
+    if (!c.layout.trivial() && !states) {
+      own = layout_states(w, trained_set(w), c.layout);
+      states = &*own;
+    }
+    MemoryEstimate memory = memory_figures(w, prepared.replica, v.activations, p, states);
     if (!memory_and_power_ok(o, memory, file)) {
       charge_evaluation();
       Placement group = p;  // the data-parallel group's strategy, as the evaluation names it
@@ -333,12 +352,14 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     o.strategy = r.comm.strategy;
     if (!r.step.feasible) {
       o.failed = Constraint::kStepTime;
+      if (r.rl.online) o.reason = r.step.reason;  // the rollout's, which no card step carries
       return o;
     }
     const LayoutTraffic& x = r.layout;
     const Bytes exchanged = (x.tp.received + x.cp.received + x.ep.received + x.pp.received) *
                             static_cast<double>(w.grad_accum);
-    finish_option(o, run, c, r.scale, r.comm.received_per_card_per_step + exchanged, r.step, w);
+    finish_option(o, run, c, r.scale, r.comm.received_per_card_per_step + exchanged, r.step, w,
+                  r.rl.online ? &r.rl : nullptr, file);
     return o;
   }
   o.strategy = comm_strategy(w, p);
@@ -356,7 +377,7 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   const OffloadTime offload = offload_time(w, prepared.replica, p, saved, data.comm);
   const ScaleEstimate scale =
       estimate_scaling(comm, compute_times(step, p, offload), w, *c.topology, data.comm);
-  finish_option(o, run, c, scale, comm.received_per_card_per_step, step, w);
+  finish_option(o, run, c, scale, comm.received_per_card_per_step, step, w, nullptr, file);
   return o;
 }
 
@@ -385,6 +406,7 @@ Reason option_reason(const Option& o, const PreparedRun& prepared, const Candida
           .number("tdp", o.gpu->tdp_W.value.value_or(0))
           .number("limit", file.power_limit_W.value_or(0));
     case Constraint::kStepTime:
+      if (!o.reason.empty()) return o.reason;  // set where the option was evaluated
       for (std::size_t i = 0; i < prepared.variants.size(); ++i) {
         const Workload& w = prepared.variants[i].workload;
         if (w.micro_batch == o.micro_batch && w.recompute == o.recompute)
