@@ -62,7 +62,8 @@ std::string anchor(const std::string& heading) {
 }
 
 void markdown_command(std::string& s, const ReferenceCommand& c, int level) {
-  s += fmt::format("{} ftplan {}\n\n{}\n\n", std::string(static_cast<std::size_t>(level), '#'), c.path, c.description);
+  s += fmt::format("{} ftplan {}\n\n{}\n\n", std::string(static_cast<std::size_t>(level), '#'),
+                   c.path, c.description);
   s += markdown_options(c.options);
   for (const auto& sub : c.subcommands)
     markdown_command(s, sub, level + 1);
