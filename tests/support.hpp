@@ -94,4 +94,12 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
+// The command line with `input` as its standard input (what a file option given `-` reads).
+inline CliResult run_cli(const std::vector<std::string>& args, const std::string& input) {
+  std::istringstream in(input);
+  std::ostringstream out, err;
+  int code = cli::run(args, out, err, in);
+  return {code, out.str(), err.str()};
+}
+
 }  // namespace ftplan::test

@@ -323,20 +323,23 @@ TEST(Layout, FitShowsTheStagesOfAPipeline) {
               0.01);
 }
 
+// The planner's recommendation for Llama 3.1 70B in full on H100 SXM at the counts given.
+nlohmann::json plan_70b_full(const std::string& counts) {
+  const auto r = test::run_cli({"plan", "-", "--json"},
+                               "candidates:\n  gpus: [h100-sxm]\n  counts: [" + counts +
+                                   "]\n  mig: false\n"
+                                   "runs:\n  - name: big\n    model: llama-3.1-70b\n"
+                                   "    method: full\n    seq: 4096\n    global_batch: 64\n"
+                                   "    tokens: 1e8\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out)["runs"][0]["recommendation"] : nlohmann::json();
+}
+
 TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
   // Llama 3.1 70B in full on 16 × H100 SXM (85.5 GB): FSDP leaves 70.6 GB of states per card and
   // no room for the step; splitting the model over tensor and pipeline ranks keeps it whole per
   // stage. The planner's choice for the card must be such a layout, one that divides the model.
-  const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-plan";
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "runs.yaml";
-  std::ofstream(path) << "candidates:\n  gpus: [h100-sxm]\n  counts: [16]\n  mig: false\n"
-                         "runs:\n  - name: big\n    model: llama-3.1-70b\n    method: full\n"
-                         "    seq: 4096\n    global_batch: 64\n    tokens: 1e8\n";
-  const auto r = test::run_cli({"plan", path.string(), "--json"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  const auto& rec = j["runs"][0]["recommendation"];
+  const auto rec = plan_70b_full("16");
   ASSERT_TRUE(rec["feasible"].get<bool>()) << rec.dump();
   const auto& l = rec["layout"];
   const int tp = l["tp"], pp = l["pp"], cp = l["cp"];
@@ -344,23 +347,13 @@ TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
   EXPECT_EQ(l["dp"].get<int>() * tp * pp * cp, 16);
   EXPECT_EQ(64 % tp, 0);  // heads
   EXPECT_EQ(80 % pp, 0);  // layers
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Layout, ThePlannersLayoutIsTheOneScaleEvaluates) {
   // The planner times a layout's stages once per card type and reuses them at every count (8
   // cards tried before 16 here); `scale` evaluates the same placement from scratch. Both must
   // give the same step, throughput, overlap and memory.
-  const auto dir = std::filesystem::temp_directory_path() / "ftplan-test-layout-reuse";
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "runs.yaml";
-  std::ofstream(path) << "candidates:\n  gpus: [h100-sxm]\n  counts: [8, 16]\n  mig: false\n"
-                         "runs:\n  - name: big\n    model: llama-3.1-70b\n    method: full\n"
-                         "    seq: 4096\n    global_batch: 64\n    tokens: 1e8\n";
-  const auto r = test::run_cli({"plan", path.string(), "--json"});
-  std::filesystem::remove_all(dir);
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto rec = nlohmann::json::parse(r.out)["runs"][0]["recommendation"];
+  const auto rec = plan_70b_full("8, 16");
   ASSERT_TRUE(rec["feasible"].get<bool>()) << rec.dump();
   const auto& l = rec["layout"];
   ASSERT_GT(l["tp"].get<int>() * l["pp"].get<int>() * l["cp"].get<int>(), 1) << l.dump();

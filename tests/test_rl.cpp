@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -301,14 +299,9 @@ TEST(Rl, RunsFilesTakeTheRolloutSettings) {
   }
 }
 
-// The planner's recommendation for a runs file (a scratch file in `name`).
-nlohmann::json planned(const std::string& name, const std::string& runs_yaml) {
-  const auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::create_directories(dir);
-  const auto path = dir / "runs.yaml";
-  std::ofstream(path) << runs_yaml;
-  const auto r = test::run_cli({"plan", path.string(), "--json"});
-  std::filesystem::remove_all(dir);
+// The planner's recommendation for the one run of a runs file.
+nlohmann::json planned(const std::string& runs_yaml) {
+  const auto r = test::run_cli({"plan", "-", "--json"}, runs_yaml);
   EXPECT_EQ(r.code, 0) << r.err;
   return r.code == 0 ? nlohmann::json::parse(r.out)["runs"][0]["recommendation"] : nlohmann::json();
 }
@@ -316,11 +309,11 @@ nlohmann::json planned(const std::string& name, const std::string& runs_yaml) {
 TEST(Rl, ThePlannerTimesTheWholeOnlineStep) {
   // The planner ranks an online run on its whole step (rollout, weight sync, scoring, training),
   // as `scale` times it for the same placement, not on the training part alone.
-  const auto rec = planned("ftplan-test-rl-plan",
-                           "candidates:\n  gpus: [h100-sxm]\n  counts: [4]\n  mig: false\n"
-                           "runs:\n  - {name: rl, model: qwen2.5-7b, method: grpo, adapter: lora,\n"
-                           "     micro_batch: 4, prompts_per_step: 16, completion_len: 1024,\n"
-                           "     tokens: 1e7}\n");
+  const auto rec = planned(
+      "candidates:\n  gpus: [h100-sxm]\n  counts: [4]\n  mig: false\n"
+      "runs:\n  - {name: rl, model: qwen2.5-7b, method: grpo, adapter: lora,\n"
+      "     micro_batch: 4, prompts_per_step: 16, completion_len: 1024,\n"
+      "     tokens: 1e7}\n");
   ASSERT_TRUE(rec.value("feasible", false)) << rec.dump();
   const auto s = test::run_cli({"scale",
                                 "--model",
@@ -355,12 +348,11 @@ TEST(Rl, ThePlannerTimesTheWholeOnlineStep) {
 
 TEST(Rl, SeparateRolloutCardsCountInTheRunsCardHours) {
   // 4 H100 train while 2 H200 NVL generate: six cards are rented for the run's hours.
-  const auto rec =
-      planned("ftplan-test-rl-separate",
-              "candidates:\n  gpus: [h100-sxm]\n  counts: [4]\n  mig: false\n"
-              "runs:\n  - {name: rl, model: llama-3.1-8b, method: grpo, adapter: lora,\n"
-              "     micro_batch: 4, prompts_per_step: 16, rollout: separate,\n"
-              "     rollout_gpu: h200-nvl, rollout_gpus: 2, tokens: 1e7}\n");
+  const auto rec = planned(
+      "candidates:\n  gpus: [h100-sxm]\n  counts: [4]\n  mig: false\n"
+      "runs:\n  - {name: rl, model: llama-3.1-8b, method: grpo, adapter: lora,\n"
+      "     micro_batch: 4, prompts_per_step: 16, rollout: separate,\n"
+      "     rollout_gpu: h200-nvl, rollout_gpus: 2, tokens: 1e7}\n");
   ASSERT_TRUE(rec.value("feasible", false)) << rec.dump();
   EXPECT_NEAR(rec["card_hours"].get<double>() / rec["time_to_train_hours"].get<double>(), 6.0,
               1e-3);
