@@ -160,8 +160,11 @@ const bool registered = register_command(
          }
          // The page's date: SOURCE_DATE_EPOCH when set (reproducible builds), else today.
          std::time_t now = std::time(nullptr);
-         if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch)
-           now = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
+         if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) {
+           char* end = nullptr;
+           const long long seconds = std::strtoll(epoch, &end, 10);
+           if (end && *end == '\0' && seconds >= 0) now = static_cast<std::time_t>(seconds);
+         }
          std::tm tm{};
          gmtime_r(&now, &tm);
          char date[16];

@@ -89,9 +89,7 @@ MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile
   const ModelArch& a = w.model->arch;
   Workload card = w;
   card.seq = std::max<std::int64_t>(1, w.seq / l.cp);
-  Placement group = p;
-  group.count = std::max(1, l.dp(p.count) * l.cp);
-  group.layout = {};
+  const Placement group = data_parallel_group(p);
   const EdgeStages& edges = known.stages;
   MemoryEstimate best;
   const int n = edges.count();

@@ -256,6 +256,13 @@ LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layou
   return out;
 }
 
+Placement data_parallel_group(const Placement& p) {
+  Placement group = p;
+  group.count = std::max(1, p.layout.dp(p.count) * p.layout.cp);
+  group.layout = {};
+  return group;
+}
+
 ModelStates shard_stage_states(const StageStates& s, Sharding sharding, const Layout& l,
                                int cards) {
   const int dp_cp = std::max(1, l.dp(cards) * l.cp);

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <array>
-
 #include <cstdint>
 #include <string>
 
@@ -88,6 +87,10 @@ struct LayoutStates {
   std::array<StageStates, 2> states;  // parallel to stages[i]
 };
 LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layout& l);
+// The data-parallel group of a model-parallel placement as one data-parallel placement: dp × cp
+// cards (the context-parallel ranks hold the same weights), no layout. What its gradients are
+// reduced over and its states sharded over.
+Placement data_parallel_group(const Placement& p);
 // ZeRO/FSDP over the data-parallel groups of `cards` cards.
 ModelStates shard_stage_states(const StageStates& s, Sharding sharding, const Layout& l, int cards);
 

@@ -73,10 +73,6 @@ void add_rollouts(const Workload& w, ScaleResult& r, const PlanningData& data) {
   r.scale.step_seconds = r.rl.total;
 }
 
-// A model-parallel layout: each edge stage's card computes its share of the micro-batch and
-// exchanges activations with its tensor-, context-, expert-parallel and pipeline neighbours; the
-// slower stage sets the pace, the bubble adds (pp − 1)/vpp of its micro-batch time, and the
-// data-parallel group reduces the gradients of what its cards hold.
 // What `cache` holds for `key` (null: nothing, or no cache).
 template <class Value>
 const Value* cached(const std::map<StageKey, Value>* cache, const StageKey& key) {
@@ -84,6 +80,11 @@ const Value* cached(const std::map<StageKey, Value>* cache, const StageKey& key)
   const auto it = cache->find(key);
   return it == cache->end() ? nullptr : &it->second;
 }
+
+// A model-parallel layout: each edge stage's card computes its share of the micro-batch and
+// exchanges activations with its tensor-, context-, expert-parallel and pipeline neighbours; the
+// slower stage sets the pace, the bubble adds (pp − 1)/vpp of its micro-batch time, and the
+// data-parallel group reduces the gradients of what its cards hold.
 
 void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOps& ops,
                      const Device& device, const EfficiencyTable& efficiency,
@@ -97,9 +98,7 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
   if (!known) own = layout_states(w, trained_set(w), l);
   const LayoutStates& states = known ? *known : *own;
   const EdgeStages& edges = states.stages;
-  Placement group = p;
-  group.count = std::max(1, l.dp(p.count) * l.cp);
-  group.layout = {};
+  const Placement group = data_parallel_group(p);
   const Topology dp_topology = group_topology(r.topology, group.count, l.tp);
   const double m = static_cast<double>(w.grad_accum);
   Seconds slowest;
@@ -108,19 +107,20 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
   for (int i = 0; i < edges.count(); ++i) {
     const Stage& st = edges[i];
     const ModelStates stage = states.states[static_cast<std::size_t>(i)].total();
+    // The stage's step on this card type and its ops (the same on every card type), as timed or
+    // built before; with a trace the ops are timed again, to record how.
     const StageKey key(&ops, l, st.index);
-    CardWork card;
-    card.states = stage;
-    StepEstimate step;
     const StepEstimate* timed_before = trace ? nullptr : cached(caches.steps, key);
     const StepOps* stage_ops = cached(caches.ops, key);
+    CardWork built;
+    StepEstimate step;
     if (timed_before) {
       step = *timed_before;
     } else {
       if (!stage_ops) {
-        card = card_work(stage, replica, ops, a, l, st);
-        stage_ops = &card.ops;
-        if (caches.ops) stage_ops = &caches.ops->emplace(key, card.ops).first->second;
+        built = card_work(stage, replica, ops, a, l, st);
+        stage_ops =
+            caches.ops ? &caches.ops->emplace(key, std::move(built.ops)).first->second : &built.ops;
       }
       step = estimate_step(*stage_ops, device, efficiency);
       if (caches.steps) caches.steps->emplace(key, step);
@@ -143,8 +143,8 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
       r.layout = traffic;
       r.stage = st.index;
       r.layout_exposed_per_step = exchanges * m;
-      held = card.states;
-      if (trace) timed = stage_ops ? *stage_ops : card.ops;
+      held = stage;
+      if (trace) timed = *stage_ops;  // (timed above: with a trace no kept step is used)
     }
   }
   if (trace) trace_step(timed, device, efficiency, r.step, *trace);
@@ -174,10 +174,7 @@ void evaluate_layout(const Workload& w, const ModelStates& replica, const StepOp
                    : 0;
 }
 
-}  // namespace
-
-namespace {
-
+// evaluate_placement with the memory per card known; `known` and `caches` as evaluate_layout's.
 ScaleResult evaluate_with_memory(const Workload& w, const ModelStates& replica, const StepOps& ops,
                                  const Placement& p, const Topology& t, const PlanningData& data,
                                  MemoryEstimate memory, Trace* trace, const LayoutStates* known,

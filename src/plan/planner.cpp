@@ -296,11 +296,11 @@ bool memory_and_power_ok(Option& o, const MemoryEstimate& m, const RunsFile& fil
 
 Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const Candidate& c,
                        const PlanningData& data, const RunsFile& file) {
-  // A model-parallel layout or an online run is evaluated whole (evaluate_placement charges it).
-  const bool whole = !c.layout.trivial() || is_online(prepared.variants[variant].workload);
-  if (!whole) charge_evaluation();
   const PlannedRun& run = *prepared.run;
   const PreparedVariant& v = prepared.variants[variant];
+  // A model-parallel layout or an online run is evaluated whole (evaluate_placement charges it).
+  const bool whole = !c.layout.trivial() || is_online(v.workload);
+  if (!whole) charge_evaluation();
   const GpuSpec& gpu = *c.card->gpu;
   Option o;
   o.gpu = &gpu;
@@ -338,10 +338,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
     MemoryEstimate memory = memory_figures(w, prepared.replica, v.activations, p, states);
     if (!memory_and_power_ok(o, memory, file)) {
       charge_evaluation();
-      Placement group = p;  // the data-parallel group's strategy, as the evaluation names it
-      group.count = std::max(1, c.layout.dp(c.count) * c.layout.cp);
-      group.layout = {};
-      o.strategy = comm_strategy(w, group);
+      // The data-parallel group's strategy, as the evaluation names it.
+      o.strategy = comm_strategy(w, data_parallel_group(p));
       return o;
     }
     memory.reason = memory_reason(memory, p);
