@@ -3,10 +3,13 @@
 # micro-benchmarks, the measured LoRA, full and QLoRA training steps and, with several GPUs, the NCCL bus
 # bandwidth, and writes everything into one results folder with a short summary.
 #
-# Usage: bench/run-all.sh [RESULTS_DIR] [--full]
+# Usage: bench/run-all.sh [RESULTS_DIR] [--full] [--parts LIST]
 #   RESULTS_DIR  default bench/results/<card>-<UTC date>/
 #   --full       ftplan-bench's and the step script's default repeats instead of --quick
 #                (longer than the 8-minute budget the quick run keeps)
+#   --parts LIST comma-separated, in this order: steps (LoRA, full, QLoRA at 2048 tokens),
+#                seqs (LoRA and full at 512 and 4096 tokens), dpo (DPO steps), decode (decode
+#                steps, CUDA graphs), micro (ftplan-bench), nccl; default steps,micro,nccl
 # Needs: nvidia-smi, the CUDA toolkit (nvcc, cuBLASLt), CMake >= 3.20, Python 3 with PyTorch,
 # transformers and peft. Nothing is downloaded. Every part has a time limit; a part that fails
 # or runs out of time leaves what it measured and the others still run.
@@ -16,14 +19,27 @@ cd "$(dirname "$0")/.." || exit 2
 budget_s=${FTPLAN_BENCH_BUDGET_S:-400}  # the parts' limits; with their grace periods < 8 min
 quick=(--quick)
 results=""
-for arg in "$@"; do
-  case "$arg" in
+parts=steps,micro,nccl
+all_parts=" steps seqs dpo decode micro nccl "
+while (($#)); do
+  case "$1" in
     --full) quick=() ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "run-all.sh: unknown option '$arg' (RESULTS_DIR and --full are accepted)" >&2; exit 2 ;;
-    *) results="$arg" ;;
+    --parts)
+      (($# > 1)) || { echo "run-all.sh: --parts needs a list" >&2; exit 2; }
+      parts=$2
+      shift
+      ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run-all.sh: unknown option '$1' (RESULTS_DIR, --full and --parts are accepted)" >&2; exit 2 ;;
+    *) results="$1" ;;
   esac
+  shift
 done
+for part in ${parts//,/ }; do
+  [[ "$all_parts" == *" $part "* ]] ||
+    { echo "run-all.sh: --parts: '$part' is not one of:$all_parts" >&2; exit 2; }
+done
+want() { [[ ",$parts," == *",$1,"* ]]; }
 
 start=$SECONDS
 step() { printf '\n==> [%3d s] %s\n' "$((SECONDS - start))" "$*" >&2; }
@@ -67,17 +83,48 @@ nvidia-smi topo -m >"$results/machine/topology.txt" 2>&1
 } >"$results/machine/software.txt"
 
 # ---- 1. measured training steps (first: the most valuable figures when time is short)
-limit=$(allow 190 300)
-step "measured LoRA, full and QLoRA steps ${quick[*]} (at most $limit s)"
-timeout -k 10 "$((limit + 40))" "$python" bench/step/measure_step.py "${quick[@]}" \
-  --time-budget-s "$limit" --out "$results/step.json" 2> >(tee "$results/step.log" >&2)
-rc=$?
-status+=("measure_step: exit $rc")
+if want steps; then
+  limit=$(allow 190 300)
+  step "measured LoRA, full and QLoRA steps ${quick[*]} (at most $limit s)"
+  timeout -k 10 "$((limit + 40))" "$python" bench/step/measure_step.py "${quick[@]}" \
+    --time-budget-s "$limit" --out "$results/step.json" 2> >(tee "$results/step.log" >&2)
+  status+=("measure_step: exit $?")
+fi
+if want dpo; then
+  limit=$(allow 170 110)
+  step "measured DPO steps, LoRA and full (at most $limit s)"
+  timeout -k 10 "$((limit + 40))" "$python" bench/step/measure_step.py "${quick[@]}" \
+    --objective dpo --methods lora,full --full-models qwen3-0.6b,llama-3.2-1b \
+    --micro-batches 1,2 --time-budget-s "$limit" --out "$results/dpo.json" \
+    2> >(tee "$results/dpo.log" >&2)
+  status+=("measure_step --objective dpo: exit $?")
+fi
+if want decode; then
+  limit=$(allow 160 90)
+  step "measured decode steps (at most $limit s)"
+  timeout -k 10 "$((limit + 30))" "$python" bench/step/measure_decode.py \
+    --time-budget-s "$limit" --out "$results/decode.json" 2> >(tee "$results/decode.log" >&2)
+  status+=("measure_decode: exit $?")
+fi
+
+# The same at other lengths: how time and memory grow with the sequence.
+if want seqs; then
+  for seq in 512 4096; do
+    limit=$(allow $((seq == 512 ? 90 : 0)) 90)
+    step "measured LoRA and full steps at $seq tokens (at most $limit s)"
+    timeout -k 10 "$((limit + 30))" "$python" bench/step/measure_step.py "${quick[@]}" \
+      --seq "$seq" --methods lora,full --micro-batches 1,4 --time-budget-s "$limit" \
+      --out "$results/step-seq$seq.json" 2> >(tee "$results/step-seq$seq.log" >&2)
+    status+=("measure_step --seq $seq: exit $?")
+  done
+fi
 
 # ---- 2. build ftplan-bench: bench/ on its own (needs none of ftplan's libraries), this card only
 step "build ftplan-bench"
 bench_bin=""
-if command -v cmake >/dev/null && { command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; }; then
+if ! want micro; then
+  status+=("build: not asked for (--parts)")
+elif command -v cmake >/dev/null && { command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; }; then
   arch=${cc/./}
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
@@ -109,7 +156,9 @@ fi
 
 # ---- 4. NCCL bus bandwidth (several GPUs only; the script says so on one)
 limit=$(allow 0 60)
-if ((gpus > 1)); then
+if ! want nccl; then
+  :
+elif ((gpus > 1)); then
   step "NCCL all-reduce / all-gather on $gpus GPUs (at most $limit s)"
   timeout -k 10 "$limit" "$python" -m torch.distributed.run --standalone --nproc_per_node="$gpus" \
     bench/nccl/allreduce.py "${quick[@]}" --out "$results/nccl.json" 2> >(tee "$results/nccl.log" >&2)
@@ -118,7 +167,7 @@ else
   "$python" bench/nccl/allreduce.py --out "$results/nccl.json" 2> >(tee "$results/nccl.log" >&2)
 fi
 rc=$?
-status+=("nccl: exit $rc")
+want nccl && status+=("nccl: exit $rc")
 
 # ---- ftplan's predictions for the measured rows, when an ftplan binary is at hand
 ftplan_bin=${FTPLAN:-build/ftplan}
@@ -188,10 +237,12 @@ if bench:
     for r in rows:
         if r["status"] == "failed":
             print(f"\nfailed: {r['id']}: {r['reason']}")
-step = load("step.json")
-if step:
-    print(f"\n## Measured steps (seq {step['settings']['seq']}, ftplan --gpu "
-          f"{step['device']['ftplan_gpu_id']})\n")
+for name in ("step.json", "step-seq512.json", "step-seq4096.json", "dpo.json"):
+    step = load(name)
+    if not step:
+        continue
+    print(f"\n## Measured steps: {name} ({step['settings'].get('objective', 'sft')}, seq "
+          f"{step['settings']['seq']}, ftplan --gpu {step['device']['ftplan_gpu_id']})\n")
     print("| row | status | ms/step | tokens/s | peak allocated GB | peak reserved GB |")
     print("|---|---|---|---|---|---|")
     for r in step["rows"]:
@@ -200,6 +251,18 @@ if step:
                   f"{gb(r['peak_allocated_bytes'])} | {gb(r['peak_reserved_bytes'])} |")
         else:
             print(f"| {r['id']} | {r['status']} | | | | |")
+decode = load("decode.json")
+if decode:
+    print(f"\n## Measured decode steps (BF16, CUDA graphs, ftplan --gpu "
+          f"{decode['device']['ftplan_gpu_id']})\n")
+    print("| row | status | ms/step | tokens/s | KV cache GB |")
+    print("|---|---|---|---|---|")
+    for r in decode["rows"]:
+        if r["status"] == "ok":
+            print(f"| {r['id']} | ok | {r['step_ms']:.3f} | {r['tokens_per_s']:.0f} | "
+                  f"{gb(r['kv_cache_bytes'])} |")
+        else:
+            print(f"| {r.get('id', r['model'])} | {r['status']} | | | |")
 nccl = load("nccl.json")
 if nccl and nccl.get("rows"):
     print(f"\n## NCCL on {nccl['world_size']} GPUs (bus bandwidth, largest size)\n")

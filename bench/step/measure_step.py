@@ -11,6 +11,13 @@ needed). Each row records the step time (median of the measured steps, CUDA even
 warm-up), peak memory (torch.cuda.max_memory_allocated / max_memory_reserved), every setting,
 and the ftplan command lines that predict the same run. Output: JSON, schema "ftplan-step/1"
 (bench/README.md). Progress goes to standard error.
+
+With --objective dpo each step is a DPO step (TRL DPOTrainer's order): a micro-batch of N pairs
+is 2N sequences (chosen and rejected) in one policy forward; the reference's log-probabilities
+come from a forward under no_grad after it (LoRA: the same model with its adapters switched off,
+PEFT disable_adapter; full: a frozen BF16 copy of the model); then the sigmoid loss (beta 0.1)
+and one backward. Log-probabilities as the model's own loss computes them: logits upcast to FP32,
+cross-entropy per token.
 """
 
 import argparse
@@ -34,6 +41,8 @@ FTPLAN_TARGETS = "q,k,v,o,gate,up,down"
 DEFAULT_MODELS = "qwen3-0.6b,llama-3.2-1b,llama-3.1-8b"
 DEFAULT_FULL_MODELS = "qwen3-0.6b,llama-3.2-1b,llama-3.2-3b"
 METHODS = ("lora", "full", "qlora")
+OBJECTIVES = ("sft", "dpo")
+DPO_BETA = 0.1
 EXIT_NO_GPU = 3
 
 
@@ -55,6 +64,8 @@ def parse_args(argv):
     p.add_argument("--micro-batches", default="1,4", help="micro-batch sizes (default 1,4)")
     p.add_argument("--checkpointing", default="on,off",
                    help="activation checkpointing: on, off or both (default both)")
+    p.add_argument("--objective", choices=OBJECTIVES, default="sft",
+                   help="sft (default: next-token loss) or dpo (pairs, reference model)")
     p.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
     p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16, the seed's)")
     p.add_argument("--warmup", type=int, default=None, help="untimed steps (default 3, quick 2)")
@@ -220,9 +231,15 @@ def set_checkpointing(model, on):
     base.config.use_cache = False
 
 
-def ftplan_commands(model_id, method, seq, micro_batch, checkpointing, rank, gpu_id):
+def ftplan_commands(model_id, method, seq, micro_batch, checkpointing, rank, gpu_id,
+                    objective="sft"):
     adapter = [] if method == "full" else [f"--rank {rank}", f"--targets {FTPLAN_TARGETS}"]
-    flags = [f"--model {model_id}", f"--method {method}", *adapter,
+    if objective == "sft":
+        method_flags = [f"--method {method}"]
+    else:
+        method_flags = [f"--method {objective}"] + ([] if method == "full"
+                                                     else [f"--adapter {method}"])
+    flags = [f"--model {model_id}", *method_flags, *adapter,
              "--optimizer adamw", "--precision bf16", "--stack pytorch",
              f"--seq {seq}", f"--micro-batch {micro_batch}", "--grad-accum 1",
              f"--recompute {'full' if checkpointing else 'none'}", "--attention flash"]
@@ -242,17 +259,53 @@ def ftplan_commands(model_id, method, seq, micro_batch, checkpointing, rank, gpu
     }
 
 
-def measure_row(model, optimizer, device, vocab_size, seq, micro_batch, warmup, steps):
-    """Times `steps` optimizer steps after `warmup` steps; returns the row's measurements."""
+def sequence_logps(model, ids, labels):
+    """Sum of each sequence's next-token log-probabilities, as the model's own loss computes
+    them: the logits upcast to FP32, cross-entropy per token (the last position ignored)."""
+    import torch
+
+    logits = model(input_ids=ids).logits
+    per_token = torch.nn.functional.cross_entropy(
+        logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100,
+        reduction="none")
+    return -per_token.view(ids.shape[0], -1).sum(-1)
+
+
+def dpo_loss(model, reference, ids, labels):
+    """TRL's sigmoid DPO loss over pairs: rows [0, n) chosen, [n, 2n) rejected. The reference
+    runs under no_grad after the policy's forward: `reference` is a frozen model, or None for
+    the policy with its adapters switched off (PEFT disable_adapter)."""
+    import contextlib
+    import torch
+
+    policy = sequence_logps(model, ids, labels)
+    off = model.disable_adapter() if reference is None and hasattr(model, "disable_adapter") \
+        else contextlib.nullcontext()
+    with torch.no_grad(), off:
+        ref = sequence_logps(reference if reference is not None else model, ids, labels)
+    n = ids.shape[0] // 2
+    margin = (policy[:n] - ref[:n]) - (policy[n:] - ref[n:])
+    return -torch.nn.functional.logsigmoid(DPO_BETA * margin).mean()
+
+
+def measure_row(model, optimizer, device, vocab_size, seq, micro_batch, warmup, steps,
+                objective="sft", reference=None):
+    """Times `steps` optimizer steps after `warmup` steps; returns the row's measurements.
+    A DPO micro-batch of `micro_batch` pairs holds 2 × micro_batch sequences."""
     import torch
 
     cuda = device.startswith("cuda")
     generator = torch.Generator(device="cpu").manual_seed(micro_batch)
-    ids = torch.randint(0, vocab_size, (micro_batch, seq), generator=generator).to(device)
+    sequences = micro_batch * (2 if objective == "dpo" else 1)
+    ids = torch.randint(0, vocab_size, (sequences, seq), generator=generator).to(device)
+    labels = torch.nn.functional.pad(ids[:, 1:], (0, 1), value=-100)
 
     def step():
         with torch.autocast(device_type="cuda" if cuda else "cpu", dtype=torch.bfloat16):
-            loss = model(input_ids=ids, labels=ids).loss
+            if objective == "dpo":
+                loss = dpo_loss(model, reference, ids, labels)
+            else:
+                loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -294,7 +347,7 @@ def measure_row(model, optimizer, device, vocab_size, seq, micro_batch, warmup, 
     median = statistics.median(times)
     return {
         "median_s": median, "min_s": min(times), "max_s": max(times), "step_times_s": times,
-        "tokens_per_s": micro_batch * seq / median, "loss": loss_value, **memory,
+        "tokens_per_s": sequences * seq / median, "sequences_per_micro_batch": sequences, "loss": loss_value, **memory,
     }
 
 
@@ -321,14 +374,17 @@ def plan_rows(args):
 
 
 def empty_row(model_id, method, seq, mb, ckpt, args, gpu_id):
+    kind = method if args.objective == "sft" else f"{args.objective}-{method}"
     return {
-        "id": f"{model_id}.{method}.mb{mb}.ckpt-{'on' if ckpt else 'off'}",
-        "model": model_id, "method": method, "seq": seq, "micro_batch": mb, "grad_accum": 1,
+        "id": f"{model_id}.{kind}.mb{mb}.ckpt-{'on' if ckpt else 'off'}",
+        "model": model_id, "objective": args.objective, "method": method, "seq": seq,
+        "micro_batch": mb, "grad_accum": 1,
         "activation_checkpointing": ckpt, "recompute": "full" if ckpt else "none",
         "lora_rank": None if method == "full" else args.rank, "status": "skipped",
         "reason": None,
         "warmup_steps": args.warmup, "steps": args.steps,
-        "ftplan": ftplan_commands(model_id, method, seq, mb, ckpt, args.rank, gpu_id),
+        "ftplan": ftplan_commands(model_id, method, seq, mb, ckpt, args.rank, gpu_id,
+                                  args.objective),
     }
 
 
@@ -385,7 +441,7 @@ def main(argv):
         "device": device,
         "software": versions(),
         "settings": {
-            "quick": args.quick, "seq": args.seq, "lora_rank": args.rank,
+            "quick": args.quick, "objective": args.objective, "seq": args.seq, "lora_rank": args.rank,
             "lora_alpha": 2 * args.rank, "lora_targets": list(TARGET_MODULES),
             "lora_impl": args.lora_impl, "lora_dropout": 0.0,
             "optimizer": "torch.optim.AdamW(lr=1e-4, weight_decay=0.01, fused=True)",
@@ -395,6 +451,11 @@ def main(argv):
             "attention": "sdpa", "loss": "cross-entropy over the full vocabulary (not chunked)",
             "warmup_steps": args.warmup, "steps": args.steps,
             "time_budget_s": args.time_budget_s,
+            "dpo": None if args.objective != "dpo" else {
+                "loss": f"sigmoid, beta {DPO_BETA}", "pairs": "micro_batch pairs = 2 x "
+                "micro_batch sequences in one forward",
+                "reference": "lora: the policy with adapters disabled (PEFT disable_adapter); "
+                             "full: a frozen bf16 copy, forward under no_grad after the policy's"},
             "peak_memory": "torch.cuda.max_memory_allocated / max_memory_reserved over the "
                            "timed steps, after warm-up (optimizer states already allocated)",
         },
@@ -416,7 +477,7 @@ def main(argv):
                 row["reason"] = f"time budget of {args.time_budget_s:.0f} s spent"
             write(doc, args.out)
             continue
-        model = optimizer = None
+        model = optimizer = reference = None
         try:
             build_start = time.monotonic()
             full = method == "full"
@@ -432,6 +493,11 @@ def main(argv):
                     p.requires_grad_(True)
             else:
                 model, impl = attach_lora(model, args.rank, args.lora_impl)
+            if args.objective == "dpo" and full:
+                reference, _ = build_model(model_id, args.device, "bfloat16")
+                reference.eval()
+                for p in reference.parameters():
+                    p.requires_grad_(False)
             trainable = [p for p in model.parameters() if p.requires_grad]
             fused = {"fused": True} if args.device.startswith("cuda") else {}
             optimizer = torch.optim.AdamW(trainable, lr=1e-4, weight_decay=0.01, **fused)
@@ -450,7 +516,7 @@ def main(argv):
             for row in rows:
                 row.update(status="failed", reason=f"model build: {type(error).__name__}: {error}")
             log(f"{model_id} {method}: model build failed: {error}")
-            del model, optimizer
+            del model, optimizer, reference
             gc.collect()
             write(doc, args.out)
             continue
@@ -463,7 +529,7 @@ def main(argv):
             try:
                 set_checkpointing(model, ckpt)
                 result = measure_row(model, optimizer, args.device, config.vocab_size, args.seq,
-                                     mb, args.warmup, args.steps)
+                                     mb, args.warmup, args.steps, args.objective, reference)
                 row.update(result)
                 if math.isfinite(result["loss"]):
                     row["status"] = "ok"
@@ -488,7 +554,7 @@ def main(argv):
             else:
                 log(f"{row['id']}: {row['status']}: {row['reason']}")
             write(doc, args.out)
-        del model, optimizer
+        del model, optimizer, reference
         gc.collect()
         if args.device.startswith("cuda"):
             torch.cuda.empty_cache()

@@ -3,7 +3,8 @@
 
 Each row that ran (status ok) of a LoRA or full fine-tune becomes a run with its settings, the
 measured peak (reserved, in GB) and the measured step time, on the `pytorch` stack (a bare loop:
-no trainer's fixed time per micro-batch). QLoRA rows are left out: measure_step.py dequantizes
+no trainer's fixed time per micro-batch); DPO rows (--objective dpo) as method dpo, with
+`adapter: lora` for LoRA. QLoRA rows are left out: measure_step.py dequantizes
 NF4 in plain PyTorch (nf4_torch.py), which is neither bitsandbytes' memory nor its speed; rows
 that ran out of memory or were skipped have no figure to compare.
 
@@ -42,8 +43,14 @@ def main(argv):
     a = p.parse_args(argv)
     out = ["runs:"]
     for n, path, gpu, sw, r in rows(a.files):
-        lines = [f"  - id: {a.prefix}{n}", f"    source: {a.source}", f"    model: {r['model']}",
-                 f"    method: {r['method']}"]
+        lines = [f"  - id: {a.prefix}{n}", f"    source: {a.source}", f"    model: {r['model']}"]
+        objective = r.get("objective", "sft")
+        if objective == "sft":
+            lines += [f"    method: {r['method']}"]
+        else:  # a preference objective trains the whole model or, with `adapter`, LoRA
+            lines += [f"    method: {objective}"]
+            if r["method"] != "full":
+                lines += [f"    adapter: {r['method']}"]
         if r["method"] == "lora":
             lines += [f"    rank: {r['lora_rank']}", f"    targets: {TARGETS}"]
         lines += ["    optimizer: adamw", f"    recompute: {r['recompute']}", "    attention: sdpa",
