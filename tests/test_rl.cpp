@@ -358,5 +358,69 @@ TEST(Rl, SeparateRolloutCardsCountInTheRunsCardHours) {
               1e-3);
 }
 
+// A GRPO run on 4 training cards of three types, its rollout cards left to the planner
+// (`rollout_gpu` as given, `rollout_gpus` the most, or the count).
+std::string rollout_runs(const std::string& rollout_gpu, int rollout_gpus) {
+  return "candidates:\n  gpus: [h100-sxm, h200-nvl, l40s]\n  counts: [4]\n  mig: false\n"
+         "runs:\n  - {name: rl, model: llama-3.1-8b, method: grpo, adapter: lora,\n"
+         "     micro_batch: 4, prompts_per_step: 32, completion_len: 1024, rollout: separate,\n"
+         "     rollout_gpu: " +
+         rollout_gpu + ", rollout_gpus: " + std::to_string(rollout_gpus) + ", tokens: 1e7}\n";
+}
+
+nlohmann::json planned_by(const std::string& runs_yaml, const std::string& rank) {
+  const auto r = test::run_cli({"plan", "-", "--rank-by", rank, "--json"}, runs_yaml);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out)["runs"][0]["recommendation"] : nlohmann::json();
+}
+
+TEST(Rl, ThePlannerChoosesTheRolloutCards) {
+  // With rollout_gpu auto the planner tries each candidate card at 1, 2 and 4 cards for the
+  // rollout of each training placement: its recommendation is at least as good, by the ranked
+  // figure, as the best plan with any one of those rollouts fixed.
+  for (const std::string rank : {"card-hours", "time"}) {
+    const auto chosen = planned_by(rollout_runs("auto", 4), rank);
+    ASSERT_TRUE(chosen.value("feasible", false)) << chosen.dump();
+    ASSERT_TRUE(chosen.contains("rollout")) << chosen.dump();
+    EXPECT_TRUE(chosen["rollout"]["chosen"].get<bool>());
+    const std::string key = rank == "time" ? "time_to_train_hours" : "card_hours";
+    const double best = chosen[key].get<double>();
+    int compared = 0;
+    for (const std::string gpu : {"h100-sxm", "h200-nvl", "l40s"}) {
+      for (const int n : {1, 2, 4}) {
+        const auto fixed = planned_by(rollout_runs(gpu, n), rank);
+        if (!fixed.value("feasible", false)) continue;
+        ++compared;
+        EXPECT_FALSE(fixed["rollout"]["chosen"].get<bool>());
+        EXPECT_EQ(fixed["rollout"]["gpu"], gpu);
+        EXPECT_EQ(fixed["rollout"]["cards"], n);
+        EXPECT_LE(best, fixed[key].get<double>() * (1 + 1e-9))
+            << rank << ": " << n << " × " << gpu << " beats the chosen "
+            << chosen["rollout"].dump();
+        // The chosen rollout itself, fixed, gives the same figure.
+        if (chosen["rollout"]["gpu"] == gpu && chosen["rollout"]["cards"] == n)
+          EXPECT_NEAR(fixed[key].get<double>(), best, 1e-6 * best);
+      }
+    }
+    EXPECT_GE(compared, 5) << rank;
+  }
+  // The reason says where the rollouts run and among how many choices (3 cards × 1, 2, 4).
+  const auto r = test::run_cli({"plan", "-", "--json"}, rollout_runs("auto", 4));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto why = nlohmann::json::parse(r.out)["runs"][0]["why"].get<std::string>();
+  EXPECT_NE(why.find("rollouts on"), std::string::npos) << why;
+  EXPECT_NE(why.find("best of 9 card types and counts"), std::string::npos) << why;
+}
+
+TEST(Rl, ChosenRolloutCardsNeedASeparateRollout) {
+  const auto r =
+      test::run_cli({"plan", "-", "--json"},
+                    "runs:\n  - {name: rl, model: llama-3.1-8b, method: grpo, adapter: lora,\n"
+                    "     rollout_gpu: auto, tokens: 1e7}\n");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("rollout_gpu"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rollout separate"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace ftplan

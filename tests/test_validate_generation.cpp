@@ -33,14 +33,30 @@ TEST(GenerationValidation, EveryBuiltinRowIsPredictedFromTheModelsFunctions) {
   ASSERT_GE(rows.size(), 5u);
   const GenerationValidationReport r = validate_generation(rows, planning());
   ASSERT_EQ(r.rows.size(), rows.size());
-  int kv_rows = 0;
+  int kv_rows = 0, decode_rows = 0;
   for (const auto& row : r.rows) {
     const MeasuredGeneration& m = *row.row;
     ASSERT_FALSE(row.skipped) << m.id << ": " << row.reason;
-    ASSERT_TRUE(m.kv_cache.has_value()) << m.id;
+    ASSERT_TRUE(m.kv_cache || m.decode) << m.id;
+    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
+    if (m.decode) {
+      // One decode step at the decode's mean context, the tensor-parallel all-reduces included.
+      ++decode_rows;
+      const MeasuredDecode& d = *m.decode;
+      const Topology t = build_topology(*m.gpu_spec, m.tp, "", planning().comm);
+      const TensorParallelLink link =
+          m.tp > 1 ? TensorParallelLink{&t, &planning().comm} : TensorParallelLink{};
+      const GenerationEfficiency e =
+          generation_efficiency(planning().efficiency(*m.gpu_spec), g, m.gpu_spec->architecture,
+                                static_cast<double>(d.concurrency));
+      const PassTime step = decode_time(g, make_device(*m.gpu_spec), d.concurrency,
+                                        d.input_tokens + d.output_tokens / 2, e, "weights", link);
+      EXPECT_DOUBLE_EQ(row.predicted_tpot_ms, step.time().value * 1e3) << m.id;
+      EXPECT_DOUBLE_EQ(row.tpot_error, (step.time().value * 1e3 - d.tpot_ms) / d.tpot_ms) << m.id;
+    }
+    if (!m.kv_cache) continue;
     ++kv_rows;
     // Recompute the prediction from infer/generation directly.
-    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
     const GenerationMemory mem =
         generation_memory(g, m.gpu_spec->capacity(), m.utilization,
                           planning().overheads.cuda_context, m.max_model_len, m.block_size);
@@ -73,6 +89,9 @@ TEST(GenerationValidation, EveryBuiltinRowIsPredictedFromTheModelsFunctions) {
     }
   }
   EXPECT_EQ(r.kv_tokens.rows, kv_rows);
+  EXPECT_EQ(r.decode_tpot.rows, decode_rows);
+  EXPECT_GE(kv_rows, 5);
+  EXPECT_GE(decode_rows, 10);
   EXPECT_EQ(r.skipped, 0);
   EXPECT_GT(r.kv_tokens_from_logged_memory.rows, 0);
   EXPECT_LE(r.kv_tokens_from_logged_memory.median_abs_error, 0.02);
@@ -178,10 +197,69 @@ TEST(GenerationValidation, ValidateReportsTheInferenceRows) {
   EXPECT_EQ(doc["inference"]["summary"]["kv_tokens"]["rows"], report.kv_tokens.rows);
   EXPECT_NEAR(doc["inference"]["summary"]["kv_tokens"]["median_abs_error"].get<double>(),
               report.kv_tokens.median_abs_error, 1e-4);
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    EXPECT_NEAR(doc["inference"]["rows"][i]["kv_cache"]["error"].get<double>(),
-                report.rows[i].tokens_error, 1e-4)
-        << rows[i].id;
+  EXPECT_EQ(doc["inference"]["summary"]["decode_tpot"]["rows"], report.decode_tpot.rows);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = doc["inference"]["rows"][i];
+    EXPECT_EQ(row.contains("kv_cache"), rows[i].kv_cache.has_value()) << rows[i].id;
+    EXPECT_EQ(row.contains("decode"), rows[i].decode.has_value()) << rows[i].id;
+    if (rows[i].kv_cache)
+      EXPECT_NEAR(row["kv_cache"]["error"].get<double>(), report.rows[i].tokens_error, 1e-4)
+          << rows[i].id;
+    if (rows[i].decode)
+      EXPECT_NEAR(row["decode"]["error"].get<double>(), report.rows[i].tpot_error, 1e-4)
+          << rows[i].id;
+  }
+}
+
+TEST(GenerationValidation, AStepTimedAtOneContextIsPredictedThere) {
+  // A bare loop (engine pytorch) replaying one decode step at 4,096 cached tokens: no engine
+  // memory split is needed, and the step is predicted at that context.
+  const std::string text = R"(inference:
+  - id: P1
+    source: infer-vllm-issue-10517
+    engine: pytorch
+    model: llama-3.1-8b
+    gpu: h200-sxm
+    weights: bf16
+    kv_dtype: bf16
+    decode: {context: 4096, concurrency: 32, tpot_ms: 7.5}
+)";
+  const auto rows = parse_measured_generation({"mine.yaml", text, {}}, test::catalog());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].decode->context(), 4096);
+  const GenerationValidationReport r = validate_generation(rows, planning());
+  const GenerationModel g =
+      make_generation_model(rows[0].model_ptr, WeightFormat::kBF16, KvDtype::kBF16, 1);
+  const GenerationEfficiency e = generation_efficiency(planning().efficiency(*rows[0].gpu_spec), g,
+                                                       rows[0].gpu_spec->architecture, 32);
+  const PassTime step = decode_time(g, make_device(*rows[0].gpu_spec), 32, 4096, e);
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted_tpot_ms, step.time().value * 1e3);
+  const auto j = test::run_cli({"validate", "-", "--json"}, text);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto decode = nlohmann::json::parse(j.out)["inference"]["rows"][0]["decode"];
+  EXPECT_EQ(decode["context"], 4096);
+  EXPECT_TRUE(decode["fixed_context"].get<bool>());
+  EXPECT_FALSE(decode.contains("input_tokens"));
+}
+
+TEST(GenerationValidation, DecodeFormsAndTheEnginesSplitAreChecked) {
+  const std::string row =
+      "    source: infer-vllm-issue-10517\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
+      "    weights: bf16\n    kv_dtype: bf16\n";
+  // One form of decode: a fixed context, or input and output lengths.
+  expect_error(row +
+                   "    engine: pytorch\n"
+                   "    decode: {context: 512, input_tokens: 128, concurrency: 1, tpot_ms: 5}\n",
+               "input_tokens", "context");
+  // A kv_cache figure needs the engine's memory split; a bare loop has none.
+  expect_error(row +
+                   "    engine: vllm\n    gpu_memory_utilization: 0.9\n"
+                   "    kv_cache: {tokens: 1000}\n",
+               "max_model_len", "kv_cache");
+  expect_error(row +
+                   "    engine: pytorch\n    gpu_memory_utilization: 0.9\n"
+                   "    max_model_len: 4096\n    kv_cache: {tokens: 1000}\n",
+               "engine", "pytorch");
 }
 
 }  // namespace

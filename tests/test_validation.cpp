@@ -143,6 +143,48 @@ TEST(Validation, AUsersFileIsPredicted) {
   EXPECT_EQ(runs[0].placement.gpu->id, "l40s");
 }
 
+TEST(Validation, APreferenceRunIsPredictedAsFitPredictsIt) {
+  // method dpo with adapter lora: pairs of sequences and the reference pass, as `fit --method dpo
+  // --adapter lora` counts them (its reserved peak, in GB).
+  const std::string dpo = with("    method: lora\n", "    method: dpo\n    adapter: lora\n");
+  const auto runs = parse_measured_runs({"my-runs.yaml", dpo, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workload.objective, Objective::kDpo);
+  EXPECT_EQ(runs[0].workload.method, Method::kLora);
+  const ValidationReport r = validate_runs(runs);
+  ASSERT_FALSE(r.rows[0].skipped) << r.rows[0].reason;
+  const auto fit =
+      test::run_cli({"fit",         "--model",     "llama-3.2-3b", "--method",    "dpo",
+                     "--adapter",   "lora",        "--rank",       "16",          "--targets",
+                     "q,v",         "--optimizer", "adamw",        "--recompute", "full",
+                     "--attention", "flash",       "--seq",        "1024",        "--micro-batch",
+                     "2",           "--gpu",       "l40s",         "--json"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const double reserved =
+      nlohmann::json::parse(fit.out)["memory_GB"]["peaks"]["reserved"].get<double>();
+  EXPECT_NEAR(r.rows[0].predicted.value / 1e9, reserved, 0.0015);
+  // The same settings trained as plain LoRA hold half the sequences and no reference pass.
+  const auto sft = validate_runs(parse_measured_runs(
+      {"my-runs.yaml", kGoodRun, {}}, test::catalog(), test::overheads(), test::stacks()));
+  EXPECT_LT(sft.rows[0].predicted.value, r.rows[0].predicted.value);
+  // An adapter with an SFT method, and an online objective, are errors naming the key.
+  for (const auto& [text, key] :
+       {std::pair{with("    method: lora\n", "    method: lora\n    adapter: lora\n"),
+                  std::string("adapter")},
+        std::pair{with("    method: lora\n", "    method: grpo\n    adapter: lora\n"),
+                  std::string("method")}}) {
+    try {
+      parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads(),
+                          test::stacks());
+      ADD_FAILURE() << "no error for " << key;
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.field(), "runs[0]." + key) << e.what();
+      EXPECT_NE(std::string(e.what()).find("my-runs.yaml"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Validation, AUsersFileIsParsedStrictly) {
   EXPECT_NE(parse_error(with("    gpus: 1\n", "    gpus: 1\n    flash: true\n"))
                 .find("my-runs.yaml: key 'runs[0].flash' (line 15): unknown key"),

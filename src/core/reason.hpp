@@ -76,6 +76,7 @@ enum class ReasonCode {
   kRankEnergy,
   kRecommendOneCard,
   kRecommendManyCards,
+  kRecommendWithRollout,  // an online run's recommendation and the rollout cards chosen for it
   kNoCandidate,
   kNoCandidateBecause,
   kTooCloseToCall,

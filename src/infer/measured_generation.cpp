@@ -49,8 +49,17 @@ MeasuredKvCache read_kv_cache(StrictMap& m) {
 
 MeasuredDecode read_decode(StrictMap& m) {
   MeasuredDecode d;
-  d.input_tokens = m.required_integer("input_tokens", 1, 1 << 24);
-  d.output_tokens = m.required_integer("output_tokens", 1, 1 << 24);
+  if (m.has("context")) {
+    d.fixed_context = m.required_integer("context", 1, 1 << 24);
+    for (const char* key : {"input_tokens", "output_tokens"})
+      if (m.has(key))
+        m.fail(key, fmt::format("{} and context exclude each other: a step timed at one context "
+                                "gives context, a benchmark's decode its input and output tokens",
+                                key));
+  } else {
+    d.input_tokens = m.required_integer("input_tokens", 1, 1 << 24);
+    d.output_tokens = m.required_integer("output_tokens", 1, 1 << 24);
+  }
   d.concurrency = m.required_integer("concurrency", 1, 1 << 20);
   d.tpot_ms = m.required_number("tpot_ms", 1e-6, 1e7);
   m.finish();
@@ -83,7 +92,7 @@ std::int64_t tokens_in(Bytes bytes, const GenerationModel& g, std::int64_t block
 }  // namespace
 
 const std::vector<std::string>& inference_engine_names() {
-  static const std::vector<std::string> names = {"vllm", "sglang", "tensorrt-llm"};
+  static const std::vector<std::string> names = {"vllm", "sglang", "tensorrt-llm", "pytorch"};
   return names;
 }
 
@@ -114,14 +123,25 @@ std::vector<MeasuredGeneration> parse_measured_generation(const DataFile& file,
     g.tp = static_cast<int>(r.optional_integer("tp", 1, 1024).value_or(1));
     const std::string weights = r.required_string("weights");
     const std::string kv_dtype = r.required_string("kv_dtype");
-    g.utilization = r.required_number("gpu_memory_utilization", 1e-3, 1);
-    g.max_model_len = r.required_integer("max_model_len", 1, std::int64_t{1} << 30);
+    // The engine's memory split: needed by a kv_cache figure only.
+    g.utilization = r.optional_number("gpu_memory_utilization", 1e-3, 1).value_or(g.utilization);
+    g.max_model_len = r.optional_integer("max_model_len", 1, std::int64_t{1} << 30).value_or(0);
+    const bool split_given = r.has("gpu_memory_utilization") && r.has("max_model_len");
     g.block_size = r.optional_integer("block_size", 1, 1 << 20).value_or(kDefaultBlockSize);
     if (auto k = r.optional_map("kv_cache")) g.kv_cache = read_kv_cache(*k);
     if (auto d = r.optional_map("decode")) g.decode = read_decode(*d);
     r.finish();
     if (!g.kv_cache && !g.decode)
       r.fail("id", fmt::format("row '{}' gives neither a kv_cache nor a decode figure", g.id));
+    if (g.kv_cache && !split_given)
+      r.fail(r.has("max_model_len") ? "gpu_memory_utilization" : "max_model_len",
+             fmt::format("row '{}': a kv_cache figure needs the engine's gpu_memory_utilization "
+                         "and max_model_len",
+                         g.id));
+    if (g.kv_cache && g.engine == "pytorch")
+      r.fail("engine", fmt::format("row '{}': engine pytorch (a bare loop) has no engine memory "
+                                   "split: its rows give decode figures only",
+                                   g.id));
     if (!g.skip.empty()) {  // settings outside the model: names are not resolved
       rows.push_back(std::move(g));
       continue;
@@ -208,7 +228,7 @@ GenerationValidationReport validate_generation(const std::vector<MeasuredGenerat
         link = {&topology, &data.comm};
       }
       const auto batch = d.concurrency;
-      const std::int64_t context = d.input_tokens + d.output_tokens / 2;
+      const std::int64_t context = d.context();
       const GenerationEfficiency e =
           generation_efficiency(table, g, m.gpu_spec->architecture, static_cast<double>(batch));
       const PassTime step = decode_time(g, device, batch, context, e, "weights", link);

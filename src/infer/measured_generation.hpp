@@ -9,7 +9,8 @@
 //     a check of the bytes per token alone, free of the memory split.
 //   decode: a benchmark's mean time per output token (TPOT) at a concurrency, with fixed input
 //     and output lengths. Predicted as one decode step (decode_time) of `concurrency` sequences at
-//     the mean context of the decode, input + output / 2.
+//     the mean context of the decode, input + output / 2; or a decode step timed at one fixed
+//     context (`context`: a loop that replays the same step, engine `pytorch`).
 // Every figure is per card of the tensor-parallel group, in the unit the source prints (vLLM and
 // SGLang print GiB, some versions labelled "GB").
 #pragma once
@@ -26,7 +27,9 @@ namespace ftplan {
 
 struct PlanningData;
 
-const std::vector<std::string>& inference_engine_names();  // "vllm", "sglang", "tensorrt-llm"
+// "vllm", "sglang", "tensorrt-llm", "pytorch" (a bare loop: no engine's memory split; its rows
+// give decode figures only).
+const std::vector<std::string>& inference_engine_names();
 
 struct MeasuredKvCache {
   std::int64_t tokens = 0;        // tokens the cache holds per card
@@ -37,8 +40,13 @@ struct MeasuredKvCache {
 };
 
 struct MeasuredDecode {
-  std::int64_t input_tokens = 0;
-  std::int64_t output_tokens = 0;
+  std::int64_t input_tokens = 0;   // 0 with `context`
+  std::int64_t output_tokens = 0;  // 0 with `context`
+  std::int64_t fixed_context = 0;  // a step timed at this context; 0: input and output given
+  // The context the step is predicted at: the fixed one, or the decode's mean.
+  std::int64_t context() const {
+    return fixed_context > 0 ? fixed_context : input_tokens + output_tokens / 2;
+  }
   std::int64_t concurrency = 0;  // sequences decoded together
   double tpot_ms = 0;            // mean time per output token, milliseconds
 };

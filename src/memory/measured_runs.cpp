@@ -12,6 +12,7 @@
 #include "core/numeric.hpp"
 #include "parallel/layout.hpp"
 #include "workload/loss.hpp"
+#include "workload/objective.hpp"
 #include "workload/quant_format.hpp"
 #include "workload/roles.hpp"
 
@@ -126,6 +127,9 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto explicit_skip = r.optional_string("skip");
     run.model = r.required_string("model");
     const std::string method = r.required_string("method");
+    // A preference objective (method dpo, orpo, ...) trains the whole model or, with `adapter`,
+    // an adapter; precompute_ref: its reference log-probabilities computed before training.
+    const std::string adapter = r.optional_string("adapter").value_or("");
     run.gpu = r.required_string("gpu");
     const auto rank = r.optional_integer("rank", 1, 65536);
     const auto targets = r.optional_string("targets");
@@ -139,6 +143,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     o.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
     o.loss_chunks = static_cast<int>(r.optional_integer("loss_chunks", 1, 4096).value_or(8));
     o.compile = r.optional_bool("compile").value_or(false);
+    o.precompute_reference = r.optional_bool("precompute_ref").value_or(false);
     const auto loss = r.optional_string("loss");
     const auto lora_dropout = r.optional_number("lora_dropout", 0, 0.999);
     const auto train_modules = r.optional_string("train_modules");
@@ -211,7 +216,20 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       r.fail("model", unknown_id_message("model", run.model, catalog.model_ids()) +
                           " (a run whose model is not in the catalog needs a 'skip' reason)");
     w.model = catalog.find_model(run.model);
-    w.method = at_key(r, "method", [&] { return parse_method(method); });
+    try {
+      const ObjectiveAndMethod m = resolve_run_method(method, adapter, o.precompute_reference,
+                                                      "method", "adapter", "precompute_ref");
+      w.objective = m.objective;
+      w.method = m.method;
+    } catch (const UserError& e) {
+      r.fail(e.field() == "adapter" || e.field() == "precompute_ref" ? e.field() : "method",
+             e.what());
+    }
+    if (objective_traits(w.objective).online)
+      r.fail("method", fmt::format("method {}: online objectives (their rollouts' settings) are "
+                                   "not read from a measured-runs file; give the run a 'skip' "
+                                   "reason",
+                                   method));
     const GpuSpec* gpu = catalog.find_gpu(run.gpu);
     if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
     if (optimizer)

@@ -120,7 +120,12 @@ Reason recommendation_reason(const RunPlan& rp, RankBy r) {
     text.name("strategy", std::string(comm_strategy_name(o.strategy)))
         .name("topology", std::string(o.topology))
         .percent("efficiency", o.scaling_efficiency);
-  return text;
+  if (!o.rollout_chosen) return text;
+  return Reason(ReasonCode::kRecommendWithRollout)
+      .nested("recommendation", std::move(text))
+      .count("rollout_count", o.rollout_cards)
+      .name("rollout_card", o.rollout_gpu->name)
+      .count("tried", o.rollout_choices_tried);
 }
 
 Reason close_call_reason(const Option& chosen, const Option& other, RankBy r) {
@@ -319,6 +324,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.grad_accum = run.global_batch / per_step;
   Workload w = v.workload;
   w.grad_accum = o.grad_accum;
+  for (const auto& choice : w.rollout.choices)
+    if (choice.gpu == &gpu) w.rollout.training_weight = choice.weight;
   Placement p = placement_of(c);
   if (whole) {
     // The whole evaluation for this placement: a layout's stage ops, groups' traffic and bubble;
@@ -348,6 +355,12 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
         evaluate_placement(w, prepared.replica, v.ops, p, *c.topology, data, std::move(memory),
                            states, StageCaches{&prepared.stage_ops, &c.card->stage_steps});
     o.strategy = r.comm.strategy;
+    if (r.rl.online && r.rl.mode == RolloutMode::kSeparate) {
+      o.rollout_gpu = r.rl.rollout_gpu;
+      o.rollout_cards = r.rl.rollout_cards;
+      o.rollout_chosen = r.rl.chosen;
+      o.rollout_choices_tried = r.rl.choices_tried;
+    }
     if (!r.step.feasible) {
       o.failed = Constraint::kStepTime;
       if (r.rl.online) o.reason = r.step.reason;  // the rollout's, which no card step carries
@@ -419,6 +432,47 @@ Reason option_reason(const Option& o, const PreparedRun& prepared, const Candida
   return {};
 }
 
+namespace {
+
+// What one card-hour of `gpu` adds to the ranked figure (rank_value): 1 for card-hours, its
+// energy for energy, its rental and energy for cost (none without a price), 0 for time.
+std::optional<double> card_hour_weight(const GpuSpec& gpu, RankBy rank, const PlannedRun& run,
+                                       const RunsFile& file) {
+  if (rank == RankBy::kTime) return 0.0;
+  // One card for one hour, through the one home of the totals' formulas.
+  const RunTotals one = run_totals(run, Seconds(3600.0 / std::max(1.0, run.steps())), gpu, 1,
+                                   nullptr, prices_for(file.prices, gpu));
+  switch (rank) {
+    case RankBy::kCardHours:
+      return one.card_hours;
+    case RankBy::kEnergy:
+      return one.energy_kWh;
+    case RankBy::kCost:
+      return one.cost_USD;
+    case RankBy::kTime:
+      break;
+  }
+  return 0.0;
+}
+
+// `rollout_gpu: auto`: the run's candidate cards become the rollout's choices (RolloutSettings),
+// each weighted by the ranking; under cost, cards without a price are left out (all of them,
+// when none has one: then they are weighted by card-hours).
+void offer_rollout_cards(PreparedRun& prepared, const std::vector<const GpuSpec*>& gpus,
+                         RankBy rank, const RunsFile& file) {
+  std::vector<RolloutSettings::Choice> choices;
+  for (const GpuSpec* gpu : gpus)
+    if (const auto weight = card_hour_weight(*gpu, rank, *prepared.run, file))
+      choices.push_back({gpu, *weight});
+  if (choices.empty())
+    for (const GpuSpec* gpu : gpus)
+      choices.push_back({gpu, *card_hour_weight(*gpu, RankBy::kCardHours, *prepared.run, file)});
+  for (auto& v : prepared.variants)
+    v.workload.rollout.choices = choices;
+}
+
+}  // namespace
+
 Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions& options) {
   if (options.rank_by == RankBy::kCost && file.prices.per_card_hour_USD.empty())
     throw UserError(ErrorCode::kInvalidValue,
@@ -431,7 +485,8 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
     rp.run = &run;
     const std::vector<const GpuSpec*>& gpus = run.gpus.empty() ? file.gpus : run.gpus;
     check_work_time();
-    const PreparedRun prepared = prepare_run(run, data);
+    PreparedRun prepared = prepare_run(run, data);
+    if (run.workload.rollout.choose_gpu) offer_rollout_cards(prepared, gpus, options.rank_by, file);
     std::optional<TrainedSet> run_set;  // the run's trained tensors, once a layout needs them
     const std::size_t variants = prepared.variants.size();
     std::vector<Option> feasible;

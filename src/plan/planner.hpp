@@ -35,6 +35,12 @@ struct Option {
   std::int64_t grad_accum = 1;
   Recompute recompute = Recompute::kFull;
   Layout layout;  // model parallelism (all 1: each card holds the whole model)
+  // An online run's separate rollout: the cards that generate (chosen by the planner with
+  // `rollout_gpu: auto`, else the runs file's); null: none apart from the training cards.
+  const GpuSpec* rollout_gpu = nullptr;
+  int rollout_cards = 0;
+  bool rollout_chosen = false;
+  int rollout_choices_tried = 0;  // chosen: the card types × counts tried
 
   bool feasible = false;
   Constraint failed = Constraint::kNone;

@@ -39,11 +39,11 @@ std::optional<Engine> engine_on(const Workload& w, const GpuSpec& gpu, Bytes cap
   }
 }
 
-}  // namespace
-
-RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData& data) {
+// The step with its rollouts on `rollout_cards` cards of `gpu` (separate), or on the training
+// cards (colocated: `rollout_cards` is ignored).
+RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningData& data,
+                  const GpuSpec& gpu, int rollout_cards) {
   RlStep r;
-  if (!is_online(w)) return r;
   r.online = true;
   r.mode = w.rollout.mode;
   r.group = group_size(w);
@@ -52,7 +52,6 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
   r.epochs = rl_epochs(w);
   const Placement& p = training.placement;
   const int training_cards = p.mig ? 1 : p.count;
-  const GpuSpec& gpu = r.mode == RolloutMode::kSeparate && w.rollout.gpu ? *w.rollout.gpu : *p.gpu;
   r.rollout_gpu = &gpu;
 
   // The engines: one per training card beside its trainer process (TRL colocate mode, tensor
@@ -64,7 +63,7 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
     r.rollout_cards = training_cards;
     engine = engine_on(w, gpu, training.memory.capacity, 1, w.rollout.engine_memory, Bytes(), data);
   } else {
-    r.rollout_cards = std::max(1, w.rollout.gpus);
+    r.rollout_cards = std::max(1, rollout_cards);
     for (const int tp : {1, 2, 4, 8}) {
       if (tp > r.rollout_cards || r.rollout_cards % tp != 0) break;
       engine = engine_on(w, gpu, gpu.capacity(), tp, kDefaultGpuMemoryUtilization,
@@ -145,6 +144,52 @@ RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData
                  })->first;
   r.completion_tokens_per_second =
       r.total.value > 0 ? to_double(r.sequences * w.rollout.completion_len) / r.total.value : 0;
+  return r;
+}
+
+}  // namespace
+
+double rollout_choice_score(const Workload& w, const RlStep& r, int training_cards,
+                            double rollout_weight) {
+  const double cards = w.rollout.training_weight * static_cast<double>(training_cards) +
+                       rollout_weight * static_cast<double>(r.rollout_cards);
+  return r.total.value * cards;
+}
+
+RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData& data) {
+  if (!is_online(w)) return {};
+  const Placement& p = training.placement;
+  const bool separate = w.rollout.mode == RolloutMode::kSeparate;
+  if (!separate) return rl_step_on(w, training, data, *p.gpu, 0);
+  if (w.rollout.choices.empty())
+    return rl_step_on(w, training, data, w.rollout.gpu ? *w.rollout.gpu : *p.gpu, w.rollout.gpus);
+  // The planner's choice: every candidate card at 1, 2, 4, ... cards up to the most allowed; the
+  // least score wins, then the shorter step, then the fewer cards (the order tried).
+  const int training_cards = p.mig ? 1 : p.count;
+  const int most = std::max(1, w.rollout.gpus);
+  std::optional<RlStep> best, miss;
+  double best_score = 0;
+  int tried = 0;
+  for (const auto& choice : w.rollout.choices) {
+    for (int n = 1; n <= most; n *= 2) {
+      ++tried;
+      RlStep s = rl_step_on(w, training, data, *choice.gpu, n);
+      if (!s.feasible) {
+        if (!miss || s.rollout_cards > miss->rollout_cards) miss = std::move(s);
+        continue;
+      }
+      const double score = rollout_choice_score(w, s, training_cards, choice.weight);
+      const bool better = !best || score < best_score * (1 - 1e-9) ||
+                          (score <= best_score * (1 + 1e-9) && s.total < best->total);
+      if (better) {
+        best_score = score;
+        best = std::move(s);
+      }
+    }
+  }
+  RlStep r = best ? std::move(*best) : std::move(*miss);
+  r.chosen = true;
+  r.choices_tried = tried;
   return r;
 }
 

@@ -52,9 +52,20 @@ struct RlStep {
   Seconds total;
   std::string_view bottleneck;              // "rollout", "weight sync", "scoring", "training"
   double completion_tokens_per_second = 0;  // all engines, over the whole step
+  // The rollout cards were chosen (RolloutSettings::choices): among `choices_tried` card types
+  // and counts.
+  bool chosen = false;
+  int choices_tried = 0;
 };
 
 // The online part of `training` (an evaluation of `w` on its placement). Not online: online false.
+// A separate rollout with RolloutSettings::choices takes the card type and count of the least
+// rollout_choice_score.
 RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData& data);
+
+// What the choice of rollout cards minimises: the step time × the weighted cards of training and
+// rollout (RolloutSettings: training_weight per training card, `rollout_weight` per rollout card).
+double rollout_choice_score(const Workload& w, const RlStep& r, int training_cards,
+                            double rollout_weight);
 
 }  // namespace ftplan

@@ -143,8 +143,17 @@ void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
   s.epochs = static_cast<int>(r.optional_integer("rl_epochs", 1, 1000).value_or(0));
   s.engine_memory = r.optional_number("engine_memory", 0.01, 0.99).value_or(s.engine_memory);
   s.sleep = r.optional_bool("sleep").value_or(false);
-  if (auto v = r.optional_string("rollout_gpu")) s.gpu = &named_gpu(r, "rollout_gpu", *v, catalog);
-  s.gpus = static_cast<int>(r.optional_integer("rollout_gpus", 1, 65536).value_or(1));
+  const auto rollout_gpu = r.optional_string("rollout_gpu");
+  s.choose_gpu = rollout_gpu == "auto";
+  if (rollout_gpu && !s.choose_gpu) s.gpu = &named_gpu(r, "rollout_gpu", *rollout_gpu, catalog);
+  // With `auto`, rollout_gpus is the most rollout cards the planner tries (default 8).
+  s.gpus =
+      static_cast<int>(r.optional_integer("rollout_gpus", 1, 65536).value_or(s.choose_gpu ? 8 : 1));
+  if (s.choose_gpu && s.mode != RolloutMode::kSeparate)
+    r.fail("rollout_gpu",
+           "rollout_gpu auto lets the planner choose the cards that generate, apart from the "
+           "training cards: it needs rollout separate (a colocated engine runs on the training "
+           "cards)");
   w.seq = s.prompt_len + s.completion_len;
   const std::int64_t g = group_size(w);
   if (s.prompts_per_step > 0) {

@@ -21,6 +21,9 @@ json option_json(const Option& o) {
             {"feasible", o.feasible}};
   j["layout"] = layout_json(o.layout, o.count, o.sharding);
   if (o.mig) j["mig"] = o.mig->name;
+  if (o.rollout_gpu)
+    j["rollout"] = {
+        {"gpu", o.rollout_gpu->id}, {"cards", o.rollout_cards}, {"chosen", o.rollout_chosen}};
   if (!o.reason.empty()) j["reason"] = word_reason(o.reason);
   j["verdict"] = verdict_name(o.verdict);
   j["memory_GB"] = {{"model_states", round_to(to_GB(o.model_states), 3)},

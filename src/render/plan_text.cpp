@@ -18,6 +18,9 @@ std::string short_option(const Option& o) {
     s += o.layout.trivial() ? fmt::format(" ({}, {})", sharding_name(o.sharding), o.topology)
                             : fmt::format(" ({}, {}, {})", layout_label(o.layout),
                                           sharding_name(o.sharding), o.topology);
+  if (o.rollout_gpu)
+    s += fmt::format(" + {} × {} generating{}", o.rollout_cards, o.rollout_gpu->id,
+                     o.rollout_chosen ? " (chosen)" : "");
   return s;
 }
 

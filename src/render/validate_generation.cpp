@@ -73,17 +73,20 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
            "formats of weights and cache are in the JSON)\n";
   }
   if (any_decode) {
-    out << "\nDecode: mean time per output token at the mean context of the decode\n\n";
-    TextTable t({"row", "engine", "model", "cards", "in>", "out>", "concurrency>", "measured ms>",
-                 "predicted ms>", "error>"});
+    out << "\nDecode: mean time per output token at the mean context of the decode (in + out / "
+           "2), or of a step timed at one context\n\n";
+    TextTable t({"row", "engine", "model", "cards", "in>", "out>", "context>", "concurrency>",
+                 "measured ms>", "predicted ms>", "error>"});
     for (const auto& row : r.rows) {
       if (row.skipped || !row.row->decode) continue;
       const MeasuredGeneration& m = *row.row;
       const MeasuredDecode& d = *m.decode;
-      t.row({m.id, engine_cell(m), m.model, setup_cell(m), std::to_string(d.input_tokens),
-             std::to_string(d.output_tokens), std::to_string(d.concurrency),
-             format_fixed(d.tpot_ms, 2), format_fixed(row.predicted_tpot_ms, 2),
-             percent(row.tpot_error)});
+      const bool fixed = d.fixed_context > 0;
+      t.row({m.id, engine_cell(m), m.model, setup_cell(m),
+             fixed ? "-" : std::to_string(d.input_tokens),
+             fixed ? "-" : std::to_string(d.output_tokens), std::to_string(d.context()),
+             std::to_string(d.concurrency), format_fixed(d.tpot_ms, 2),
+             format_fixed(row.predicted_tpot_ms, 2), percent(row.tpot_error)});
     }
     t.print(out);
   }
@@ -163,12 +166,16 @@ nlohmann::json generation_validation_json(const GenerationValidationReport& r) {
     }
     if (m.decode) {
       const MeasuredDecode& d = *m.decode;
-      j["decode"] = {{"input_tokens", d.input_tokens},
-                     {"output_tokens", d.output_tokens},
+      j["decode"] = {{"context", d.context()},
+                     {"fixed_context", d.fixed_context > 0},
                      {"concurrency", d.concurrency},
                      {"measured_tpot_ms", d.tpot_ms},
                      {"predicted_tpot_ms", round_to(row.predicted_tpot_ms, 3)},
                      {"error", round_to(row.tpot_error, 4)}};
+      if (d.fixed_context == 0) {
+        j["decode"]["input_tokens"] = d.input_tokens;
+        j["decode"]["output_tokens"] = d.output_tokens;
+      }
     }
     rows.push_back(j);
   }

@@ -79,6 +79,18 @@ struct RolloutSettings {
   bool sleep = false;            // colocated: the engine sleeps while the step trains
   const GpuSpec* gpu = nullptr;  // separate: the rollout cards' type (null: the training card's)
   int gpus = 1;                  // separate: how many rollout cards
+  // separate, `rollout_gpu: auto` in a runs file: the planner picks the rollout cards' type and
+  // count (1, 2, 4, ... up to `gpus`) among `choices` (plan/rl_step), the one with the least
+  // step time × weighted cards: each card's weight per card-second is the plan's ranking's (1 for
+  // card-hours, its price for cost, its power for energy, 0 for time, which then ranks by the step
+  // time alone). `training_weight` is the training card's, set for each placement.
+  bool choose_gpu = false;
+  struct Choice {
+    const GpuSpec* gpu = nullptr;
+    double weight = 1;
+  };
+  std::vector<Choice> choices;
+  double training_weight = 1;
 };
 
 struct RuntimeOverheads;  // memory/overheads.hpp: data/runtime/overheads.yaml
