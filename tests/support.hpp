@@ -26,12 +26,14 @@ inline const RuntimeOverheads& overheads() {
   return t;
 }
 
-// The default table as the roofline alone sees it: no host costs, no fitted architecture
-// multipliers (for properties of the GPU's own work: ratios between cards, sums per class).
+// The default table as the roofline alone sees it: no host costs, no engine time per layer, no
+// fitted architecture multipliers (for properties of the GPU's own work: ratios between cards,
+// sums per class).
 inline const EfficiencyTable& roofline_efficiency() {
   static const EfficiencyTable e = [] {
     EfficiencyTable t = default_efficiency(catalog());
     t.host = {};
+    t.generation = {};
     t.architectures.clear();
     return t;
   }();

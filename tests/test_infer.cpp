@@ -193,6 +193,35 @@ TEST(InferDecode, ComputeBoundAtALargeBatchByHand) {
   EXPECT_EQ(t.bound(), "compute");
 }
 
+TEST(InferDecode, TheEnginesFixedTimePerLayerAddsToTheRoofline) {
+  // A serving engine's decode step: the roofline, plus a fixed time per decoder layer; where that
+  // time exceeds the roofline the step is the engine's (a small model at batch 1).
+  const GenerationModel g = served("llama-3.1-8b");
+  const Device d = make_device(test::catalog().gpu("h200-nvl"));
+  GenerationEfficiency e{0.8, 0.5, 0.9};
+  const PassTime bare = decode_time(g, d, 1, 8192, e);
+  e.decode_layer_seconds = 50e-6;
+  const PassTime t = decode_time(g, d, 1, 8192, e);
+  EXPECT_EQ(g.layers, 32);
+  expect_relative(t.fixed.value, 32 * 50e-6);
+  expect_relative(t.time().value, bare.time().value + 32 * 50e-6);
+  EXPECT_EQ(t.roofline(), bare.roofline());
+  EXPECT_EQ(t.bound(), "bandwidth");
+  const GenerationModel small = served("qwen3-0.6b");
+  const PassTime s = decode_time(small, d, 1, 128, e);
+  EXPECT_GT(s.fixed, s.roofline());
+  EXPECT_EQ(s.bound(), "engine");
+  // The prefill is compute: no fixed time is added to it.
+  EXPECT_EQ(prefill_time(g, d, 1024, e).fixed.value, 0);
+  // The table's figure reaches every estimate (infer --json: fixed_seconds).
+  const auto r = test::run_cli({"infer", "--model", "llama-3.1-8b", "--gpu", "h200-nvl",
+                                "--context", "8192", "--batch", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const double per_layer = default_efficiency(test::catalog()).generation.seconds_per_decode_layer;
+  EXPECT_GT(per_layer, 0);
+  EXPECT_NEAR(json::parse(r.out)["decode"]["fixed_seconds"].get<double>(), 32 * per_layer, 1e-12);
+}
+
 TEST(InferPrefill, CausalAttentionAndWeightsOnce) {
   const GenerationModel g = served("llama-3.1-8b");
   const Device d = make_device(test::catalog().gpu("h200-nvl"));

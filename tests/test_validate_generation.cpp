@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -209,6 +210,45 @@ TEST(GenerationValidation, ValidateReportsTheInferenceRows) {
       EXPECT_NEAR(row["decode"]["error"].get<double>(), report.rows[i].tpot_error, 1e-4)
           << rows[i].id;
   }
+}
+
+TEST(GenerationValidation, TheEnginesTimePerLayerIsTheFitOfTheBuiltinRows) {
+  // The data's figure is what the fit gives on the built-in decode rows (whole microseconds), its
+  // record the fit's errors: the constant cannot drift from the measurements it came from.
+  const DecodeLayerFit fit = fit_decode_layer_time(builtin_rows(), planning());
+  const GenerationCosts& data = default_efficiency(test::catalog()).generation;
+  ASSERT_GE(fit.rows, 10);
+  ASSERT_GE(fit.sources, 3);
+  EXPECT_NEAR(data.seconds_per_decode_layer, fit.seconds_per_layer, 1e-9);
+  EXPECT_EQ(data.fit.runs, fit.rows);
+  EXPECT_EQ(data.fit.sources, fit.sources);
+  EXPECT_NEAR(data.fit.median_abs_error, fit.median_abs_error, 0.0005);
+  EXPECT_NEAR(data.fit.loso_median_abs_error, fit.loso_median_abs_error, 0.0005);
+  EXPECT_NEAR(data.fit.error_low, fit.error_low, 0.0005);
+  EXPECT_NEAR(data.fit.error_high, fit.error_high, 0.0005);
+  // It earns its place on sources it was not fitted to: each source predicted from the others
+  // errs less, at the median, than the roofline alone does on all rows.
+  std::vector<double> bare;
+  for (const auto& m : builtin_rows()) {
+    if (!m.decode) continue;
+    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
+    const Topology t = build_topology(*m.gpu_spec, m.tp, "", planning().comm);
+    const TensorParallelLink link =
+        m.tp > 1 ? TensorParallelLink{&t, &planning().comm} : TensorParallelLink{};
+    GenerationEfficiency e =
+        generation_efficiency(planning().efficiency(*m.gpu_spec), g, m.gpu_spec->architecture,
+                              static_cast<double>(m.decode->concurrency));
+    e.decode_layer_seconds = 0;
+    const PassTime step = decode_time(g, make_device(*m.gpu_spec), m.decode->concurrency,
+                                      m.decode->context(), e, "weights", link);
+    bare.push_back(std::abs(step.time().value * 1e3 - m.decode->tpot_ms) / m.decode->tpot_ms);
+  }
+  std::sort(bare.begin(), bare.end());
+  const double bare_median = bare.size() % 2
+                                 ? bare[bare.size() / 2]
+                                 : (bare[bare.size() / 2 - 1] + bare[bare.size() / 2]) / 2;
+  EXPECT_LT(fit.loso_median_abs_error, bare_median);
+  EXPECT_LT(fit.median_abs_error, fit.loso_median_abs_error + 1e-12);
 }
 
 TEST(GenerationValidation, AStepTimedAtOneContextIsPredictedThere) {

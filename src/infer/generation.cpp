@@ -282,6 +282,7 @@ GenerationEfficiency generation_efficiency(const EfficiencyTable& table, const G
                                      AttentionKernel::kFlash2, Phase::kForward, attention_curve) *
                table.compute_scale(architecture, OpClass::kAttention));
   e.memory = table.memory(OpClass::kGemm, gemm_weight);
+  e.decode_layer_seconds = table.generation.seconds_per_decode_layer;
   return e;
 }
 
@@ -341,6 +342,7 @@ PassTime decode_time(const GenerationModel& g, const Device& d, std::int64_t bat
       (g.experts > 0 ? g.expert_weight_bytes * (touched / to_double(g.experts)) : Bytes());
   t.kv_bytes = kv_bytes_per_sequence(g, context) * b;
   t.link = tensor_parallel_seconds(g, link, b);
+  t.fixed = Seconds(to_double(g.layers) * e.decode_layer_seconds);
   return timed(g, d, t, e, field);
 }
 

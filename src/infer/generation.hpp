@@ -178,6 +178,9 @@ struct GenerationEfficiency {
   double gemm = 1;
   double attention = 1;
   double memory = 1;
+  // A decode step's fixed time per decoder layer beyond the roofline (EfficiencyTable's
+  // GenerationCosts; 0: the roofline alone).
+  double decode_layer_seconds = 0;
 };
 // The fractions the efficiency table gives a pass of `tokens` tokens on a card of `architecture`:
 // the GEMM curve at the widest MLP projection's call (2 × tokens × hidden × intermediate FLOPs)
@@ -212,11 +215,14 @@ struct PassTime {
   Seconds compute;        // linear / (rate × gemm eff) + attention / (BF16 rate × attention eff)
   Seconds memory;         // bytes / (bandwidth × memory eff)
   Seconds link;           // tensor-parallel all-reduces, not overlapped with the rest
+  Seconds fixed;          // decode: layers × the engine's fixed time per layer
   Seconds roofline() const { return compute > memory ? compute : memory; }
-  Seconds time() const { return roofline() + link; }
+  Seconds time() const { return roofline() + link + fixed; }
   bool compute_bound() const { return compute >= memory; }
-  // "link" where the all-reduces take longer than the card's own work.
+  // "link" where the all-reduces take longer than the card's own work, "engine" where the
+  // engine's fixed time does.
   std::string_view bound() const {
+    if (fixed > roofline() && fixed > link) return "engine";
     return link > roofline() ? "link" : compute_bound() ? "compute" : "bandwidth";
   }
 };

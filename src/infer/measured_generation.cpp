@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
+#include <string>
 
 #include "catalog/strict_yaml.hpp"
 #include "comm/topology.hpp"
@@ -89,7 +91,107 @@ std::int64_t tokens_in(Bytes bytes, const GenerationModel& g, std::int64_t block
   return static_cast<std::int64_t>(std::floor(bytes.value / block_bytes)) * block_size;
 }
 
+// One decode row's predicted step: the roofline with the tensor-parallel all-reduces, and the
+// engine's fixed time per layer (from the card's efficiency table) apart.
+struct DecodePrediction {
+  Seconds roofline;  // roofline + link
+  Seconds fixed;
+  std::int64_t layers = 0;
+};
+DecodePrediction predict_decode(const MeasuredGeneration& m, const GenerationModel& g,
+                                const PlanningData& data) {
+  const MeasuredDecode& d = *m.decode;
+  const EfficiencyTable& table = data.efficiency(*m.gpu_spec);
+  Topology topology;
+  TensorParallelLink link;
+  if (m.tp > 1) {
+    topology = build_topology(*m.gpu_spec, m.tp, "", data.comm);
+    link = {&topology, &data.comm};
+  }
+  const GenerationEfficiency e =
+      generation_efficiency(table, g, m.gpu_spec->architecture, static_cast<double>(d.concurrency));
+  const PassTime step =
+      decode_time(g, make_device(*m.gpu_spec), d.concurrency, d.context(), e, "weights", link);
+  return {step.roofline() + step.link, step.fixed, g.layers};
+}
+
+// The median absolute error of `rows` (raw prediction, layers, measured) at `layer_s` per layer.
+struct DecodeSample {
+  double raw_s = 0;
+  double layers = 0;
+  double measured_s = 0;
+  std::string source;
+};
+double decode_error(const DecodeSample& x, double layer_s) {
+  return relative_error(x.raw_s + x.layers * layer_s, x.measured_s);
+}
+// The whole microseconds per layer (0 to 2,000) with the least median absolute error; the
+// smallest of equals.
+double fit_layer_seconds(const std::vector<const DecodeSample*>& xs) {
+  double best_us = 0, best = std::numeric_limits<double>::infinity();
+  std::vector<double> abs(xs.size());
+  for (int us = 0; us <= 2000; ++us) {
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      abs[i] = std::abs(decode_error(*xs[i], us * 1e-6));
+    const double m = median_of(abs);
+    if (m < best - 1e-12) {
+      best = m;
+      best_us = us;
+    }
+  }
+  return best_us * 1e-6;
+}
+
 }  // namespace
+
+DecodeLayerFit fit_decode_layer_time(const std::vector<MeasuredGeneration>& rows,
+                                     const PlanningData& data) {
+  std::vector<DecodeSample> samples;
+  for (const auto& m : rows) {
+    if (!m.skip.empty() || !m.decode) continue;
+    const GenerationModel g = make_generation_model(m.model_ptr, m.weights, m.kv_dtype, m.tp);
+    if (std::any_of(g.kv_groups.begin(), g.kv_groups.end(),
+                    [](const KvLayerGroup& k) { return k.span > 0; }))
+      continue;
+    const DecodePrediction p = predict_decode(m, g, data);
+    samples.push_back(
+        {p.roofline.value, static_cast<double>(p.layers), m.decode->tpot_ms * 1e-3, m.source});
+  }
+  DecodeLayerFit fit;
+  if (samples.empty()) return fit;
+  std::vector<const DecodeSample*> all;
+  std::set<std::string> sources;
+  for (const auto& x : samples) {
+    all.push_back(&x);
+    sources.insert(x.source);
+  }
+  fit.rows = static_cast<int>(samples.size());
+  fit.sources = static_cast<int>(sources.size());
+  fit.seconds_per_layer = fit_layer_seconds(all);
+  std::vector<double> in_sample, loso_abs, loso;
+  for (const auto& x : samples)
+    in_sample.push_back(std::abs(decode_error(x, fit.seconds_per_layer)));
+  fit.median_abs_error = median_of(in_sample);
+  // Each source predicted by the time fitted to the others.
+  for (const auto& source : sources) {
+    std::vector<const DecodeSample*> others;
+    for (const auto& x : samples)
+      if (x.source != source) others.push_back(&x);
+    if (others.empty()) continue;
+    const double layer_s = fit_layer_seconds(others);
+    for (const auto& x : samples)
+      if (x.source == source) {
+        loso.push_back(decode_error(x, layer_s));
+        loso_abs.push_back(std::abs(loso.back()));
+      }
+  }
+  if (!loso.empty()) {
+    fit.loso_median_abs_error = median_of(loso_abs);
+    fit.error_low = quantile_of(loso, 0.1);
+    fit.error_high = quantile_of(loso, 0.9);
+  }
+  return fit;
+}
 
 const std::vector<std::string>& inference_engine_names() {
   static const std::vector<std::string> names = {"vllm", "sglang", "tensorrt-llm", "pytorch"};
@@ -218,22 +320,9 @@ GenerationValidationReport validate_generation(const std::vector<MeasuredGenerat
             relative_error(m.gpu_spec->capacity().value, in_bytes(*k.card, k.unit).value);
     }
     if (m.decode) {
-      const MeasuredDecode& d = *m.decode;
-      const Device device = make_device(*m.gpu_spec);
-      const EfficiencyTable& table = data.efficiency(*m.gpu_spec);
-      Topology topology;
-      TensorParallelLink link;
-      if (m.tp > 1) {
-        topology = build_topology(*m.gpu_spec, m.tp, "", data.comm);
-        link = {&topology, &data.comm};
-      }
-      const auto batch = d.concurrency;
-      const std::int64_t context = d.context();
-      const GenerationEfficiency e =
-          generation_efficiency(table, g, m.gpu_spec->architecture, static_cast<double>(batch));
-      const PassTime step = decode_time(g, device, batch, context, e, "weights", link);
-      row.predicted_tpot_ms = step.time().value * 1e3;
-      row.tpot_error = relative_error(row.predicted_tpot_ms, d.tpot_ms);
+      const DecodePrediction p = predict_decode(m, g, data);
+      row.predicted_tpot_ms = (p.roofline + p.fixed).value * 1e3;
+      row.tpot_error = relative_error(row.predicted_tpot_ms, m.decode->tpot_ms);
       tpot.emplace_back(row.tpot_error, m.id);
     }
     report.rows.push_back(std::move(row));
@@ -243,6 +332,7 @@ GenerationValidationReport validate_generation(const std::vector<MeasuredGenerat
   report.kv_memory = summarize(kv_memory);
   report.weights = summarize(weights);
   report.decode_tpot = summarize(tpot);
+  report.decode_fit = fit_decode_layer_time(rows, data);
   return report;
 }
 

@@ -111,6 +111,20 @@ struct GenerationErrorSummary {
   std::string worst_id;
 };
 
+// The engine's fixed decode time per layer (GenerationCosts) fitted to the decode rows: the whole
+// microseconds that give the least median absolute error of the time per output token over all
+// rows, with the errors at that value, and each source predicted by the value fitted to the
+// others (leave-one-source-out: median, 10th and 90th percentiles of the signed errors).
+struct DecodeLayerFit {
+  double seconds_per_layer = 0;
+  int rows = 0;
+  int sources = 0;
+  double median_abs_error = 0;
+  double loso_median_abs_error = 0;
+  double error_low = 0;
+  double error_high = 0;
+};
+
 struct GenerationValidationReport {
   std::vector<GenerationValidationRow> rows;  // in file order, skipped ones included
   GenerationErrorSummary kv_tokens;           // predicted tokens from the card's memory
@@ -118,10 +132,14 @@ struct GenerationValidationReport {
   GenerationErrorSummary kv_memory;
   GenerationErrorSummary weights;
   GenerationErrorSummary decode_tpot;
+  DecodeLayerFit decode_fit;  // the fixed time per layer the decode rows give
   int skipped = 0;
 };
 
 GenerationValidationReport validate_generation(const std::vector<MeasuredGeneration>& rows,
                                                const PlanningData& data);
+
+DecodeLayerFit fit_decode_layer_time(const std::vector<MeasuredGeneration>& rows,
+                                     const PlanningData& data);
 
 }  // namespace ftplan

@@ -164,6 +164,7 @@ void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& default
   // one, and so are the kernels' figures per architecture.
   if (table.attention_kernels.empty()) table.attention_kernels = defaults.attention_kernels;
   if (!table.fit.present()) table.fit = defaults.fit;
+  if (!table.generation.present()) table.generation = defaults.generation;
 }
 
 EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& sources) {
@@ -200,6 +201,12 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
   }
   if (auto h = root.optional_map("host")) t.host = parse_host(*h);
   if (auto f = root.optional_map("fit")) t.fit = parse_fit(*f);
+  if (auto g = root.optional_map("generation")) {
+    t.generation.seconds_per_decode_layer = g->required_number("decode_layer_us", 0, 100000) * 1e-6;
+    t.generation.basis = g->required_string("basis");
+    if (auto f = g->optional_map("fit")) t.generation.fit = parse_fit(*f);
+    g->finish();
+  }
   root.finish();
   return t;
 }

@@ -94,6 +94,17 @@ struct FitRecord {
   bool present() const { return runs > 0; }
 };
 
+// What a serving engine's decode step costs beyond the roofline: a fixed time per decoder layer
+// (the many small kernels of a layer at one token per sequence, their launch and tail inside a
+// CUDA graph, the sampler and the scheduler's share), fitted to published time-per-output-token
+// measurements (infer/measured_generation: fit_decode_layer_time) with the fit's record.
+struct GenerationCosts {
+  double seconds_per_decode_layer = 0;
+  std::string basis;
+  FitRecord fit;  // over decode rows: time per output token errors, leave-one-source-out
+  bool present() const { return seconds_per_decode_layer > 0 || fit.present(); }
+};
+
 struct EfficiencyTable {
   std::string name;
   std::string description;
@@ -106,6 +117,7 @@ struct EfficiencyTable {
   std::vector<AttentionKernelFractions> attention_kernels;  // empty: the attention curve
   HostCosts host;
   FitRecord fit;
+  GenerationCosts generation;
 
   bool is_calibration() const { return calibration.present(); }
   const std::string& card() const { return calibration.card; }
@@ -128,8 +140,8 @@ struct EfficiencyTable {
 };
 
 // A calibration file measured on one card describes its kernels, not the host or the spread of
-// whole steps: it takes the defaults' host costs, fit record and attention kernels' figures
-// where it has none.
+// whole steps: it takes the defaults' host costs, fit record, attention kernels' figures and
+// generation costs where it has none.
 void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& defaults);
 
 // Parses a table (the defaults or a calibration file) strictly: every class present, fractions

@@ -25,6 +25,7 @@ json pass_json(const PassTime& t, const GenerationEfficiency& e) {
           {"compute_seconds", t.compute.value},
           {"memory_seconds", t.memory.value},
           {"link_seconds", t.link.value},
+          {"fixed_seconds", t.fixed.value},
           {"linear_flops", t.linear_flops.value},
           {"attention_flops", t.attention_flops.value},
           {"weight_bytes", t.weight_bytes.value},
@@ -92,7 +93,8 @@ void print_infer(std::ostream& out, const InferView& v) {
   out << fmt::format("  max concurrent sequences at {} tokens: {}\n\n", group_digits(r.context),
                      group_digits(m.max_concurrent_sequences));
 
-  out << "Time (roofline: max(compute, memory) per pass)\n";
+  out << "Time (roofline: max(compute, memory) per pass; a decode step adds the engine's fixed "
+         "time per layer)\n";
   TextTable t({"pass", "rate>", "latency>", "bound", "how"});
   t.row({fmt::format("prefill of {} tokens", group_digits(r.context)),
          rate_text(e.prefill_tokens_per_second(r.context)), format_seconds(e.prefill.time()),
@@ -104,11 +106,14 @@ void print_infer(std::ostream& out, const InferView& v) {
   t.row({fmt::format("decode, batch {}", group_digits(r.batch)),
          rate_text(e.decode.tokens_per_second()),
          format_fixed(e.decode.ms_per_token(), 2) + " ms/token", std::string(e.decode.step.bound()),
-         fmt::format("weights {} + KV {} read per step{}",
+         fmt::format("weights {} + KV {} read per step{}{}",
                      format_si(e.decode.step.weight_bytes.value, "B"),
                      format_si(e.decode.step.kv_bytes.value, "B"),
                      e.decode.step.link.value > 0
                          ? fmt::format(", all-reduces {}", format_seconds(e.decode.step.link))
+                         : "",
+                     e.decode.step.fixed.value > 0
+                         ? fmt::format(", engine {}", format_seconds(e.decode.step.fixed))
                          : "")});
   t.print(out, "  ");
   if (!e.decode.fits)
@@ -125,9 +130,12 @@ void print_infer(std::ostream& out, const InferView& v) {
     s.row({group_digits(p.batch), format_number(p.tokens_per_second(), 0),
            format_fixed(p.ms_per_token(), 2), std::string(p.step.bound())});
   s.print(out, "  ");
-  out << "\nModelled: paged KV blocks, weights and KV read once per decode step, experts touched "
-         "by the batch. Not modelled: speculative decoding, prefix caching, chunked-prefill "
-         "interleaving, host time per step.\n";
+  out << fmt::format(
+      "\nModelled: paged KV blocks, weights and KV read once per decode step, experts touched by "
+      "the batch, and a serving engine's fixed {:.0f} µs per layer and decode step (fitted to "
+      "published time-per-token measurements: ftplan validate). Not modelled: speculative "
+      "decoding, prefix caching, chunked-prefill interleaving.\n",
+      e.decode.efficiency.decode_layer_seconds * 1e6);
 }
 
 json infer_json(const InferView& v) {

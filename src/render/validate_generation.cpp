@@ -109,6 +109,14 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
       s.row({name, std::to_string(e->rows), percent_abs(e->median_abs_error),
              percent_abs(e->p90_abs_error), percent_abs(e->worst_abs_error), e->worst_id});
   s.print(out);
+  const DecodeLayerFit& f = r.decode_fit;
+  if (f.rows > 0)
+    out << fmt::format(
+        "\ndecode time per token: the engine's fixed time per decoder layer fitted to these {} "
+        "rows of {} sources is {:.0f} µs (median error {} at that value); each source predicted "
+        "from the others: median {}, 10th to 90th percentile {} to {}\n",
+        f.rows, f.sources, f.seconds_per_layer * 1e6, percent_abs(f.median_abs_error),
+        percent_abs(f.loso_median_abs_error), percent(f.error_low), percent(f.error_high));
 }
 
 nlohmann::json generation_validation_json(const GenerationValidationReport& r) {
@@ -185,7 +193,15 @@ nlohmann::json generation_validation_json(const GenerationValidationReport& r) {
             {"kv_tokens_from_logged_memory", summary_json(r.kv_tokens_from_logged_memory)},
             {"kv_memory", summary_json(r.kv_memory)},
             {"weights", summary_json(r.weights)},
-            {"decode_tpot", summary_json(r.decode_tpot)}}},
+            {"decode_tpot", summary_json(r.decode_tpot)},
+            {"decode_layer_fit",
+             {{"decode_layer_us", round_to(r.decode_fit.seconds_per_layer * 1e6, 1)},
+              {"rows", r.decode_fit.rows},
+              {"sources", r.decode_fit.sources},
+              {"median_abs_error", round_to(r.decode_fit.median_abs_error, 4)},
+              {"loso_median_abs_error", round_to(r.decode_fit.loso_median_abs_error, 4)},
+              {"error_low", round_to(r.decode_fit.error_low, 4)},
+              {"error_high", round_to(r.decode_fit.error_high, 4)}}}}},
           {"skipped", r.skipped},
           {"error", "(predicted - measured) / measured, per card, in the source's unit"}};
 }
