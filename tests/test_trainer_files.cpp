@@ -113,6 +113,78 @@ TEST(TrainerFiles, TrlSftConfig) {
   EXPECT_EQ(f.setting("method"), "");  // training arguments do not say LoRA or full
 }
 
+TEST(TrainerFiles, TrlGrpoConfig) {
+  // TRL's GRPOConfig: a group per prompt, prompt and completion lengths, the KL coefficient, the
+  // passes over each batch and vLLM colocated (its share of the card, asleep while training).
+  const TrainerFile f = read("trl-grpo.yaml");
+  EXPECT_EQ(f.format, TrainerFormat::kHfTrainer);
+  EXPECT_EQ(f.setting("method"), "grpo");
+  EXPECT_EQ(f.setting("adapter"), "lora");
+  EXPECT_EQ(f.setting("group_size"), "8");
+  EXPECT_EQ(f.setting("prompt_len"), "512");
+  EXPECT_EQ(f.setting("completion_len"), "1024");
+  EXPECT_EQ(f.setting("kl"), "0.04");
+  EXPECT_EQ(f.setting("rl_epochs"), "2");
+  EXPECT_EQ(f.setting("rollout"), "colocated");
+  EXPECT_EQ(f.setting("engine_memory"), "0.3");
+  EXPECT_EQ(f.setting("sleep"), "true");
+  EXPECT_EQ(f.setting("micro_batch"), "8");
+  EXPECT_EQ(f.setting("seq"), "");  // an online run's sequence is prompt + completion
+  EXPECT_TRUE(ignored(f, "temperature"));
+}
+
+TEST(TrainerFiles, AxolotlGrpoWithItsVllmServer) {
+  // axolotl's GRPO: `rl: grpo`, the trl section, and the vLLM server started from the same file
+  // on cards of its own (tensor_parallel_size of them): a separate rollout.
+  const TrainerFile f = read("axolotl-grpo.yml");
+  EXPECT_EQ(f.format, TrainerFormat::kAxolotl);
+  EXPECT_EQ(f.setting("method"), "grpo");
+  EXPECT_EQ(f.setting("adapter"), "lora");
+  EXPECT_EQ(f.setting("group_size"), "16");
+  EXPECT_EQ(f.setting("completion_len"), "512");
+  EXPECT_EQ(f.setting("kl"), "0.001");
+  EXPECT_EQ(f.setting("rollout"), "separate");
+  EXPECT_EQ(f.setting("rollout_gpus"), "2");
+  EXPECT_EQ(f.setting("micro_batch"), "16");
+  EXPECT_EQ(f.setting("seq"), "");
+  EXPECT_TRUE(ignored(f, "sequence_len"));
+  EXPECT_TRUE(ignored(f, "trl.reward_funcs"));
+  // A vllm_mode other than server or colocate names the key and the value.
+  std::string bad = text("trl-grpo.yaml");
+  bad.replace(bad.find("vllm_mode: colocate"), 19, "vllm_mode: remote");
+  try {
+    read_trainer_file(bad, "trl-grpo.yaml", test::catalog().model_ids());
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("vllm_mode"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("remote"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrainerFiles, FromGivesTheSameGrpoRunAsTheFlags) {
+  const auto scale = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "scale");
+    args.insert(args.end(), {"--gpu", "h100-sxm", "--gpus", "2", "--json"});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? json::parse(r.out) : json();
+  };
+  const json from = scale({"--from", path("trl-grpo.yaml")});
+  const json flags = scale({"--model",          "qwen2.5-7b", "--method",      "grpo",
+                            "--adapter",        "lora",       "--rank",        "16",
+                            "--targets",        "all",        "--micro-batch", "8",
+                            "--grad-accum",     "4",          "--recompute",   "full",
+                            "--precision",      "bf16",       "--stack",       "hf",
+                            "--group-size",     "8",          "--prompt-len",  "512",
+                            "--completion-len", "1024",       "--kl",          "0.04",
+                            "--rl-epochs",      "2",          "--rollout",     "colocated",
+                            "--engine-memory",  "0.3",        "--sleep"});
+  ASSERT_TRUE(from.contains("rl")) << from.dump();
+  EXPECT_EQ(from["memory_GB"], flags["memory_GB"]);
+  EXPECT_EQ(from["rl"], flags["rl"]);
+  EXPECT_EQ(from["step_seconds"], flags["step_seconds"]);
+}
+
 TEST(TrainerFiles, DeepSpeedZero3WithAutoValues) {
   const TrainerFile f = read("ds_config_zero3.json");
   EXPECT_EQ(f.format, TrainerFormat::kDeepSpeed);

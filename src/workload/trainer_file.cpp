@@ -65,7 +65,16 @@ const std::vector<std::string>& trainer_setting_keys() {
                                                 "offload_params",
                                                 "offload_activations",
                                                 "shard",
-                                                "gpu_count"};
+                                                "gpu_count",
+                                                "group_size",
+                                                "prompt_len",
+                                                "completion_len",
+                                                "rollout",
+                                                "kl",
+                                                "rl_epochs",
+                                                "engine_memory",
+                                                "sleep",
+                                                "rollout_gpus"};
   return keys;
 }
 
@@ -430,7 +439,12 @@ void read_deepspeed(Reader& r, const std::string& prefix) {
     r.use(prefix.substr(0, prefix.size() - 1), "(inline)", "stack", "deepspeed");
 }
 
-void set_method(Reader& r, const MethodBits& m) {
+void set_method(Reader& r, MethodBits m) {
+  if (!m.adapter && !m.objective.empty()) {  // an objective's default: the whole model trained
+    m.adapter = false;
+    m.key = m.objective_key;
+    m.value = m.objective_value;
+  }
   if (!m.adapter) return;
   std::string method;
   if (!*m.adapter) {
@@ -483,7 +497,54 @@ void read_peft(Reader& r) {
   r.map_text("modules_to_save", "train_modules", [](const std::string& v) { return v; });
 }
 
+// TRL's online trainers (GRPOConfig, and RLOOConfig, which shares its keys) under `prefix` (""
+// for a TRL config, "trl." in axolotl): the group, the lengths, the KL coefficient, the passes
+// over each batch and where vLLM generates. `separate_by_default`: the generation runs on a
+// server of its own unless the file says colocate (axolotl's `axolotl vllm-serve`; TRL's default
+// vllm_mode is server too).
+void read_trl_online(Reader& r, const std::string& prefix) {
+  const auto p = [&](std::string_view key) { return prefix + std::string(key); };
+  r.copy_integer(p("num_generations"), "group_size", 1, 4096);
+  r.copy_integer(p("max_prompt_length"), "prompt_len", 1, 1 << 22);
+  r.copy_integer(p("max_completion_length"), "completion_len", 1, 1 << 22);
+  if (auto beta = r.number(p("beta"), 0, 100))
+    r.use(p("beta"), fmt::format("{}", *beta), "kl", fmt::format("{}", *beta));
+  r.copy_integer(p("num_iterations"), "rl_epochs", 1, 1000);
+  const auto use_vllm = r.boolean(p("use_vllm"));
+  const std::string mode = ascii_lower(r.text(p("vllm_mode")).value_or("server"));
+  if (mode != "server" && mode != "colocate") r.fail(p("vllm_mode"), "server or colocate", mode);
+  if (use_vllm && !*use_vllm) {
+    r.ignore(p("use_vllm"),
+             "false: completions from transformers' generate, estimated as a "
+             "vLLM engine on the training cards (colocated)");
+    r.use(p("use_vllm"), "false", "rollout", "colocated");
+  } else if (use_vllm) {
+    r.use(p("vllm_mode"), mode, "rollout", mode == "colocate" ? "colocated" : "separate");
+  }
+  if (mode == "colocate") {
+    if (auto u = r.number(p("vllm_gpu_memory_utilization"), 0.01, 0.99))
+      r.use(p("vllm_gpu_memory_utilization"), fmt::format("{}", *u), "engine_memory",
+            fmt::format("{}", *u));
+    r.copy_bool(p("vllm_enable_sleep_mode"), "sleep");
+  } else if (r.has(p("vllm_gpu_memory_utilization"))) {
+    r.ignore(p("vllm_gpu_memory_utilization"),
+             "the vLLM server's own cards are sized by ftplan (the engine's default split)");
+  }
+  for (const char* key : {"generation_batch_size", "steps_per_generation", "temperature", "top_p",
+                          "top_k", "reward_funcs", "reward_weights", "loss_type", "scale_rewards",
+                          "epsilon", "epsilon_high", "mask_truncated_completions"})
+    if (r.has(p(key)))
+      r.ignore(p(key), "sampling, rewards and the loss's form do not change memory or time here");
+}
+
+// The online objective a TRL config is for: GRPO where it names a group (num_generations), as
+// RLOOConfig does too (given as --method rloo).
+bool trl_online(const Reader& r, const std::string& prefix) {
+  return r.has(prefix + "num_generations") || r.has(prefix + "max_completion_length");
+}
+
 void read_hf_trainer(Reader& r) {
+  const bool online = trl_online(r, "");
   r.copy_integer("per_device_train_batch_size", "micro_batch", 1, 1 << 20);
   r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
   if (auto g = r.boolean("gradient_checkpointing"))
@@ -492,8 +553,10 @@ void read_hf_trainer(Reader& r) {
   if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
   r.map_text("optim", "optimizer",
              [&](const std::string& v) { return hf_optimizer(r, "optim", v); });
-  r.copy_integer("max_seq_length", "seq", 1, 1 << 24);  // TRL before 0.20
-  r.copy_integer("max_length", "seq", 1, 1 << 24);      // TRL 0.20 and later
+  if (!online) {
+    r.copy_integer("max_seq_length", "seq", 1, 1 << 24);  // TRL before 0.20
+    r.copy_integer("max_length", "seq", 1, 1 << 24);      // TRL 0.20 and later
+  }
   r.copy_bool("packing", "packing");
   r.copy_bool("padding_free", "padding_free");
   r.copy_bool("precompute_ref_log_probs", "precompute_ref");  // TRL DPOConfig, KTOConfig
@@ -511,6 +574,12 @@ void read_hf_trainer(Reader& r) {
   // TRL's ModelConfig keys, when its script arguments are one YAML file.
   r.map_text("model_name_or_path", "model", [](const std::string& v) { return v; });
   MethodBits m;
+  if (online) {
+    m.objective = "grpo";
+    m.objective_key = r.has("num_generations") ? "num_generations" : "max_completion_length";
+    m.objective_value = r.text(m.objective_key).value_or("");
+    read_trl_online(r, "");
+  }
   if (auto peft = r.boolean("use_peft")) {
     m.adapter = *peft;
     m.key = "use_peft";
@@ -547,15 +616,30 @@ void read_axolotl(Reader& r) {
   // Preference training (axolotl `rl`): the objectives ftplan models.
   if (auto rl = r.text("rl"); rl && !rl->empty()) {
     const std::string s = ascii_lower(*rl);
-    if (s == "dpo" || s == "ipo" || s == "orpo" || s == "kto" || s == "simpo") {
+    if (s == "dpo" || s == "ipo" || s == "orpo" || s == "kto" || s == "simpo" || s == "grpo") {
       m.objective = s;
       m.objective_key = "rl";
       m.objective_value = *rl;
     } else {
       r.ignore("rl", fmt::format("rl '{}' is estimated as supervised fine-tuning (ftplan models "
-                                 "dpo, ipo, orpo, simpo and kto; no rollouts yet)",
+                                 "dpo, ipo, orpo, simpo, kto and grpo)",
                                  *rl));
     }
+  }
+  const bool online = m.objective == "grpo";
+  if (online) {
+    read_trl_online(r, "trl.");
+    // `axolotl vllm-serve` starts the engine from the same file: its cards are the rollout's.
+    const auto tp = r.integer("vllm.tensor_parallel_size", 1, 1024);
+    const auto dp = r.integer("vllm.data_parallel_size", 1, 1024);
+    if (tp || dp)
+      r.use(tp ? "vllm.tensor_parallel_size" : "vllm.data_parallel_size",
+            std::to_string(tp.value_or(1) * dp.value_or(1)), "rollout_gpus",
+            std::to_string(tp.value_or(1) * dp.value_or(1)));
+    if (r.has("sequence_len"))
+      r.ignore("sequence_len",
+               "an online run's sequence is its prompt and completion: "
+               "trl.max_prompt_length (else 512) and trl.max_completion_length");
   }
   set_method(r, m);
   r.copy_integer("lora_r", "rank", 1, 65536);
@@ -565,7 +649,7 @@ void read_axolotl(Reader& r) {
   if (r.boolean("lora_target_linear").value_or(false))
     r.use("lora_target_linear", "true", "targets", "all");
   r.map_text("lora_modules_to_save", "train_modules", [](const std::string& v) { return v; });
-  r.copy_integer("sequence_len", "seq", 1, 1 << 24);
+  if (!online) r.copy_integer("sequence_len", "seq", 1, 1 << 24);
   r.copy_bool("sample_packing", "packing");
   r.copy_integer("micro_batch_size", "micro_batch", 1, 1 << 20);
   r.copy_integer("gradient_accumulation_steps", "grad_accum", 1, 1 << 20);
