@@ -220,6 +220,16 @@ TEST(InferDecode, TheEnginesFixedTimePerLayerAddsToTheRoofline) {
   const double per_layer = default_efficiency(test::catalog()).generation.seconds_per_decode_layer;
   EXPECT_GT(per_layer, 0);
   EXPECT_NEAR(json::parse(r.out)["decode"]["fixed_seconds"].get<double>(), 32 * per_layer, 1e-12);
+  // The decode time's range is where the fit's measurements fell around their predictions:
+  // measured = predicted / (1 + error), at the 90th and 10th percentile errors.
+  const FitRecord& f = default_efficiency(test::catalog()).generation.fit;
+  ASSERT_TRUE(f.present());
+  const json j = json::parse(r.out);
+  const double ms = j["decode_ms_per_token"].get<double>();
+  EXPECT_NEAR(j["decode_ms_per_token_range"][0].get<double>(), ms / (1 + f.error_high), 1e-5);
+  EXPECT_NEAR(j["decode_ms_per_token_range"][1].get<double>(), ms / (1 + f.error_low), 1e-5);
+  EXPECT_LT(j["decode_ms_per_token_range"][0].get<double>(), ms);
+  EXPECT_GT(j["decode_ms_per_token_range"][1].get<double>(), ms);
 }
 
 TEST(InferPrefill, CausalAttentionAndWeightsOnce) {

@@ -366,6 +366,11 @@ GenerationEstimate estimate_generation(const GenerationModel& g, const Device& d
     return p;
   };
   out.decode = point(request.batch);
+  if (const FitRecord& f = table.generation.fit; f.present()) {
+    // error = (predicted − measured) / measured: a measured time is predicted / (1 + error).
+    out.decode_range_low = 1 / (1 + f.error_high);
+    out.decode_range_high = 1 / (1 + f.error_low);
+  }
   const std::int64_t top = std::max<std::int64_t>(out.memory.max_concurrent_sequences, 1);
   for (std::int64_t b = 1; b < top; b *= 2)
     out.batch_sweep.push_back(point(b));

@@ -289,6 +289,9 @@ struct GenerationEstimate {
   // Batches 1, 2, 4, ... up to max_concurrent_sequences, and that batch itself (1 when none
   // fits).
   std::vector<DecodePoint> batch_sweep;
+  // Where published decode measurements fall around the prediction (the table's generation fit,
+  // leave-one-source-out): a decode time t ranges over [t × low, t × high]. 1: no fit.
+  double decode_range_low = 1, decode_range_high = 1;
   double prefill_tokens_per_second(std::int64_t context) const {
     return static_cast<double>(context) / prefill.time().value;
   }

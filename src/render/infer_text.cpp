@@ -105,7 +105,10 @@ void print_infer(std::ostream& out, const InferView& v) {
              format_si(e.prefill.bytes.value, "B"))});
   t.row({fmt::format("decode, batch {}", group_digits(r.batch)),
          rate_text(e.decode.tokens_per_second()),
-         format_fixed(e.decode.ms_per_token(), 2) + " ms/token", std::string(e.decode.step.bound()),
+         fmt::format("{} ms/token ({}–{})", format_fixed(e.decode.ms_per_token(), 2),
+                     format_fixed(e.decode.ms_per_token() * e.decode_range_low, 2),
+                     format_fixed(e.decode.ms_per_token() * e.decode_range_high, 2)),
+         std::string(e.decode.step.bound()),
          fmt::format("weights {} + KV {} read per step{}{}",
                      format_si(e.decode.step.weight_bytes.value, "B"),
                      format_si(e.decode.step.kv_bytes.value, "B"),
@@ -179,6 +182,9 @@ json infer_json(const InferView& v) {
             {"prefill", pass_json(e.prefill, e.prefill_efficiency)},
             {"decode_tokens_per_second", round_to(e.decode.tokens_per_second(), 3)},
             {"decode_ms_per_token", round_to(e.decode.ms_per_token(), 6)},
+            {"decode_ms_per_token_range",
+             {round_to(e.decode.ms_per_token() * e.decode_range_low, 6),
+              round_to(e.decode.ms_per_token() * e.decode_range_high, 6)}},
             {"bound", e.decode.step.bound()},
             {"decode", pass_json(e.decode.step, e.decode.efficiency)},
             {"batch_sweep", sweep}};
