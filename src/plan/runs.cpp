@@ -35,63 +35,56 @@ namespace {
 
 // Keys a run (or the file's `defaults`) may carry: the CLI's option names with '_' for '-'.
 const std::vector<std::string>& run_keys() {
-  static const std::vector<std::string> keys = {"name",
-                                                "model",
-                                                "method",
-                                                "adapter",
-                                                "precompute_ref",
-                                                "rank",
-                                                "targets",
-                                                "optimizer",
-                                                "precision",
-                                                "seq",
-                                                "seq_mean",
-                                                "lengths",
-                                                "packing",
-                                                "padding_free",
-                                                "micro_batch",
-                                                "recompute",
-                                                "tp",
-                                                "pp",
-                                                "vpp",
-                                                "cp",
-                                                "ep",
-                                                "attention",
-                                                "stack",
-                                                "compile",
-                                                "global_batch",
-                                                "tokens",
-                                                "epochs",
-                                                "dataset_tokens",
-                                                "deadline_hours",
-                                                "count",
-                                                "gpus",
-                                                "base_quant",
-                                                "quant_group",
-                                                "quant_block",
-                                                "quant_second_block",
-                                                "double_quant",
-                                                "optimizer_in_backward",
-                                                "offload_optimizer",
-                                                "offload_params",
-                                                "offload_activations",
-                                                "chunked_loss",
-                                                "loss",
-                                                "lora_dropout",
-                                                "train_modules",
-                                                "peak",
-                                                "group_size",
-                                                "prompts_per_step",
-                                                "prompt_len",
-                                                "completion_len",
-                                                "rollout",
-                                                "kl",
-                                                "rl_epochs",
-                                                "engine_memory",
-                                                "sleep",
-                                                "rollout_gpu",
-                                                "rollout_gpus",
-                                                "from"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"name",
+                                  "model",
+                                  "method",
+                                  "adapter",
+                                  "precompute_ref",
+                                  "rank",
+                                  "targets",
+                                  "optimizer",
+                                  "precision",
+                                  "seq",
+                                  "seq_mean",
+                                  "lengths",
+                                  "packing",
+                                  "padding_free",
+                                  "micro_batch",
+                                  "recompute",
+                                  "tp",
+                                  "pp",
+                                  "vpp",
+                                  "cp",
+                                  "ep",
+                                  "attention",
+                                  "stack",
+                                  "compile",
+                                  "global_batch",
+                                  "tokens",
+                                  "epochs",
+                                  "dataset_tokens",
+                                  "deadline_hours",
+                                  "count",
+                                  "gpus",
+                                  "base_quant",
+                                  "quant_group",
+                                  "quant_block",
+                                  "quant_second_block",
+                                  "double_quant",
+                                  "optimizer_in_backward",
+                                  "offload_optimizer",
+                                  "offload_params",
+                                  "offload_activations",
+                                  "chunked_loss",
+                                  "loss",
+                                  "lora_dropout",
+                                  "train_modules",
+                                  "peak"};
+    k.insert(k.end(), rollout_keys().begin(), rollout_keys().end());
+    k.push_back("from");  // a trainer file whose settings the run takes
+    return k;
+  }();
   return keys;
 }
 
@@ -113,11 +106,8 @@ void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
   Workload& w = run.workload;
   RolloutSettings& s = w.rollout;
   const bool online = is_online(w);
-  const char* const keys[] = {
-      "group_size", "prompts_per_step", "prompt_len", "completion_len", "rollout",     "kl",
-      "rl_epochs",  "engine_memory",    "sleep",      "rollout_gpu",    "rollout_gpus"};
   if (!online) {
-    for (const char* key : keys)
+    for (const std::string& key : rollout_keys())
       if (r.has(key))
         r.fail(key, fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not to "
                                 "method {}: leave it out, or give method grpo, ppo or rloo",

@@ -122,6 +122,13 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
   return {run.objective, method};
 }
 
+const std::vector<std::string>& rollout_keys() {
+  static const std::vector<std::string> keys = {
+      "group_size", "prompts_per_step", "prompt_len", "completion_len", "rollout",     "kl",
+      "rl_epochs",  "engine_memory",    "sleep",      "rollout_gpu",    "rollout_gpus"};
+  return keys;
+}
+
 std::string run_method_name(const Workload& w) {
   return std::string(w.objective == Objective::kSft ? method_name(w.method)
                                                     : objective_name(w.objective));

@@ -59,6 +59,10 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
                                       std::string_view method_field = "method",
                                       std::string_view adapter_field = "adapter",
                                       std::string_view precompute_field = "precompute_ref");
+// The settings of an online objective's rollout by their runs-file keys (RolloutSettings), as runs
+// files and trainer files name them: group_size, prompts_per_step, prompt_len, completion_len,
+// rollout, kl, rl_epochs, engine_memory, sleep, rollout_gpu, rollout_gpus.
+const std::vector<std::string>& rollout_keys();
 // Every name parse_run_method takes: the adapter methods, then the objectives but "sft".
 const std::vector<std::string>& run_method_names();
 

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/json_check.hpp"
 #include "core/text.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan {
 
@@ -38,43 +39,38 @@ std::string_view trainer_format_name(TrainerFormat f) {
 }
 
 const std::vector<std::string>& trainer_setting_keys() {
-  static const std::vector<std::string> keys = {"model",
-                                                "method",
-                                                "adapter",
-                                                "precompute_ref",
-                                                "rank",
-                                                "targets",
-                                                "lora_dropout",
-                                                "train_modules",
-                                                "optimizer",
-                                                "precision",
-                                                "seq",
-                                                "packing",
-                                                "padding_free",
-                                                "micro_batch",
-                                                "grad_accum",
-                                                "recompute",
-                                                "attention",
-                                                "stack",
-                                                "compile",
-                                                "base_quant",
-                                                "loss",
-                                                "optimizer_in_backward",
-                                                "pure_bf16",
-                                                "offload_optimizer",
-                                                "offload_params",
-                                                "offload_activations",
-                                                "shard",
-                                                "gpu_count",
-                                                "group_size",
-                                                "prompt_len",
-                                                "completion_len",
-                                                "rollout",
-                                                "kl",
-                                                "rl_epochs",
-                                                "engine_memory",
-                                                "sleep",
-                                                "rollout_gpus"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"model",
+                                  "method",
+                                  "adapter",
+                                  "precompute_ref",
+                                  "rank",
+                                  "targets",
+                                  "lora_dropout",
+                                  "train_modules",
+                                  "optimizer",
+                                  "precision",
+                                  "seq",
+                                  "packing",
+                                  "padding_free",
+                                  "micro_batch",
+                                  "grad_accum",
+                                  "recompute",
+                                  "attention",
+                                  "stack",
+                                  "compile",
+                                  "base_quant",
+                                  "loss",
+                                  "optimizer_in_backward",
+                                  "pure_bf16",
+                                  "offload_optimizer",
+                                  "offload_params",
+                                  "offload_activations",
+                                  "shard",
+                                  "gpu_count"};
+    k.insert(k.end(), rollout_keys().begin(), rollout_keys().end());
+    return k;
+  }();
   return keys;
 }
 
