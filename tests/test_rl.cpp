@@ -412,6 +412,15 @@ TEST(Rl, ThePlannerChoosesTheRolloutCards) {
   EXPECT_NE(why.find("best of 9 card types and counts"), std::string::npos) << why;
 }
 
+TEST(Rl, ChosenRolloutCardsAreThePlannersChoice) {
+  // One run's command has no candidates to choose among: it says where auto applies.
+  const auto r =
+      test::run_cli({"scale", "--model", "llama-3.1-8b", "--method", "grpo", "--adapter", "lora",
+                     "--rollout", "separate", "--rollout-gpu", "auto", "--gpu", "h100-sxm"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("runs file"), std::string::npos) << r.err;
+}
+
 TEST(Rl, ChosenRolloutCardsNeedASeparateRollout) {
   const auto r =
       test::run_cli({"plan", "-", "--json"},

@@ -282,6 +282,11 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
                     "seq");
   w.rollout = rollout;
   w.rollout.mode = parse_rollout_mode(rollout_mode);
+  if (rollout_gpu == "auto")
+    throw UserError(ErrorCode::kInvalidValue,
+                    "--rollout-gpu auto: the planner chooses the rollout cards (rollout_gpu: auto "
+                    "in a runs file for ftplan plan); here, name the card that generates",
+                    "rollout_gpu");
   if (!rollout_gpu.empty()) w.rollout.gpu = &ctx.resolve_gpu(rollout_gpu);
   w.seq = w.rollout.prompt_len + w.rollout.completion_len;
 }
