@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -343,6 +344,41 @@ TEST(ServerSocketAttacks, LengthsAboveTheLimitAndCompressedBodiesAreRefusedBefor
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 400);
   EXPECT_TRUE(s.healthy());
+}
+
+TEST(ServerSocketAttacks, StoppingAfterRefusalsIsClean) {
+  // A server stopped right after it refused heads (a body too large, a compressed body) and a
+  // request whose pipelined rest was still arriving stops cleanly within its two-second bound,
+  // every time: with libmicrohttpd 0.9.75 about one such stop in 45 crashed in its worker thread.
+  for (int i = 0; i < 150; ++i) {
+    auto s = std::make_unique<Served>();
+    const auto big = test::exchange(
+        s->port,
+        "POST /api/fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1073741824\r\n\r\n");
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->status, 413);
+    const auto gzip = test::exchange(
+        s->port,
+        "POST /api/fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Encoding: gzip\r\nContent-Length: 1000000\r\n\r\n");
+    ASSERT_TRUE(gzip);
+    EXPECT_EQ(gzip->status, 415);
+    const int fd = test::connect_loopback(s->port);
+    ASSERT_GE(fd, 0);
+    test::send_all(fd,
+                   "POST /api/fit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                   "application/json\r\n\r\n");
+    test::send_all(fd, std::string(256 << 10, '{'), 2000);
+    std::string buffer;
+    const auto refused = test::read_reply(fd, buffer);
+    ::close(fd);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 400);
+    const auto start = std::chrono::steady_clock::now();
+    s.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  }
 }
 
 TEST(ServerSocketAttacks, HeaderFloodsAreRefused) {
