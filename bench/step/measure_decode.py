@@ -21,7 +21,6 @@ import datetime
 import gc
 import json
 import math
-import os
 import platform
 import statistics
 import sys
@@ -215,16 +214,6 @@ def versions():
             "torch_cuda": torch.version.cuda}
 
 
-def write(doc, out, final=False):
-    text = json.dumps(doc, indent=2) + "\n"
-    if out:
-        tmp = Path(out).with_suffix(".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, out)
-    elif final:
-        sys.stdout.write(text)
-
-
 def main(argv):
     args = parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -248,7 +237,8 @@ def main(argv):
         log("no CUDA device available: nothing measured")
         return EXIT_NO_GPU
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from measure_step import match_gpu  # noqa: E402 - one home for the card's catalog id
+    # One home for the card's catalog id and for writing results as rows arrive.
+    from measure_step import match_gpu, write  # noqa: E402
 
     started = time.monotonic()
     props = torch.cuda.get_device_properties(0)
