@@ -217,6 +217,19 @@ TEST(Rl, AnEngineWithoutRoomIsNamed) {
   EXPECT_NE(word_reason(e.step.reason).find("--engine-memory"), std::string::npos);
 }
 
+TEST(Rl, TheJsonSaysWhyNoRolloutCanRun) {
+  // The same engine through `scale --json`: feasible false, and the reason in words (the page
+  // shows it in the step box).
+  const auto r = test::run_cli({"scale", "--model", "llama-3.1-70b", "--method", "grpo",
+                                "--adapter", "qlora", "--gpu", "h200-nvl", "--gpus", "1",
+                                "--engine-memory", "0.2", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rl = nlohmann::json::parse(r.out).at("rl");
+  EXPECT_FALSE(rl.at("feasible").get<bool>());
+  EXPECT_NE(rl.value("reason", "").find("--engine-memory"), std::string::npos) << rl.dump();
+  EXPECT_FALSE(rl.contains("seconds"));
+}
+
 TEST(Rl, TheCommandLineAnswersAndRefusesWhatDoesNotApply) {
   const auto r = test::run_cli({"scale", "--model", "qwen2.5-7b", "--method", "grpo", "--adapter",
                                 "lora", "--gpu", "h200-nvl", "--gpus", "2", "--micro-batch", "4",

@@ -68,7 +68,11 @@ const DEFAULTS = Object.freeze({
   model: 'llama-3.1-8b',
   config: '',
   method: 'lora',
-  objective: 'sft', // or a preference objective, which trains with `method` as its adapter
+  objective: 'sft', // or a preference or online objective, which trains `method` as its adapter
+  // Online objectives (grpo, rloo, ppo) generate their completions: these replace `seq`.
+  group_size: '', // '': the method's default (grpo 8, rloo 2, ppo 1)
+  prompt_len: '512',
+  completion_len: '256',
   rank: '16',
   targets: ALL_TARGETS,
   optimizer: 'adamw',
@@ -89,7 +93,7 @@ const DEFAULTS = Object.freeze({
   runs: null, // null: the seed's runs
 });
 const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimizer', 'precision', 'seq',
-  'micro_batch', 'recompute', 'shard', 'metric', 'lang', 'infer_gpu', 'infer_gpus', 'context',
+  'group_size', 'prompt_len', 'completion_len', 'micro_batch', 'recompute', 'shard', 'metric', 'lang', 'infer_gpu', 'infer_gpus', 'context',
   'batch', 'weights', 'kv_dtype'];
 
 const $ = (id) => document.getElementById(id);
@@ -150,6 +154,7 @@ function writeForm(inputs) {
   $('runs').value = inputs.runs ?? app.seedRuns;
   showModelSource(inputs.source);
   showAdapterOptions(inputs.method);
+  showObjectiveOptions(inputs.objective);
 }
 
 function showModelSource(source) {
@@ -159,6 +164,17 @@ function showModelSource(source) {
 
 function showAdapterOptions(method) {
   for (const el of document.querySelectorAll('.adapter-only')) el.hidden = method === 'full';
+}
+
+// The objectives that generate their completions (the CLI's is_online): prompt and completion
+// lengths replace the sequence length.
+const ONLINE_OBJECTIVES = ['grpo', 'rloo', 'ppo'];
+const isOnline = (inputs) => ONLINE_OBJECTIVES.includes(inputs.objective);
+
+function showObjectiveOptions(objective) {
+  const online = ONLINE_OBJECTIVES.includes(objective);
+  for (const el of document.querySelectorAll('.online-only')) el.hidden = !online;
+  for (const el of document.querySelectorAll('.offline-only')) el.hidden = online;
 }
 
 function addCardRow(card) {
@@ -203,7 +219,7 @@ function labelCardRows() {
 
 // The options every analysis of the run shares (the CLI's option names, '_' for '-').
 function workloadBody(inputs) {
-  // A preference objective is the request's method, and what it trains its adapter.
+  // A preference or online objective is the request's method, and what it trains its adapter.
   const preference = inputs.objective && inputs.objective !== 'sft';
   const body = {
     method: preference ? inputs.objective : inputs.method,
@@ -215,6 +231,13 @@ function workloadBody(inputs) {
     lang: app.lang,  // the reasons come back in the page's language
   };
   if (preference) body.adapter = inputs.method;
+  if (isOnline(inputs)) {
+    // The trained sequence is the prompt and its completion (the API refuses seq here).
+    delete body.seq;
+    body.prompt_len = inputs.prompt_len;
+    body.completion_len = inputs.completion_len;
+    if (inputs.group_size !== '') body.group_size = inputs.group_size;
+  }
   if (inputs.source === 'paste') body.config = inputs.config;
   else body.model = inputs.model;
   if (inputs.method !== 'full') {
@@ -259,6 +282,10 @@ function runYaml(inputs, indent) {
   const lines = [`- name: ${inputs.model} ${name}`, `  model: ${inputs.model}`];
   if (preference) lines.push(`  method: ${inputs.objective}`, `  adapter: ${inputs.method}`);
   else lines.push(`  method: ${inputs.method}`);
+  if (isOnline(inputs)) {
+    lines.push(`  prompt_len: ${inputs.prompt_len}`, `  completion_len: ${inputs.completion_len}`);
+    if (inputs.group_size !== '') lines.push(`  group_size: ${inputs.group_size}`);
+  }
   if (inputs.method !== 'full') lines.push(`  rank: ${inputs.rank}`);
   if (inputs.method !== 'full' && inputs.targets !== ALL_TARGETS) {
     lines.push(`  targets: ${inputs.targets}`);
@@ -401,6 +428,8 @@ function memorySegments(memory) {
   const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0}));
   parts.push({key: 'activations', value: memory.activations ?? 0});
   parts.push({key: 'overhead', value: memory.overhead ?? 0});
+  // A colocated rollout engine (online objectives): its share of the card, weights and KV cache.
+  parts.push({key: 'rollout_engine', value: memory.rollout_engine ?? 0});
   return parts.filter((p) => p.value > 0).map((p) => (
     {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value)}));
 }
@@ -500,9 +529,17 @@ const render = {
     return box;
   },
 
-  // POST /api/step, one card type: step time split by op class, tokens/s, MFU.
-  step(gpu, result, fitVerdict) {
+  // POST /api/step, one card type: step time split by op class, tokens/s, MFU. An online
+  // objective's step (POST /api/scale on one card, `rl`) first: its parts in sequence.
+  step(gpu, result, fitVerdict, online) {
     const box = resultBox(gpu);
+    if (online !== undefined) {
+      if (!online || !online.ok) {
+        box.append(errorNote(online));
+        return box;
+      }
+      box.append(...rlParts(online.data));
+    }
     if (!result || !result.ok) {
       box.append(errorNote(result));
       return box;
@@ -514,7 +551,20 @@ const render = {
         .map(([key, c]) => ({key: `class-${key}`, value: c.seconds, cls: `c-${key}`,
           label: t(`class_${key}`),
           text: `${format.seconds(c.seconds)} (${format.percent(c.share)})`}));
+    // The host's time (launch waits, fixed framework time per micro-batch) sits beside the classes.
+    if (step.host_seconds > 0) {
+      classes.push({key: 'class-framework', value: step.host_seconds, cls: 'c-framework',
+        label: t('class_framework'), text: `${format.seconds(step.host_seconds)} ` +
+          `(${format.percent(step.host_seconds / step.step_seconds)})`});
+    }
     const stepText = format.seconds(step.step_seconds);
+    if (online !== undefined) {
+      // The op classes of the scoring and training passes only (what /api/step times).
+      box.append(h('p', {'class': 'note'}, t('rl_training_split')),
+          ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
+      if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
+      return box;
+    }
     box.append(
         h('p', {'class': 'headline'}, `${t('step')}: `,
             figure('step_seconds', step.step_seconds, stepText), ' · ',
@@ -653,6 +703,31 @@ function tNodes(key, ...nodes) {
 }
 
 // What limits a pass: bandwidth, compute or the link between the cards.
+// An online objective's step on one card (`ftplan scale --gpus 1 --json`'s rl): the headline
+// (step time, trained and generated tokens/s, bottleneck) and the parts in sequence as a bar.
+const RL_PARTS = ['prefill', 'decode', 'weight_sync', 'sleep_wake', 'scoring', 'training'];
+
+function rlParts(scale) {
+  const rl = scale.rl;
+  if (!rl.feasible) return [h('p', {'class': 'note error'}, rl.reason ?? t('rl_infeasible'))];
+  const segments = RL_PARTS.filter((key) => rl.seconds[key] > 0).map((key) => ({
+    key: `rl-${key}`, value: rl.seconds[key], cls: `r-${key}`, label: t(`rl_part_${key}`),
+    text: `${format.seconds(rl.seconds[key])} (${format.percent(rl.seconds[key] / rl.seconds.step)})`}));
+  const stepText = format.seconds(rl.seconds.step);
+  return [
+    h('p', {'class': 'headline'}, `${t('step')}: `,
+        figure('rl_step_seconds', rl.seconds.step, stepText), ' · ', `${t('rl_trained')} `,
+        figure('rl_tokens_per_second', scale.tokens_per_second,
+            format.tokensPerSecond(scale.tokens_per_second)), ' · ',
+        `${t('rl_generated')} `, figure('rl_completion_tokens_per_second',
+            rl.completion_tokens_per_second, format.tokensPerSecond(rl.completion_tokens_per_second))),
+    h('p', {'class': 'note'}, t('rl_sequences', format.count(rl.prompts), format.count(rl.group_size),
+        format.count(rl.concurrent_sequences), format.GB(rl.kv_cache_GB)), ' ',
+    h('span', {'data-figure': 'rl_bottleneck', 'data-value': rl.bottleneck},
+        t('rl_bottleneck', t(`rl_bottleneck_${rl.bottleneck.replace(' ', '_')}`)))),
+    ...stackedBar(segments, rl.seconds.step, `${t('step')} ${stepText}`)];
+}
+
 function boundFigure(name, bound) {
   return h('span', {'data-figure': name, 'data-value': bound}, t(`bound_${bound}`));
 }
@@ -857,6 +932,8 @@ const FIELD_SLOTS = {
   model: 'model', config: 'config', method: 'method', adapter: 'method', objective: 'objective',
   precompute_ref: 'objective', rank: 'rank', targets: 'targets',
   optimizer: 'optimizer', precision: 'precision', seq: 'seq', micro_batch: 'micro_batch',
+  group_size: 'group_size', prompt_len: 'prompt_len', completion_len: 'completion_len',
+  prompts_per_step: 'group_size', engine_memory: 'objective', rollout: 'objective',
   recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
 };
 
@@ -927,7 +1004,7 @@ const app = {
   lang: DEFAULTS.lang,
   catalog: {gpus: [], models: []},
   seedRuns: '',
-  results: {fits: [], steps: {}, scale: null, migs: {}, infer: null, plan: null},
+  results: {fits: [], steps: {}, rl: {}, scale: null, migs: {}, infer: null, plan: null},
   inputs: null,
   controller: null,
   planController: null,
@@ -946,6 +1023,7 @@ function inputsChanged() {
   history.replaceState(null, '', `#${encodeInputs(inputs)}`);
   showModelSource(inputs.source);
   showAdapterOptions(inputs.method);
+  showObjectiveOptions(inputs.objective);
   $('add-run').disabled = inputs.source === 'paste';
   setBusy('busy', true);
   debounce('timer', () => update(inputs));
@@ -960,8 +1038,8 @@ function setBusy(name, busy) {
 // Results of every section set to `value` (null: still calculating); the plan is kept.
 function emptyResults(inputs, value) {
   const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
-  return {fits: inputs.cards.map(() => value), steps: perGpu(), scale: value, migs: perGpu(),
-    infer: value, plan: app.results.plan};
+  return {fits: inputs.cards.map(() => value), steps: perGpu(), rl: perGpu(), scale: value,
+    migs: perGpu(), infer: value, plan: app.results.plan};
 }
 
 // Sends every request for the current inputs; a newer update aborts the older one's requests.
@@ -1005,6 +1083,12 @@ function update(inputs) {
     track(post('/api/step', {...body, gpu}, controller.signal), (r) => {
       app.results.steps[gpu] = r;
     });
+    if (isOnline(inputs)) {
+      // The whole step of an online objective (rollout, weight sync, scoring, training).
+      track(post('/api/scale', {...body, gpu, gpus: 1}, controller.signal), (r) => {
+        app.results.rl[gpu] = r;
+      });
+    }
     if (hasMig(gpu)) {
       track(post('/api/mig', {...body, gpu}, controller.signal), (r) => {
         app.results.migs[gpu] = r;
@@ -1051,7 +1135,9 @@ function renderResults() {
     const i = inputs.cards.findIndex((c) => c.gpu === gpu && Number(c.count) === 1);
     return i >= 0 && r.fits[i]?.ok ? r.fits[i].data.verdict : undefined;
   };
-  $('step').replaceChildren(...gpus.map((gpu) => render.step(gpu, r.steps[gpu], verdictOf(gpu))));
+  const online = (gpu) => (isOnline(inputs) ? r.rl[gpu] : undefined);
+  $('step').replaceChildren(...gpus.map((gpu) =>
+    render.step(gpu, r.steps[gpu], verdictOf(gpu), online(gpu))));
   $('scale').replaceChildren(render.scale(r.scale, $('metric').value, gpus.length));
   $('mig').replaceChildren(...gpus.map((gpu) => render.mig(gpu, r.migs[gpu])));
   $('infer').replaceChildren(render.infer(r.infer, inputs));
@@ -1094,6 +1180,11 @@ function applyLanguage(lang) {
     const key = el.dataset.i18n;
     if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.textContent;
     el.textContent = WORDS[lang]?.[key] ?? ENGLISH_STATIC[key];
+  }
+  for (const el of document.querySelectorAll('[data-i18n-placeholder]')) {
+    const key = el.dataset.i18nPlaceholder;
+    if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.placeholder;
+    el.placeholder = WORDS[lang]?.[key] ?? ENGLISH_STATIC[key];
   }
   $('report-link').href = `/api/report?format=html&lang=${lang}`;
   labelCardRows();

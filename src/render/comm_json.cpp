@@ -1,6 +1,7 @@
 #include "render/comm_json.hpp"
 
 #include "render/json.hpp"
+#include "render/reason_words.hpp"
 
 namespace ftplan {
 
@@ -71,7 +72,10 @@ json rl_step_json(const RlStep& r) {
             {"max_concurrent_sequences", r.engine_memory.max_concurrent_sequences},
             {"concurrent_sequences", r.concurrent},
             {"epochs", r.epochs}};
-  if (!r.feasible) return j;
+  if (!r.feasible) {
+    j["reason"] = word_reason(r.reason);
+    return j;
+  }
   j["waves"] = r.rollout.waves;
   j["seconds"] = {{"rollout", round_to(r.rollout.total().value, 4)},
                   {"prefill", round_to(r.rollout.prefill.value, 4)},

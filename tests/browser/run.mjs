@@ -306,6 +306,73 @@ test('a preference objective: the page sends it with its adapter and shows the r
       await page.close();
     });
 
+// The step box of one card type: its figures (value and text) and the bar's legend.
+async function stepShown(page, gpu) {
+  return page.locator(`#step article[data-gpu="${gpu}"]`).evaluate((box) => {
+    const figures = {};
+    for (const el of box.querySelectorAll('[data-figure]')) {
+      figures[el.dataset.figure] = {value: el.dataset.value, text: el.textContent};
+    }
+    return {figures, text: box.textContent};
+  });
+}
+
+test('an online objective (GRPO, PPO): lengths replace seq, the step shows its parts as the CLI',
+    async (env) => {
+      const page = await openPage(env.context, env.origin, 'cards=h200-nvl:1');
+      await fillForm(page, {model: 'llama-3.1-8b', method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+      check(await page.locator('#prompt_len').isHidden(), 'SFT: no prompt length');
+      await page.selectOption('#objective', 'grpo');
+      await waitForResults(page);
+      check(await page.locator('#seq').isHidden(), 'GRPO: the sequence length is hidden');
+      await page.fill('#prompt_len', '1024');
+      await page.fill('#completion_len', '512');
+      await page.fill('#group_size', '4');
+      await waitForResults(page);
+      const run = {...fitBody({model: 'llama-3.1-8b', method: 'lora'}, {gpu: 'h200-nvl', count: 1}),
+        method: 'grpo', adapter: 'lora', prompt_len: '1024', completion_len: '512', group_size: '4'};
+      delete run.seq;
+      const fit = await cliJson('fit', run);
+      const shown = await memoryShown(page, 'h200-nvl', 1);
+      check(fit.memory_GB.rollout_engine > 0, 'GRPO: the CLI counts a colocated engine');
+      equal(shown.figures.rollout_engine?.value, fit.memory_GB.rollout_engine,
+          'GRPO: the rollout engine in the memory bar');
+      equal(shown.figures.peak?.value, fit.memory_GB.peak, 'GRPO: the peak');
+      const scale = await cliJson('scale', {...run, gpus: '1'});
+      const step = await stepShown(page, 'h200-nvl');
+      equal(Number(step.figures.rl_step_seconds?.value), scale.rl.seconds.step, 'GRPO: the step');
+      for (const part of ['prefill', 'decode', 'scoring', 'training']) {
+        equal(Number(step.figures[`rl-${part}`]?.value), scale.rl.seconds[part], `GRPO: ${part}`);
+      }
+      equal(step.figures.rl_bottleneck?.value, scale.rl.bottleneck, 'GRPO: the bottleneck');
+      equal(Number(step.figures.rl_completion_tokens_per_second?.value),
+          scale.rl.completion_tokens_per_second, 'GRPO: generated tokens/s');
+      mkdirSync(SCREENSHOTS, {recursive: true});
+      await page.locator('#step article[data-gpu="h200-nvl"]').screenshot(
+          {path: join(SCREENSHOTS, 'grpo-step.png')});
+      // The lengths travel in the URL, and PPO (value and reward models) answers too.
+      check(page.url().includes('prompt_len=1024'), `the URL keeps the prompt length: ${page.url()}`);
+      await page.selectOption('#objective', 'ppo');
+      await page.fill('#group_size', '');
+      await waitForResults(page);
+      const ppo = {...run, method: 'ppo'};
+      delete ppo.group_size;
+      const ppoScale = await cliJson('scale', {...ppo, gpus: '1'});
+      const ppoStep = await stepShown(page, 'h200-nvl');
+      equal(Number(ppoStep.figures.rl_step_seconds?.value), ppoScale.rl.seconds.step, 'PPO: the step');
+      // A rollout that cannot run is said in the step box, in the server's words.
+      await page.selectOption('#model', 'llama-3.3-70b');
+      await waitForResults(page);
+      const big = await cliJson('scale', {...ppo, model: 'llama-3.3-70b', gpus: '1'});
+      const bigStep = await stepShown(page, 'h200-nvl');
+      if (!big.rl.feasible) {
+        check(bigStep.text.includes(big.rl.reason), `70B PPO: the reason ${big.rl.reason}`);
+      } else {
+        equal(Number(bigStep.figures.rl_step_seconds?.value), big.rl.seconds.step, '70B PPO: the step');
+      }
+      await page.close();
+    });
+
 test('a pasted config.json gives the same figures as the API', async (env) => {
   const config = JSON.parse(readFileSync(join(ROOT, 'data/models/llama-3.1-8b.json'), 'utf8'));
   const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1');
