@@ -2,13 +2,16 @@
 // rollout engine's memory beside training, the models each objective holds, the batch a step
 // generates, and their errors. Expected figures come from the generation model and the training
 // evaluation they compose, called directly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "infer/generation.hpp"
@@ -220,9 +223,9 @@ TEST(Rl, AnEngineWithoutRoomIsNamed) {
 TEST(Rl, TheJsonSaysWhyNoRolloutCanRun) {
   // The same engine through `scale --json`: feasible false, and the reason in words (the page
   // shows it in the step box).
-  const auto r = test::run_cli({"scale", "--model", "llama-3.1-70b", "--method", "grpo",
-                                "--adapter", "qlora", "--gpu", "h200-nvl", "--gpus", "1",
-                                "--engine-memory", "0.2", "--json"});
+  const auto r =
+      test::run_cli({"scale", "--model", "llama-3.1-70b", "--method", "grpo", "--adapter", "qlora",
+                     "--gpu", "h200-nvl", "--gpus", "1", "--engine-memory", "0.2", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rl = nlohmann::json::parse(r.out).at("rl");
   EXPECT_FALSE(rl.at("feasible").get<bool>());
@@ -357,6 +360,65 @@ TEST(Rl, ThePlannerTimesTheWholeOnlineStep) {
               1e-6 * j["step_seconds"].get<double>());
   EXPECT_NEAR(rec["tokens_per_second"].get<double>(), j["tokens_per_second"].get<double>(),
               1e-6 * j["tokens_per_second"].get<double>());
+}
+
+TEST(Rl, ThePlanAndTheReportGiveTheStepsParts) {
+  // The recommendation carries its online step in parts (as scale's rl), they add up to the step
+  // it was ranked on, and the report's reason names them.
+  const std::string runs =
+      "candidates:\n  gpus: [h100-sxm]\n  counts: [1]\n  mig: false\n"
+      "runs:\n  - {name: rl, model: qwen2.5-7b, method: grpo, adapter: lora,\n"
+      "     completion_len: 512, tokens: 1e7}\n";
+  const auto rec = planned(runs);
+  ASSERT_TRUE(rec.value("feasible", false)) << rec.dump();
+  const auto& s = rec.at("rl").at("seconds");
+  const double sum = s["rollout"].get<double>() + s["weight_sync"].get<double>() +
+                     s["sleep_wake"].get<double>() + s["scoring"].get<double>() +
+                     s["training"].get<double>();
+  EXPECT_NEAR(sum, rec["step_seconds"].get<double>(), 1e-3 * sum);
+  EXPECT_NEAR(s["step"].get<double>(), rec["step_seconds"].get<double>(), 1e-3 * sum);
+  const auto report = test::run_cli({"report", "-"}, runs);
+  ASSERT_EQ(report.code, 0) << report.err;
+  const std::string training = fmt::format("training {:.2f} s", s["training"].get<double>());
+  EXPECT_NE(report.out.find("Each GRPO step of"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find(training), std::string::npos) << training;
+}
+
+TEST(Rl, ExplainDerivesTheOnlineStep) {
+  // explain's rl.* figures are scale's parts for the same run, and the peak follows the rollout
+  // engine the fit adds.
+  const std::vector<std::string> run = {"--model",      "qwen2.5-7b", "--method",     "grpo",
+                                        "--adapter",    "lora",       "--gpu",        "h200-nvl",
+                                        "--prompt-len", "1024",       "--group-size", "4"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), run.begin(), run.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  const auto x = test::run_cli(with({"explain", "rl"}, {"--json"}));
+  ASSERT_EQ(x.code, 0) << x.err;
+  const auto sc = test::run_cli(with({"scale"}, {"--gpus", "1", "--json"}));
+  ASSERT_EQ(sc.code, 0) << sc.err;
+  const auto scaled = nlohmann::json::parse(sc.out);
+  const auto& parts = scaled.at("rl").at("seconds");
+  std::map<std::string, double> figures;
+  const auto listed = nlohmann::json::parse(x.out);
+  for (const auto& f : listed.at("figures"))
+    figures[f.at("id").get<std::string>()] = f.at("value").get<double>();
+  EXPECT_NEAR(figures["rl.step_seconds"], parts["step"].get<double>(), 1e-3);
+  EXPECT_NEAR(figures["rl.rollout_seconds"], parts["rollout"].get<double>(), 1e-3);
+  EXPECT_NEAR(figures["rl.scoring_seconds"], parts["scoring"].get<double>(), 1e-3);
+  EXPECT_NEAR(figures["rl.training_seconds"], parts["training"].get<double>(), 1e-3);
+  const auto peak = test::run_cli(with({"explain", "memory.peak"}, {"--json"}));
+  ASSERT_EQ(peak.code, 0) << peak.err;
+  const auto explained = nlohmann::json::parse(peak.out);
+  const auto& p = explained.at("figures").at(0);
+  const auto fit = test::run_cli(with({"fit"}, {"--json"}));
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const auto fitted = nlohmann::json::parse(fit.out);
+  const auto& m = fitted.at("memory_GB");
+  EXPECT_NEAR(p.at("value").get<double>(), m["peak"].get<double>(), 1e-3);
+  EXPECT_NE(p.dump().find("memory.rollout_engine"), std::string::npos) << p.dump();
 }
 
 TEST(Rl, SeparateRolloutCardsCountInTheRunsCardHours) {

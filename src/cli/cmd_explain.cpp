@@ -69,7 +69,7 @@ const bool registered = register_command(
        auto o = std::make_shared<ExplainOptions>();
        app.add_option("figure,--figure", o->figure,
                       "Figure id (memory.peak, perf.step_seconds, ...) or a group (memory, perf, "
-                      "comm, scale, plan); --list shows them");
+                      "comm, scale, rl, plan); --list shows them");
        o->workload.add_to(app);
        o->placement.add_to(app, true, true, true);
        o->calibration.add_to(app);

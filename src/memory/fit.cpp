@@ -238,21 +238,40 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
           {"cards", std::to_string(cards)}},
          "seed § memory: what is left for activations, the CUDA context and temporary buffers",
          {"memory.capacity", "memory.states_per_card"}});
-    trace->add({"memory.peak",
-                "estimated peak per card",
-                to_GB(m.peak),
-                "GB",
+    if (m.rollout_engine > Bytes())
+      trace->add({"memory.rollout_engine",
+                  "colocated rollout engine (weights and KV cache) per card",
+                  to_GB(m.rollout_engine),
+                  "GB",
+                  w.rollout.sleep ? "capacity × engine share; asleep while the step trains, so "
+                                    "the peak is the larger of the step and the rollout"
+                                  : "capacity × engine share, held beside the step's memory",
+                  {{"capacity", format_GB(m.capacity, 3)},
+                   {"engine share", format_number(w.rollout.engine_memory, 3)},
+                   {"sleep", w.rollout.sleep ? "yes" : "no"}},
+                  "vLLM claims gpu_memory_utilization × the card when it starts (TRL "
+                  "vllm_gpu_memory_utilization)",
+                  {"memory.capacity"}});
+    std::vector<std::pair<std::string, std::string>> inputs = {
+        {"model states on the card", format_GB(m.states_on_card, 3)},
+        {"activations", format_GB(m.activations, 3)},
+        {"overhead", format_GB(m.overhead, 3)}};
+    std::vector<std::string> from = {"memory.states_on_card", "memory.activations",
+                                     "memory.overhead"};
+    if (m.rollout_engine > Bytes()) {
+      inputs.emplace_back("rollout engine", format_GB(m.rollout_engine, 3));
+      from.emplace_back("memory.rollout_engine");
+    }
+    inputs.emplace_back("step", format_GB(m.step_peak, 3));
+    inputs.emplace_back("load", format_GB(m.load_peak, 3));
+    inputs.emplace_back("peak phase", m.load_is_peak ? "load" : "step");
+    trace->add({"memory.peak", "estimated peak per card", to_GB(m.peak), "GB",
                 "the peak phase's total: the larger of step = model states on the card + "
-                "activations + overhead, and load = weights as loaded + the tensor in transit + "
-                "CUDA context and NCCL",
-                {{"model states on the card", format_GB(m.states_on_card, 3)},
-                 {"activations", format_GB(m.activations, 3)},
-                 {"overhead", format_GB(m.overhead, 3)},
-                 {"step", format_GB(m.step_peak, 3)},
-                 {"load", format_GB(m.load_peak, 3)},
-                 {"peak phase", m.load_is_peak ? "load" : "step"}},
+                "activations + overhead (+ a colocated rollout engine), and load = weights as "
+                "loaded + the tensor in transit + CUDA context and NCCL",
+                std::move(inputs),
                 "memory/activations (Korthikanti et al. 2022) and runtime overheads",
-                {"memory.states_on_card", "memory.activations", "memory.overhead"}});
+                std::move(from)});
   }
   return m;
 }

@@ -60,9 +60,10 @@ namespace {
 // An online objective's step: the rollout and the weight sync before the training evaluated so
 // far, its scoring passes split out (plan/rl_step); the step time and the throughput then count
 // them all.
-void add_rollouts(const Workload& w, ScaleResult& r, const PlanningData& data) {
+void add_rollouts(const Workload& w, ScaleResult& r, const PlanningData& data, Trace* trace) {
   if (!is_online(w) || !r.step.feasible) return;
   r.rl = rl_step(w, r, data);
+  if (trace) trace_rl_step(w, r.rl, *trace);
   if (!r.rl.feasible) {
     r.step.feasible = false;
     r.step.reason = r.rl.reason;
@@ -194,7 +195,7 @@ ScaleResult evaluate_with_memory(const Workload& w, const ModelStates& replica, 
   const EfficiencyTable& efficiency = data.efficiency(*p.gpu);
   if (!p.layout.trivial()) {
     evaluate_layout(w, replica, ops, device, efficiency, data, r, trace, known, caches);
-    add_rollouts(w, r, data);
+    add_rollouts(w, r, data, trace);
     return r;
   }
   r.step = estimate_step(ops, device, efficiency);
@@ -223,7 +224,7 @@ ScaleResult evaluate_with_memory(const Workload& w, const ModelStates& replica, 
                  {"step time", format_seconds(r.scale.step_seconds)}},
                 "definition",
                 {"scale.step_seconds"}});
-  add_rollouts(w, r, data);
+  add_rollouts(w, r, data, trace);
   return r;
 }
 

@@ -371,6 +371,7 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
                             static_cast<double>(w.grad_accum);
     finish_option(o, run, c, r.scale, r.comm.received_per_card_per_step + exchanged, r.step, w,
                   r.rl.online ? &r.rl : nullptr, file);
+    if (r.rl.online) o.rl = std::make_shared<const RlStep>(r.rl);
     return o;
   }
   o.strategy = comm_strategy(w, p);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct Option {
   int rollout_cards = 0;
   bool rollout_chosen = false;
   int rollout_choices_tried = 0;  // chosen: the card types × counts tried
+  // An online run's step in its parts (rollout, weight sync, scoring, training) where it was timed;
+  // shared, as options are copied often and only online runs have one.
+  std::shared_ptr<const RlStep> rl;
 
   bool feasible = false;
   Constraint failed = Constraint::kNone;

@@ -6,6 +6,8 @@
 
 #include "comm/topology.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/trace.hpp"
 #include "plan/evaluate.hpp"
 #include "workload/objective.hpp"
 
@@ -148,6 +150,102 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
 }
 
 }  // namespace
+
+void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace) {
+  if (!r.online || !r.feasible) return;
+  const bool colocated = r.mode == RolloutMode::kColocated;
+  const GenerationMemory& m = r.engine_memory;
+  const std::string engine_source =
+      "vLLM's memory split (gpu_memory_utilization) and paged KV cache (infer/generation)";
+  trace.add(
+      {"rl.kv_cache",
+       "KV cache of one rollout engine",
+       to_GB(m.kv_budget),
+       "GB",
+       "engine memory − weights − working reserve (activations and the CUDA context)",
+       {{"engine", format_GB(m.engine, 3)},
+        {"share of the card", format_number(m.utilization, 3)},
+        {"weights", format_GB(m.weights, 3)},
+        {"reserve", format_GB(m.reserve, 3)},
+        {"engine cards (tensor parallel)", std::to_string(r.engine_tp)}},
+       engine_source,
+       colocated ? std::vector<std::string>{"memory.rollout_engine"} : std::vector<std::string>{}});
+  trace.add({"rl.concurrent_sequences",
+             "sequences one engine decodes together",
+             static_cast<double>(r.concurrent),
+             "sequences",
+             "min(the busiest engine's share of the step's sequences, KV cache ÷ KV bytes of one "
+             "sequence of prompt + completion tokens in whole blocks)",
+             {{"sequences per step", group_digits(r.sequences)},
+              {"engines", std::to_string(r.engines)},
+              {"sequences per engine", group_digits(r.sequences_per_engine)},
+              {"KV bytes per sequence", format_GB(m.kv_per_sequence, 4)},
+              {"sequences the cache holds", group_digits(m.max_concurrent_sequences)}},
+             engine_source,
+             {"rl.kv_cache"}});
+  trace.add({"rl.rollout_seconds",
+             "generating the step's completions (the busiest engine)",
+             r.rollout.total().value,
+             "s",
+             "waves × (prefill of the prompts + completion length × decode step at the wave's "
+             "batch); a decode step = the roofline of weights and KV cache read (or the GEMMs at "
+             "large batch) + a fixed time per layer",
+             {{"waves", group_digits(r.rollout.waves)},
+              {"prompt tokens", group_digits(w.rollout.prompt_len)},
+              {"completion tokens", group_digits(w.rollout.completion_len)},
+              {"prefill", format_seconds(r.rollout.prefill)},
+              {"decode", format_seconds(r.rollout.decode)},
+              {"card", r.rollout_gpu ? r.rollout_gpu->id : std::string()}},
+             "infer/generation, its per-layer time fitted to published serving measurements "
+             "(ftplan validate)",
+             {"rl.concurrent_sequences"}});
+  trace.add({"rl.weight_sync_seconds",
+             "moving the trained weights into the engines (and sleep and wake)",
+             (r.weight_sync + r.sleep_wake).value,
+             "s",
+             colocated ? "16-bit weights read and written on the card (2 × weights ÷ memory "
+                         "bandwidth), after an all-gather when FSDP shards them; sleeping: the "
+                         "engine's weights to host memory and back over PCIe"
+                       : "16-bit weights broadcast to the engines ÷ the slowest link's collective "
+                         "rate between training and rollout cards",
+             {{"weights (16 bit)", format_GB(r.sync_bytes, 3)},
+              {"sync", format_seconds(r.weight_sync)},
+              {"sleep and wake", format_seconds(r.sleep_wake)}},
+             "TRL's weight sync into vLLM (adapters merged first); comm/topology link rates"});
+  trace.add({"rl.scoring_seconds",
+             "forward passes without gradient over the step's sequences",
+             r.scoring.value,
+             "s",
+             "the trained forward time × grad-accum × passes ÷ (passes + 1): the policy's old "
+             "log-probabilities, the reference's, PPO's value and reward models",
+             {{"passes without gradient", std::to_string(no_grad_forward_passes(w))},
+              {"grad-accum", std::to_string(w.grad_accum)}},
+             "perf/ops: each pass without gradient is a copy of the trained forward pass",
+             {"perf.step_seconds"}});
+  trace.add(
+      {"rl.training_seconds",
+       "training on the generated batch",
+       r.training.value,
+       "s",
+       "(training computation − scoring) × (2 with PPO's value model) + exposed "
+       "communication, × epochs over the batch",
+       {{"epochs", std::to_string(r.epochs)}, {"value model", holds_value_model(w) ? "yes" : "no"}},
+       "plan/evaluate: the training step on its cards",
+       {"perf.step_seconds"}});
+  trace.add({"rl.step_seconds",
+             "time of one online step (rollout, weight sync, scoring, training)",
+             r.total.value,
+             "s",
+             "rollout + weight sync + sleep and wake + scoring + training, one after another",
+             {{"rollout", format_seconds(r.rollout.total())},
+              {"weight sync and sleep", format_seconds(r.weight_sync + r.sleep_wake)},
+              {"scoring", format_seconds(r.scoring)},
+              {"training", format_seconds(r.training)},
+              {"slowest part", std::string(r.bottleneck)}},
+             "TRL's online trainers (GRPO, RLOO, PPO) run the parts in sequence",
+             {"rl.rollout_seconds", "rl.weight_sync_seconds", "rl.scoring_seconds",
+              "rl.training_seconds"}});
+}
 
 double rollout_choice_score(const Workload& w, const RlStep& r, int training_cards,
                             double rollout_weight) {

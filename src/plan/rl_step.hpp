@@ -18,6 +18,7 @@ namespace ftplan {
 
 struct Evaluation;
 struct PlanningData;
+class Trace;
 
 struct RlStep {
   bool online = false;  // the run generates its completions (an online objective)
@@ -62,6 +63,10 @@ struct RlStep {
 // A separate rollout with RolloutSettings::choices takes the card type and count of the least
 // rollout_choice_score.
 RlStep rl_step(const Workload& w, const Evaluation& training, const PlanningData& data);
+
+// The online step's figures for explain (rl.*): the engine's KV cache and the sequences it decodes
+// together, each part's time and the step's, with their formulas and inputs.
+void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace);
 
 // What the choice of rollout cards minimises: the step time × the weighted cards of training and
 // rollout (RolloutSettings: training_weight per training card, `rollout_weight` per rollout card).

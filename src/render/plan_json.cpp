@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "render/comm_json.hpp"
 #include "render/json.hpp"
 #include "render/reason_words.hpp"
 
@@ -24,6 +25,7 @@ json option_json(const Option& o) {
   if (o.rollout_gpu)
     j["rollout"] = {
         {"gpu", o.rollout_gpu->id}, {"cards", o.rollout_cards}, {"chosen", o.rollout_chosen}};
+  if (o.rl) j["rl"] = rl_step_json(*o.rl);
   if (!o.reason.empty()) j["reason"] = word_reason(o.reason);
   j["verdict"] = verdict_name(o.verdict);
   j["memory_GB"] = {{"model_states", round_to(to_GB(o.model_states), 3)},

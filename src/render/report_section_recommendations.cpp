@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "plan/rl_step.hpp"
+#include "workload/objective.hpp"
+
 namespace ftplan {
 
 namespace {
@@ -57,10 +60,26 @@ class RecommendationsSection : SectionWriter {
     if (rp.close_call) close = "; " + reason_text(rp.close_call_reason);
     const std::string head = f(Txt::kRecHead, rp.run->name, choice(o), rank_reason(m_.plan.rank_by),
                                n(o.card_hours, 1), n(o.time_to_train_hours, 2));
-    if (o.count == 1) return head + close + t(Txt::kRecOneCard);
+    if (o.count == 1) return head + close + t(Txt::kRecOneCard) + online_parts(rp, o);
     return head + close +
            f(Txt::kRecManyCards, strategy(o.strategy), code(o.topology),
-             percent(o.scaling_efficiency));
+             percent(o.scaling_efficiency)) +
+           online_parts(rp, o);
+  }
+
+  // An online run's step in its parts, and the slowest of them (plan/rl_step).
+  std::string online_parts(const RunPlan& rp, const Option& o) const {
+    if (!o.rl || !o.rl->feasible) return {};
+    const RlStep& r = *o.rl;
+    const std::string_view b = r.bottleneck;
+    const Txt slowest = b == "rollout"       ? Txt::kRecOnlinePartRollout
+                        : b == "weight sync" ? Txt::kRecOnlinePartWeightSync
+                        : b == "scoring"     ? Txt::kRecOnlinePartScoring
+                                             : Txt::kRecOnlinePartTraining;
+    const auto s = [&](Seconds x) { return n(x.value, 2) + " s"; };
+    return f(Txt::kRecOnline, objective_traits(rp.run->workload.objective).label, s(r.total),
+             s(r.rollout.total()), s(r.weight_sync + r.sleep_wake), s(r.scoring), s(r.training),
+             t(slowest));
   }
 
   DocSection recommendations() const {
