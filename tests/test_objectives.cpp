@@ -10,12 +10,14 @@
 #include "comm/topology.hpp"
 #include "comm/traffic.hpp"
 #include "core/error.hpp"
+#include "memory/activations.hpp"
 #include "memory/fit.hpp"
 #include "memory/model_states.hpp"
 #include "perf/ops.hpp"
 #include "plan/runs.hpp"
 #include "support.hpp"
 #include "workload/objective.hpp"
+#include "workload/roles.hpp"
 #include "workload/trainer_file.hpp"
 
 namespace ftplan {
@@ -260,6 +262,100 @@ namespace {
 
 std::string setting_of(const TrainerFile& f, std::string_view as) {
   return f.setting(as);
+}
+
+// A reward model: the same decoder with a one-output score head in place of the language-model
+// head (AutoModelForSequenceClassification, num_labels 1), trained on both sequences of a pair.
+Workload reward(const std::string& model, Method m, std::int64_t micro_batch = 1) {
+  Workload w = preference(model, Objective::kReward, m, micro_batch);
+  use_objective_model(w);
+  return w;
+}
+
+TEST(Objectives, ARewardModelHasAScoreHeadInPlaceOfTheLmHead) {
+  // Llama 3.1 8B, untied: lm_head [128,256 × 4,096] leaves, score [1 × 4,096] comes.
+  const Workload full = reward("llama-3.1-8b", Method::kFull);
+  const Workload sft = test::workload("llama-3.1-8b", Method::kFull);
+  const ParamCount V = 128256, H = 4096;
+  EXPECT_EQ(sft.model->params.total, 8030261248);  // the catalog's model is left as it was
+  EXPECT_EQ(full.model->params.total, 8030261248 - V * H + H);
+  EXPECT_EQ(full.sequences_per_micro_batch(), 2);
+  // AdamW, full: 2 + 2 + 4 + 8 = 16 B per parameter, and no reference copy.
+  const ModelStates states = model_states(full);
+  EXPECT_EQ(states.reference_weights.value, 0);
+  EXPECT_DOUBLE_EQ(states.total().value, 16.0 * static_cast<double>(full.model->params.total));
+  // Tied (Llama 3.2 1B): the embedding stays, the score head is its own tensor.
+  const Workload tied = reward("llama-3.2-1b", Method::kFull);
+  EXPECT_EQ(tied.model->params.total,
+            test::workload("llama-3.2-1b", Method::kFull).model->params.total + 2048);
+  // LoRA: the adapters and the score head (PEFT saves a sequence-classification head).
+  const Workload lora = reward("llama-3.1-8b", Method::kLora);
+  EXPECT_EQ(trained_set(lora).trained_params,
+            trained_set(test::workload("llama-3.1-8b", Method::kLora)).trained_params + H);
+  EXPECT_EQ(no_grad_forward_passes(lora), 0);
+}
+
+TEST(Objectives, ARewardModelHasNoVocabularyWideLogits) {
+  // The output layer's product is T × H × 1, and the loss holds one score per token where a
+  // language-model head holds the vocabulary's logits: with the FP32 upcast, 2 B of 16-bit logits
+  // + 3 × 4 B per output, so 14 B per token instead of 14 V B.
+  const Workload rm = reward("llama-3.1-8b", Method::kFull);
+  ASSERT_EQ(rm.options.effective_loss(), LossKind::kFp32Upcast);
+  const double T = 2 * 2048;
+  int heads = 0;
+  for (const Op& op : build_step_ops(rm).ops)
+    if (op.name == "lm_head.fwd") {
+      ++heads;
+      EXPECT_DOUBLE_EQ(op.total_flops().value, 2 * T * 4096);
+    }
+  EXPECT_EQ(heads, 1);
+  EXPECT_DOUBLE_EQ(activation_profile(rm).logits.per_token, 14.0);
+  EXPECT_DOUBLE_EQ(
+      activation_profile(test::workload("llama-3.1-8b", Method::kFull)).logits.per_token,
+      14.0 * 128256);
+  // So a pair of 2,048-token sequences needs less than its supervised twin (same tokens, an LM
+  // head) by at least the logits.
+  Workload lm = sft_of(rm);
+  lm.model = test::workload("llama-3.1-8b", Method::kFull).model;
+  const Placement p = test::on("h200-nvl");
+  EXPECT_LT(estimate_memory(rm, p).peak.value,
+            estimate_memory(lm, p).peak.value - 2.0 * 128256 * T);
+}
+
+TEST(Objectives, RewardModelsFromTheCommandLineRunsAndTrainerFiles) {
+  const auto fit = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "reward",
+                                  "--adapter", "lora", "--gpu", "h200-nvl", "--json"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const auto j = nlohmann::json::parse(fit.out);
+  EXPECT_EQ(j["method"], "reward");
+  EXPECT_EQ(j["reference"], "none");
+  const auto pre = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "reward",
+                                  "--precompute-ref", "--gpu", "h200-nvl"});
+  EXPECT_EQ(pre.code, 2);
+  EXPECT_NE(pre.err.find("precompute"), std::string::npos) << pre.err;
+  const auto online = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "reward",
+                                     "--prompt-len", "256", "--gpu", "h200-nvl"});
+  EXPECT_EQ(online.code, 2);
+  EXPECT_NE(online.err.find("--prompt-len"), std::string::npos) << online.err;
+
+  const TrainerFile factory = read_trainer_file(
+      "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: rm\nfinetuning_type: lora\n"
+      "template: llama3\n",
+      "rm.yaml", test::catalog().model_ids());
+  EXPECT_EQ(setting_of(factory, "method"), "reward");
+  EXPECT_EQ(setting_of(factory, "adapter"), "lora");
+  const TrainerFile axolotl = read_trainer_file(
+      "base_model: meta-llama/Llama-3.1-8B\nreward_model: true\nsequence_len: 2048\n", "rm.yml",
+      test::catalog().model_ids());
+  EXPECT_EQ(setting_of(axolotl, "method"), "reward");
+
+  const auto plan = test::run_cli(
+      {"plan", "-", "--json"},
+      "candidates:\n  gpus: [h200-nvl]\n  counts: [1]\n  mig: false\n"
+      "runs:\n  - {name: rm, model: llama-3.1-8b, method: reward, adapter: lora, tokens: 1e7}\n");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_TRUE(
+      nlohmann::json::parse(plan.out)["runs"][0]["recommendation"].value("feasible", false));
 }
 
 TEST(Objectives, TrainerFilesNameTheObjectiveAndItsAdapter) {

@@ -34,10 +34,13 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "input)");
   app.add_option("--method", method,
                  fmt::format("Training method: {} (dora/qdora: DoRA on a 16-bit or NF4 base; "
-                             "dpo, ipo, orpo, simpo, kto: preference objectives, --adapter)",
+                             "dpo, ipo, orpo, simpo, kto: preference objectives; reward: a "
+                             "reward model on pairs, a score head in place of the LM head; "
+                             "grpo, ppo, rloo: online, with rollouts; each with --adapter)",
                              fmt::join(run_method_names(), " | ")));
   app.add_option("--adapter", adapter,
-                 fmt::format("Preference objectives: what they train, {} (default full: every "
+                 fmt::format("Objectives (preference, reward, online): what they train, {} "
+                             "(default full: every "
                              "weight, with a frozen reference copy where the objective has one)",
                              fmt::join(method_names(), " | ")));
   app.add_flag("--precompute-ref", training.precompute_reference,
@@ -200,6 +203,7 @@ Workload WorkloadOptions::build(Context& ctx) const {
       method, adapter, training.precompute_reference, "method", "adapter", "precompute_ref");
   w.objective = objective;
   w.method = adapter_method;
+  use_objective_model(w);
   const std::string method_shown =
       "--method " + method + (adapter.empty() ? "" : " --adapter " + adapter);
   // Only the options given count: a default is no choice the user made. Settings a --from file

@@ -11,15 +11,16 @@ constexpr NameTable<Method, 5> kMethods{{{{Method::kFull, "full"},
                                           {Method::kQlora, "qlora"},
                                           {Method::kDora, "dora"},
                                           {Method::kQdora, "qdora"}}}};
-constexpr NameTable<Objective, 9> kObjectives{{{{Objective::kSft, "sft"},
-                                                {Objective::kDpo, "dpo"},
-                                                {Objective::kIpo, "ipo"},
-                                                {Objective::kOrpo, "orpo"},
-                                                {Objective::kSimpo, "simpo"},
-                                                {Objective::kKto, "kto"},
-                                                {Objective::kGrpo, "grpo"},
-                                                {Objective::kPpo, "ppo"},
-                                                {Objective::kRloo, "rloo"}}}};
+constexpr NameTable<Objective, 10> kObjectives{{{{Objective::kSft, "sft"},
+                                                 {Objective::kDpo, "dpo"},
+                                                 {Objective::kIpo, "ipo"},
+                                                 {Objective::kOrpo, "orpo"},
+                                                 {Objective::kSimpo, "simpo"},
+                                                 {Objective::kKto, "kto"},
+                                                 {Objective::kReward, "reward"},
+                                                 {Objective::kGrpo, "grpo"},
+                                                 {Objective::kPpo, "ppo"},
+                                                 {Objective::kRloo, "rloo"}}}};
 constexpr NameTable<RolloutMode, 2> kRolloutModes{
     {{{RolloutMode::kColocated, "colocated"}, {RolloutMode::kSeparate, "separate"}}}};
 constexpr NameTable<ComputeFormat, 5> kFormats{{{{ComputeFormat::kBF16, "bf16"},

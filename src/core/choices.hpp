@@ -23,7 +23,9 @@ enum class Method {
 // example, or a preference objective over a chosen and a rejected sequence (KTO: single labelled
 // ones), most of them against a frozen reference model; or reinforcement learning on completions
 // the policy generates itself (GRPO, PPO, RLOO: online objectives with rollouts).
-enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto, kGrpo, kPpo, kRloo };
+// kReward: a reward model trained on preference pairs (a scalar score head, no language-model
+// head).
+enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto, kReward, kGrpo, kPpo, kRloo };
 // Where an online objective generates its completions: an inference engine sharing the training
 // cards (TRL vllm_mode=colocate), or one on cards of its own (TRL vllm_mode=server).
 enum class RolloutMode { kColocated, kSeparate };

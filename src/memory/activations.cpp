@@ -383,7 +383,7 @@ ActivationProfile activation_profile(const Workload& w) {
 
   // The output layer: the final norm keeps its input; the output projection keeps its input when
   // its weight is trained (full fine-tune).
-  const double e = kActivationBytes, h = d(arch.hidden), V = d(arch.vocab);
+  const double e = kActivationBytes, h = d(arch.hidden), V = d(arch.output_width());
   const BlockShape dense = dense_block_shape(arch);
   p.output_saved.per_token = norm_bytes(dense, s, arch.hidden) + (s.full_finetune ? e * h : 0);
   // modules_to_save on the output layer: its trained copy keeps its input; a LoRA adapter on it

@@ -221,6 +221,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
                                                       "method", "adapter", "precompute_ref");
       w.objective = m.objective;
       w.method = m.method;
+      use_objective_model(w);
     } catch (const UserError& e) {
       r.fail(e.field() == "adapter" || e.field() == "precompute_ref" ? e.field() : "method",
              e.what());

@@ -56,6 +56,13 @@ struct ModelArch {
   std::int64_t vocab = 0;         // V
   std::int64_t max_position = 0;
   bool tied_embeddings = false;
+  // A sequence-classification head with one output in place of the language-model head (a reward
+  // model: AutoModelForSequenceClassification, num_labels 1): `score.weight` [1 × H], never tied.
+  bool score_head = false;
+  // What the output layer computes per token: the vocabulary's logits, or one score.
+  std::int64_t output_width() const { return score_head ? 1 : vocab; }
+  // The output layer multiplies by the embedding matrix (tied, and a language-model head).
+  bool output_tied() const { return tied_embeddings && !score_head; }
   bool qkv_bias = false;  // Qwen2: biases on q, k, v
   bool o_bias = false;
   bool mlp_bias = false;

@@ -372,6 +372,7 @@ ModelPtr model_from_checkpoint(std::string_view config_json, const std::string& 
                     fmt::format("{}: the safetensors headers hold no tensors to count", file),
                     file);
   auto m = std::make_shared<Model>();
+  m->inventory_from_checkpoint = true;
   ModelArch& a = m->arch;
   a.id = id;
   a.name = id;

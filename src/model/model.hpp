@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/architecture.hpp"
@@ -18,9 +19,17 @@ struct Model {
   std::string publisher_params;
   std::string note;
   std::vector<std::string> sources;
+  // The inventory was read from safetensors headers (a model_type ftplan does not know), not
+  // built from the architecture.
+  bool inventory_from_checkpoint = false;
 };
 using ModelPtr = std::shared_ptr<const Model>;
 
 ModelPtr make_model(ModelArch arch);
+
+// The same model with a one-output score head in place of its language-model head (a reward
+// model, ModelArch::score_head), its catalog facts kept. A model whose inventory came from
+// checkpoint headers is a UserError on `field`.
+ModelPtr with_score_head(const ModelPtr& model, std::string_view field = "method");
 
 }  // namespace ftplan

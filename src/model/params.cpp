@@ -507,7 +507,15 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   }
   b.vector("model.norm.weight", H, TensorKind::kNorm, 1, false);
   if (a.norm_bias) b.vector("model.norm.bias", H, TensorKind::kBias, 1, false);
-  if (!a.tied_embeddings) {
+  if (a.score_head) {
+    TensorSpec head;
+    head.name = "score.weight";
+    head.shape = {1, H};
+    head.kind = TensorKind::kOutput;
+    head.in_features = H;
+    head.out_features = 1;
+    b.add(head);
+  } else if (!a.tied_embeddings) {
     TensorSpec head;
     head.name = "lm_head.weight";
     head.shape = {a.vocab, H};
@@ -585,7 +593,7 @@ ParamInventory build_param_inventory(const ModelArch& a) {
     }
   }
   // A tied model multiplies by the embedding matrix again in the output layer.
-  if (a.tied_embeddings) inv.active_per_token += a.vocab * H;
+  if (a.output_tied()) inv.active_per_token += a.vocab * H;
   return inv;
 }
 

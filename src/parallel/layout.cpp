@@ -213,7 +213,7 @@ double tensor_share(const TensorSpec& t, const ModelArch& a, const Layout& l, co
   switch (t.kind) {
     case TensorKind::kEmbedding:
       // Tied embeddings: the last stage keeps its own copy for the output layer (Megatron-LM).
-      return ((s.first ? 1.0 : 0.0) + (a.tied_embeddings && s.last && !s.first ? 1.0 : 0.0)) / tp;
+      return ((s.first ? 1.0 : 0.0) + (a.output_tied() && s.last && !s.first ? 1.0 : 0.0)) / tp;
     case TensorKind::kOutput:
       return s.last ? 1.0 / tp : 0.0;
     case TensorKind::kNorm:

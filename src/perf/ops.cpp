@@ -765,7 +765,7 @@ class Builder {
 
   void emit_head() {
     const double H = static_cast<double>(a_.hidden);
-    const double V = static_cast<double>(a_.vocab);
+    const double V = static_cast<double>(a_.output_width());
     const bool trained = set_.output_role().trained();
     const TensorPrecision bf16 = TensorPrecision::kBF16;
     // Final RMSNorm, output layer and loss. The output layer stays in BF16 under FP8 recipes

@@ -253,6 +253,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
         resolve_run_method(method, adapter, w.options.precompute_reference);
     w.objective = run_method.objective;
     w.method = run_method.method;
+    use_objective_model(w);
   } catch (const UserError& e) {
     r.fail(e.field().empty() ? std::string("method") : e.field(), e.what());
   }

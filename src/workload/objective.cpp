@@ -24,7 +24,11 @@ namespace {
 // (the importance ratio's denominator; TRL computes them when it generates with vLLM, to correct
 // for the engine's sampling), the reference's when the KL coefficient is not 0, and PPO's value
 // and reward models; then train on prompt + completion sequences.
-constexpr std::array<ObjectiveTraits, 9> kObjectives{{
+// A reward model (InstructGPT's RM; TRL RewardTrainer) scores the chosen and the rejected sequence
+// of each pair with a one-output head (AutoModelForSequenceClassification, num_labels 1) and
+// trains on -log σ(r_chosen − r_rejected): two sequences per example, both with gradient, no
+// reference, no vocabulary-wide logits.
+constexpr std::array<ObjectiveTraits, 10> kObjectives{{
     {Objective::kSft, "supervised fine-tuning", 1, false, 0, 0, "next-token cross-entropy", false,
      false, false, 1, 0, 1},
     {Objective::kDpo, "DPO", 2, true, 1, 0,
@@ -44,6 +48,10 @@ constexpr std::array<ObjectiveTraits, 9> kObjectives{{
      "mismatched batch through the policy without gradient and, with the examples, through the "
      "reference)",
      false, false, false, 1, 0, 1},
+    {Objective::kReward, "reward model", 2, false, 0, 0,
+     "Ouyang et al. 2022 (InstructGPT); TRL RewardTrainer: chosen and rejected through a "
+     "sequence-classification model with one output, loss -log sigmoid(r_chosen - r_rejected)",
+     false, false, false, 1, 0, 1, true},
     {Objective::kGrpo, "GRPO", 1, true, 1, 1,
      "Shao et al. 2024 (DeepSeekMath); TRL GRPOConfig defaults: num_generations 8, beta 0.0 (no "
      "reference model), num_iterations 1, rewards from functions",
@@ -60,6 +68,10 @@ constexpr std::array<ObjectiveTraits, 9> kObjectives{{
 }};
 
 }  // namespace
+
+void use_objective_model(Workload& w) {
+  if (w.model && objective_traits(w.objective).score_head) w.model = with_score_head(w.model);
+}
 
 const ObjectiveTraits& objective_traits(Objective o) {
   for (const auto& t : kObjectives)

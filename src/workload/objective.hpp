@@ -37,8 +37,15 @@ struct ObjectiveTraits {
   std::int64_t default_group_size = 1;
   double default_kl = 0;
   int default_epochs = 1;
+  // The trained model ends in a one-output score head, not the language-model head (a reward
+  // model): Model::with_score_head.
+  bool score_head = false;
 };
 const ObjectiveTraits& objective_traits(Objective o);
+
+// The model `w` trains: its model as given, or with a score head for an objective that has one
+// (a reward model). Call once the model and the objective are set.
+void use_objective_model(Workload& w);
 
 // A `--method` value: an adapter method (supervised fine-tuning with it) or an objective, whose
 // adapter comes from `--adapter` (a full fine-tune by default).

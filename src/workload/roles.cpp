@@ -108,11 +108,12 @@ TrainedSet trained_set(const Workload& w) {
     }
     const bool embedding = t.kind == TensorKind::kEmbedding;
     // The output layer (or, tied, the embedding that serves as it).
-    const bool output =
-        t.kind == TensorKind::kOutput || (embedding && w.model->arch.tied_embeddings);
-    if (!m.trains_base &&
-        ((embedding && w.lora.train_embedding) || (output && w.lora.train_output)))
-      r.trained_copy = true;  // PEFT modules_to_save: a trained copy beside the frozen original
+    const bool output = t.kind == TensorKind::kOutput || (embedding && w.model->arch.output_tied());
+    // PEFT modules_to_save: a trained copy beside the frozen original; a sequence-classification
+    // task (a reward model's score head) always saves its head.
+    if (!m.trains_base && ((embedding && w.lora.train_embedding) ||
+                           (output && (w.lora.train_output || arch.score_head))))
+      r.trained_copy = true;
     const bool outside_target =
         (embedding && w.lora.target_embedding) || (output && w.lora.target_output);
     if (m.adapter != AdapterKind::kNone && outside_target) {

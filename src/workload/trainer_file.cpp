@@ -609,6 +609,12 @@ void read_axolotl(Reader& r) {
   if (r.boolean("load_in_4bit").value_or(false)) m.quant_bits = 4;
   if (r.boolean("load_in_8bit").value_or(false) && *m.adapter) m.quant_bits = 8;
   m.dora = r.boolean("peft_use_dora").value_or(false);
+  // A reward model (axolotl `reward_model: true`, its RewardTrainer on pairs).
+  if (r.boolean("reward_model").value_or(false)) {
+    m.objective = "reward";
+    m.objective_key = "reward_model";
+    m.objective_value = "true";
+  }
   // Preference training (axolotl `rl`): the objectives ftplan models.
   if (auto rl = r.text("rl"); rl && !rl->empty()) {
     const std::string s = ascii_lower(*rl);
@@ -819,13 +825,15 @@ void read_llama_factory(Reader& r) {
       if (!named && r.has("pref_loss") && loss != "sigmoid")
         r.ignore("pref_loss",
                  fmt::format("pref_loss '{}' is estimated as DPO (same passes)", loss));
-    } else if (s == "kto") {
-      m.objective = "kto";
+    } else if (s == "kto" || s == "rm") {
+      // stage rm: a reward model trained on pairs.
+      m.objective = s == "rm" ? "reward" : "kto";
       m.objective_key = "stage";
       m.objective_value = *stage;
     } else if (s != "sft" && s != "pt") {
       r.ignore("stage", fmt::format("stage '{}' is estimated as supervised fine-tuning of one "
-                                    "model (no reward model or rollouts yet)",
+                                    "model (ftplan reads sft, pt, dpo, kto and rm; no rollouts "
+                                    "from LLaMA-Factory files yet)",
                                     *stage));
     }
   }
