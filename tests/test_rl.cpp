@@ -144,11 +144,14 @@ TEST(Rl, EachObjectiveHoldsItsModels) {
   EXPECT_DOUBLE_EQ(states(Objective::kGrpo, Method::kFull, 0.04).reference_weights.value, copy);
   // With adapters the reference is the base with them off: no copy.
   EXPECT_EQ(states(Objective::kRloo, Method::kLora, -1).reference_weights.value, 0);
-  // PPO: reference and reward model frozen, the value model trained as the policy.
+  // PPO: reference and reward model frozen, the value model trained as the policy. Reward and
+  // value model are sequence classifiers: no language-model head (lm_head, 128,256 × 4,096).
+  const double head = 128256.0 * 4096;
   const ModelStates ppo = states(Objective::kPpo, Method::kFull, -1);
-  EXPECT_DOUBLE_EQ(ppo.reference_weights.value, 2 * copy);
-  EXPECT_DOUBLE_EQ(ppo.trained_weights.value, 2 * base.trained_weights.value);
-  EXPECT_DOUBLE_EQ(ppo.optimizer_states.value, 2 * base.optimizer_states.value);
+  EXPECT_DOUBLE_EQ(ppo.reference_weights.value, 2 * copy - 2 * head);
+  EXPECT_DOUBLE_EQ(ppo.trained_weights.value, 2 * base.trained_weights.value - 2 * head);
+  EXPECT_DOUBLE_EQ(ppo.optimizer_states.value, 2 * base.optimizer_states.value - 8 * head);
+  EXPECT_DOUBLE_EQ(ppo.master_weights.value, 2 * base.master_weights.value - 4 * head);
 
   // Passes without gradient: the policy's old log-probabilities, the reference's when the KL
   // coefficient is not 0, PPO's value and reward models.

@@ -68,41 +68,53 @@ namespace {
 ModelStates states_of(const Workload& w, const TrainedSet& set,
                       const std::function<double(const TensorSpec&)>* share) {
   ModelStates s;
+  // What belongs to the language-model head (lm_head and whatever is trained on it), which PPO's
+  // value and reward models, sequence classifiers with a one-output score head, do not hold. A
+  // tied head is the embedding, which they keep.
+  ModelStates head;
+  const auto is_head = [](const TensorSpec* t) {
+    return t != nullptr && t->kind == TensorKind::kOutput;
+  };
   auto part = [&](const TensorSpec* t) { return share && t ? (*share)(*t) : 1.0; };
   // What is trained: weights, gradients, master copies and optimizer states per trained tensor,
   // as the optimizer table prices them (Muon and Adafactor treat matrices differently).
   for (const TrainedMatrix& m : set.trained) {
     const OptimizerCost c = optimizer_cost(w.optimizer, m);
     const double k = part(m.tensor);
-    s.trained_weights += Bytes(c.weight_bytes * k);
-    s.gradients += Bytes(c.gradient_bytes * k);
-    s.master_weights += Bytes(c.master_bytes * k);
-    s.optimizer_states += Bytes(c.state_bytes * k);
+    ModelStates& into = is_head(m.tensor) ? head : s;
+    into.trained_weights += Bytes(c.weight_bytes * k);
+    into.gradients += Bytes(c.gradient_bytes * k);
+    into.master_weights += Bytes(c.master_bytes * k);
+    into.optimizer_states += Bytes(c.state_bytes * k);
   }
   // What is frozen: BF16, 2 B per parameter (seed: "eine BF16-Basis für LoRA"), or block linear
   // weights in NF4 with double quantization (seed; QLoRA paper §3).
-  const double frozen_copies = frozen_model_copies(w);
+  const bool reference = holds_reference_copy(w);
+  const bool reward = objective_traits(w.objective).reward_model;
   for (const TensorRole& r : set.roles) {
     const TensorSpec& t = *r.tensor;
     const double k = part(&t);
-    // Frozen copies (the reference; PPO's reward model, taken as the policy's architecture): every
-    // weight in the 16-bit compute dtype, as loaded for inference.
-    if (frozen_copies > 0)
-      s.reference_weights += Bytes(2.0 * frozen_copies * static_cast<double>(t.total()) * k);
+    const double bf16 = 2.0 * static_cast<double>(t.total()) * k;
+    // Frozen copies in the 16-bit compute dtype, as loaded for inference: the reference (the
+    // policy's architecture) and PPO's reward model (without the language-model head).
+    if (reference) s.reference_weights += Bytes(bf16);
+    if (reward && !is_head(&t)) s.reference_weights += Bytes(bf16);
+    ModelStates& into = is_head(&t) ? head : s;
     if (r.base == BaseRole::kFrozen16) {
-      s.frozen_weights += Bytes(2.0 * static_cast<double>(t.total()) * k);
+      into.frozen_weights += Bytes(bf16);
     } else if (r.base == BaseRole::kFrozenQuantized) {
       QuantizedBytes q = quantized_tensor_bytes(t, r.quant);
-      s.frozen_weights += q.codes * (static_cast<double>(t.copies()) * k);
-      s.quantization_constants += q.constants * (static_cast<double>(t.copies()) * k);
+      into.frozen_weights += q.codes * (static_cast<double>(t.copies()) * k);
+      into.quantization_constants += q.constants * (static_cast<double>(t.copies()) * k);
     }
   }
-  // PPO's value model: the policy's architecture trained the same way beside it (its scalar head
-  // in place of the output layer is not told apart), so every state of the policy twice.
-  if (holds_value_model(w))
-    for (Bytes* b : {&s.frozen_weights, &s.trained_weights, &s.gradients, &s.master_weights,
-                     &s.optimizer_states, &s.quantization_constants})
-      *b = *b * 2.0;
+  // PPO's value model: the policy's decoder trained the same way beside it, without its
+  // language-model head (the score head's hidden-size parameters are left out).
+  const bool value = holds_value_model(w);
+  for (auto field : {&ModelStates::frozen_weights, &ModelStates::trained_weights,
+                     &ModelStates::gradients, &ModelStates::master_weights,
+                     &ModelStates::optimizer_states, &ModelStates::quantization_constants})
+    s.*field = (value ? s.*field * 2.0 : s.*field) + head.*field;
   return s;
 }
 
