@@ -387,6 +387,18 @@ TEST(Rl, ThePlanAndTheReportGiveTheStepsParts) {
   EXPECT_NE(report.out.find(training), std::string::npos) << training;
 }
 
+TEST(Rl, StepSaysWhatItTimes) {
+  // `step` times one card's passes of the training part; it says where the whole step is.
+  const auto r = test::run_cli({"step", "--model", "qwen2.5-7b", "--method", "grpo", "--adapter",
+                                "lora", "--gpu", "h200-nvl"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("scoring and training passes of the GRPO step"), std::string::npos) << r.err;
+  const auto sft =
+      test::run_cli({"step", "--model", "qwen2.5-7b", "--method", "lora", "--gpu", "h200-nvl"});
+  ASSERT_EQ(sft.code, 0) << sft.err;
+  EXPECT_EQ(sft.err.find("rollout"), std::string::npos) << sft.err;
+}
+
 TEST(Rl, ExplainDerivesTheOnlineStep) {
   // explain's rl.* figures are scale's parts for the same run, and the peak follows the rollout
   // engine the fit adds.

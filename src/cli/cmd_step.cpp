@@ -12,6 +12,7 @@
 #include "render/perf_json.hpp"
 #include "render/reason_words.hpp"
 #include "render/step_text.hpp"
+#include "workload/objective.hpp"
 
 namespace ftplan::cli {
 namespace {
@@ -96,6 +97,12 @@ const bool registered = register_command(
                                        "card file (--gpu FILE, data/gpus schema)",
                                        word_reason(s.reason)),
                            "gpu");
+         if (is_online(w))
+           ctx.err << fmt::format(
+               "note: step times the scoring and training passes of the {} step; its rollout "
+               "(prefill, decode), weight sync and the whole step are in ftplan scale (--gpus 1 "
+               "for one card) and explain rl\n",
+               objective_traits(w.objective).label);
          if (w.options.offload_optimizer || w.options.offload_parameters ||
              w.options.offload_activations)
            ctx.err << "note: step times the card's own work; the copies to and from host memory "
