@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "model/checkpoint.hpp"
 #include "model/config_reader.hpp"
+#include "model/model.hpp"
 #include "model/safetensors.hpp"
 #include "safetensors_builder.hpp"
 
@@ -348,6 +349,23 @@ TEST(Checkpoint, UnknownModelTypeIsCountedFromTheHeaders) {
   // Block linear weights: per layer q 64 + v 32 + o 64 + gate, up, down 3 × 128 = 544, and k
   // 32 + 64: 2 × 544 + 96 = 1184.
   EXPECT_EQ(m->params.block_linear, 1184);
+  // Its output layer cannot be swapped for a reward model's score head: a clear error.
+  try {
+    with_score_head(m);
+    ADD_FAILURE() << "no error for a reward model of a model counted from its headers";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "method");
+    EXPECT_NE(std::string(e.what()).find("a reward model needs an architecture ftplan knows"),
+              std::string::npos)
+        << e.what();
+  }
+  // A known architecture takes it: the head [vocab × hidden] leaves, score [1 × hidden] comes.
+  ModelArch arch = m->arch;
+  arch.model_type = "llama";
+  const ModelPtr known = make_model(arch);
+  EXPECT_EQ(
+      with_score_head(known)->params.total,
+      known->params.total - (arch.tied_embeddings ? 0 : arch.vocab * arch.hidden) + arch.hidden);
   EXPECT_NE(error_of([&] {
               model_from_checkpoint(R"({"model_type": "mystery", "hidden_size": 8})",
                                     "cfg/config.json", "x", inv);
