@@ -387,6 +387,48 @@ TEST(Rl, ThePlanAndTheReportGiveTheStepsParts) {
   EXPECT_NE(report.out.find(training), std::string::npos) << training;
 }
 
+TEST(Rl, AsyncRolloutsOverlapTraining) {
+  // One step off-policy on cards of their own: the step is the longer of rollout + weight sync
+  // (the engines, on the next step) and scoring + training (the trainer, on this one).
+  const std::vector<std::string> run = {
+      "scale",    "--model",       "llama-3.1-8b", "--method",       "grpo", "--adapter",
+      "lora",     "--gpu",         "h100-sxm",     "--gpus",         "4",    "--rollout",
+      "separate", "--rollout-gpu", "h200-nvl",     "--rollout-gpus", "2",    "--json"};
+  const auto seq = test::run_cli(run);
+  std::vector<std::string> with_async = run;
+  with_async.push_back("--async-rollout");
+  const auto async = test::run_cli(with_async);
+  ASSERT_EQ(seq.code, 0) << seq.err;
+  ASSERT_EQ(async.code, 0) << async.err;
+  const auto a = nlohmann::json::parse(async.out).at("rl");
+  const auto s = nlohmann::json::parse(seq.out).at("rl");
+  const auto& p = a.at("seconds");
+  const double generating = p["rollout"].get<double>() + p["weight_sync"].get<double>();
+  const double trainer = p["scoring"].get<double>() + p["training"].get<double>();
+  EXPECT_TRUE(a["overlapped"].get<bool>());
+  EXPECT_FALSE(s["overlapped"].get<bool>());
+  EXPECT_NEAR(p["step"].get<double>(), std::max(generating, trainer), 2e-4);
+  EXPECT_NEAR(s["seconds"]["step"].get<double>(), generating + trainer, 2e-4);
+  EXPECT_EQ(a["bottleneck"], generating > trainer ? "rollout" : "training");
+  EXPECT_EQ(nlohmann::json::parse(async.out)["rollout"]["async_rollout"], true);
+  // A colocated engine shares the training cards: nothing to overlap.
+  const auto colocated = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "grpo",
+                                        "--gpu", "h100-sxm", "--async-rollout", "--json"});
+  EXPECT_EQ(colocated.code, 2);
+  EXPECT_EQ(nlohmann::json::parse(colocated.err)["error"]["field"], "async_rollout")
+      << colocated.err;
+  const auto sft = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                  "h100-sxm", "--async-rollout"});
+  EXPECT_EQ(sft.code, 2);
+  EXPECT_NE(sft.err.find("online objectives"), std::string::npos) << sft.err;
+  // Runs files take it, at its key.
+  const auto bad = test::run_cli({"plan", "-", "--json"},
+                                 "runs:\n  - {name: a, model: llama-3.1-8b, method: grpo, "
+                                 "async_rollout: true, tokens: 1e7}\n");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("runs[0].async_rollout"), std::string::npos) << bad.err;
+}
+
 TEST(Rl, StepSaysWhatItTimes) {
   // `step` times one card's passes of the training part; it says where the whole step is.
   const auto r = test::run_cli({"step", "--model", "qwen2.5-7b", "--method", "grpo", "--adapter",

@@ -28,7 +28,7 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   static const std::vector<std::string> flags = {
       "packing",        "padding_free",      "optimizer_in_backward", "pure_bf16",
       "offload_params", "offload_optimizer", "offload_activations",   "precompute_ref",
-      "sleep"};
+      "sleep",          "async_rollout"};
   std::string name = "--" + key;
   std::replace(name.begin(), name.end(), '_', '-');
   const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();

@@ -136,6 +136,10 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "host memory and back each step");
   app.add_option("--rollout-gpu", rollout_gpu,
                  "--rollout separate: the card that generates (default: the training card)");
+  app.add_flag("--async-rollout", rollout.async_rollout,
+               "--rollout separate: the engines generate the next step's completions while "
+               "this step trains (one step off-policy, as NeMo RL, verl and OpenRLHF run "
+               "async): the step is the longer of rollout and training");
   app.add_option("--rollout-gpus", rollout.gpus,
                  "--rollout separate: how many such cards (default 1)");
   app.add_option("--recompute", recompute,
@@ -262,7 +266,8 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
       {"--engine-memory", "engine_memory"},
       {"--sleep", "sleep"},
       {"--rollout-gpu", "rollout_gpu"},
-      {"--rollout-gpus", "rollout_gpus"}};
+      {"--rollout-gpus", "rollout_gpus"},
+      {"--async-rollout", "async_rollout"}};
   const auto given = [&](const char* option) {
     const CLI::Option* o = app_ ? app_->get_option_no_throw(option) : nullptr;
     return o != nullptr && o->count() > 0;

@@ -135,15 +135,25 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
   const Seconds trained_computing = computing > r.scoring ? computing - r.scoring : Seconds();
   r.training =
       (trained_computing * (holds_value_model(w) ? 2.0 : 1.0) + rest) * to_double(r.epochs);
-  r.total = r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training;
   const std::array<std::pair<std::string_view, Seconds>, 4> parts{
       {{"rollout", r.rollout.total()},
        {"weight sync", r.weight_sync + r.sleep_wake},
        {"scoring", r.scoring},
        {"training", r.training}}};
-  r.bottleneck = std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
-                   return a.second < b.second;
-                 })->first;
+  if (w.rollout.async_rollout && r.mode == RolloutMode::kSeparate) {
+    // The engines generate step k+1 while the trainer scores and trains on step k; the weights
+    // reach the engines between their batches. The longer side sets the step.
+    r.overlapped = true;
+    const Seconds generating = r.rollout.total() + r.weight_sync;
+    const Seconds trainer = r.scoring + r.training;
+    r.total = generating > trainer ? generating : trainer;
+    r.bottleneck = generating > trainer ? "rollout" : "training";
+  } else {
+    r.total = r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training;
+    r.bottleneck = std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+                     return a.second < b.second;
+                   })->first;
+  }
   r.completion_tokens_per_second =
       r.total.value > 0 ? to_double(r.sequences * w.rollout.completion_len) / r.total.value : 0;
   return r;
@@ -236,7 +246,10 @@ void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace) {
              "time of one online step (rollout, weight sync, scoring, training)",
              r.total.value,
              "s",
-             "rollout + weight sync + sleep and wake + scoring + training, one after another",
+             r.overlapped ? "the longer of rollout + weight sync (the engines, generating the next "
+                            "step) and scoring + training (the trainer, on this one)"
+                          : "rollout + weight sync + sleep and wake + scoring + training, one "
+                            "after another",
              {{"rollout", format_seconds(r.rollout.total())},
               {"weight sync and sleep", format_seconds(r.weight_sync + r.sleep_wake)},
               {"scoring", format_seconds(r.scoring)},

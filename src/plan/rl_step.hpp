@@ -51,6 +51,9 @@ struct RlStep {
   Seconds scoring;
   Seconds training;
   Seconds total;
+  // Rollout and training overlap (RolloutSettings::async_rollout): total = the longer of rollout +
+  // weight sync and scoring + training, not their sum.
+  bool overlapped = false;
   std::string_view bottleneck;              // "rollout", "weight sync", "scoring", "training"
   double completion_tokens_per_second = 0;  // all engines, over the whole step
   // The rollout cards were chosen (RolloutSettings::choices): among `choices_tried` card types

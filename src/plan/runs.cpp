@@ -133,6 +133,7 @@ void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
   s.epochs = static_cast<int>(r.optional_integer("rl_epochs", 1, 1000).value_or(0));
   s.engine_memory = r.optional_number("engine_memory", 0.01, 0.99).value_or(s.engine_memory);
   s.sleep = r.optional_bool("sleep").value_or(false);
+  s.async_rollout = r.optional_bool("async_rollout").value_or(false);
   const auto rollout_gpu = r.optional_string("rollout_gpu");
   s.choose_gpu = rollout_gpu == "auto";
   if (rollout_gpu && !s.choose_gpu) s.gpu = &named_gpu(r, "rollout_gpu", *rollout_gpu, catalog);

@@ -87,6 +87,7 @@ json rl_step_json(const RlStep& r) {
                   {"step", round_to(r.total.value, 4)}};
   j["sync_GB"] = round_to(to_GB(r.sync_bytes), 3);
   j["bottleneck"] = r.bottleneck;
+  j["overlapped"] = r.overlapped;
   j["completion_tokens_per_second"] = round_to(r.completion_tokens_per_second, 1);
   return j;
 }

@@ -225,6 +225,7 @@ json workload_json(const Workload& w) {
     } else {
       j["rollout"]["rollout_gpu"] = r.gpu ? r.gpu->id : std::string();
       j["rollout"]["rollout_gpus"] = r.gpus;
+      j["rollout"]["async_rollout"] = r.async_rollout;
     }
   }
   if (w.lengths.varies()) {

@@ -43,6 +43,9 @@ void print_rl_step(std::ostream& out, const Workload& w, const RlStep& r) {
     t.row({what, format_fixed(s.value, 3),
            format_fixed(r.total.value > 0 ? 100 * s.value / r.total.value : 0, 1) + " %"});
   t.print(out);
+  if (r.overlapped)
+    out << "async: the engines generate the next step while this one trains, so the step is the "
+           "longer of rollout + weight sync and scoring + training, not the parts' sum\n";
   out << fmt::format("bottleneck: {} · generated tokens/s (all engines, whole step) {:.0f}\n",
                      r.bottleneck, r.completion_tokens_per_second);
 }

@@ -136,8 +136,9 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
 
 const std::vector<std::string>& rollout_keys() {
   static const std::vector<std::string> keys = {
-      "group_size", "prompts_per_step", "prompt_len", "completion_len", "rollout",     "kl",
-      "rl_epochs",  "engine_memory",    "sleep",      "rollout_gpu",    "rollout_gpus"};
+      "group_size",   "prompts_per_step", "prompt_len",    "completion_len", "rollout",
+      "kl",           "rl_epochs",        "engine_memory", "sleep",          "rollout_gpu",
+      "rollout_gpus", "async_rollout"};
   return keys;
 }
 
@@ -232,6 +233,11 @@ void validate_rollout(const Workload& w) {
     bad("rl_epochs", fmt::format("rl_epochs must be 1 to 1000 passes, got {}", r.epochs));
   if (r.gpus < 1 || r.gpus > 65536)
     bad("rollout_gpus", fmt::format("rollout_gpus must be 1 to 65536 cards, got {}", r.gpus));
+  if (r.mode == RolloutMode::kColocated && r.async_rollout)
+    bad("async_rollout",
+        "async_rollout overlaps generating the next step's completions with training on these: "
+        "it needs cards of their own (rollout separate); a colocated engine shares the training "
+        "cards");
   if (r.mode == RolloutMode::kColocated && r.gpu != nullptr)
     bad("rollout_gpu",
         "rollout_gpu names the cards of a separate rollout: give rollout separate with it, or "

@@ -79,6 +79,10 @@ struct RolloutSettings {
   bool sleep = false;            // colocated: the engine sleeps while the step trains
   const GpuSpec* gpu = nullptr;  // separate: the rollout cards' type (null: the training card's)
   int gpus = 1;                  // separate: how many rollout cards
+  // separate: the engines generate the next step's completions while the trainer trains on these
+  // (one step off-policy: NeMo RL async GRPO, verl and OpenRLHF async): rollout and training
+  // overlap, the step is the longer of the two.
+  bool async_rollout = false;
   // separate, `rollout_gpu: auto` in a runs file: the planner picks the rollout cards' type and
   // count (1, 2, 4, ... up to `gpus`) among `choices` (plan/rl_step), the one with the least
   // step time × weighted cards: each card's weight per card-second is the plan's ranking's (1 for
