@@ -308,7 +308,8 @@ class MhdServer final : public RunningServer {
           connections, files.rlim_cur > 64 ? files.rlim_cur - 64 : files.rlim_cur / 2 + 1));
     // poll(), not epoll: under epoll, libmicrohttpd 0.9.75 left some keep-alive connections
     // unanswered when their next request arrived right after the previous reply (the load test's
-    // second round of 1,000 clients: 972 and 973 answered in 2 runs of 9; with poll 19 of 19 clean).
+    // second round of 1,000 clients: 972 and 973 answered in 2 runs of 9; with poll, 19 of 19
+    // runs answered every client).
     daemon_ = MHD_start_daemon(
         MHD_USE_POLL_INTERNAL_THREAD, 0, nullptr, nullptr, on_request, &ctx_,
         MHD_OPTION_LISTEN_SOCKET, fd_, MHD_OPTION_THREAD_POOL_SIZE,
