@@ -1,9 +1,10 @@
 // The built-in card files are parsed when a card is first asked for (catalog.hpp): a call naming
 // one card parses one file, listing or searching by name parses all, in file order, and the
-// server's threads may ask at once.
+// server's threads may ask at once. The built-in models' config files likewise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 #include <thread>
@@ -93,6 +94,60 @@ TEST(LazyCards, EveryArchitectureTheEfficiencyTableListsHasACard) {
     EXPECT_TRUE(architectures.count(a.architecture)) << a.architecture << " has no card";
   for (const auto& a : table.attention_kernels)
     EXPECT_TRUE(architectures.count(a.architecture)) << a.architecture << " has no card";
+}
+
+TEST(LazyModels, NamingOneModelReadsOneConfigFile) {
+  const Catalog c = fresh();
+  EXPECT_EQ(c.models_read(), 0u);
+  const auto ids = c.model_ids();
+  EXPECT_GT(ids.size(), 30u);
+  EXPECT_FALSE(c.model_repos().empty());
+  EXPECT_EQ(c.models_read(), 0u);  // ids and repos come from the index
+  const ModelPtr m = c.model("llama-3.1-8b");
+  EXPECT_EQ(m->arch.id, "llama-3.1-8b");
+  EXPECT_EQ(c.models_read(), 1u);
+  EXPECT_EQ(c.model("llama-3.1-8b"), m);  // read once, the same model after
+  std::string upper = m->hf_repo;
+  for (char& ch : upper)
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(c.find_model_by_hf_repo(upper), m);  // case-insensitive
+  EXPECT_EQ(c.models_read(), 1u);
+  EXPECT_EQ(c.find_model("no-such-model"), nullptr);
+  EXPECT_EQ(c.find_model_by_hf_repo("nobody/nothing"), nullptr);
+}
+
+TEST(LazyModels, ListingReadsEveryModelInIndexOrderAsAnEagerReadWould) {
+  const Catalog lazy = fresh();
+  const ModelPtr last = lazy.model(lazy.model_ids().back());
+  const auto& all = lazy.models();
+  ASSERT_EQ(all.size(), lazy.model_ids().size());
+  EXPECT_EQ(lazy.models_read(), all.size());
+  EXPECT_EQ(all.back(), last);  // the model read first is kept, in its place
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i]->arch.id, lazy.model_ids()[i]);
+    EXPECT_EQ(all[i]->params.total, fresh().model(all[i]->arch.id)->params.total);
+    EXPECT_FALSE(all[i]->arch.name.empty());
+    EXPECT_FALSE(all[i]->sources.empty()) << all[i]->arch.id;
+  }
+}
+
+TEST(LazyModels, ThreadsAskingAtOnceGetOneModelEach) {
+  const Catalog c = fresh();
+  const auto ids = c.model_ids();
+  std::vector<std::thread> threads;
+  std::vector<std::vector<ModelPtr>> seen(8);
+  for (std::size_t t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        seen[t].push_back(c.find_model(ids[(k + t * 3) % ids.size()]));
+      if (t % 2 == 0) (void)c.models().size();
+    });
+  for (auto& th : threads)
+    th.join();
+  EXPECT_EQ(c.models_read(), ids.size());
+  for (std::size_t t = 0; t < 8; ++t)
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      EXPECT_EQ(seen[t][k], c.find_model(ids[(k + t * 3) % ids.size()]));
 }
 
 }  // namespace

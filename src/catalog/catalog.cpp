@@ -131,12 +131,12 @@ Figure<double> number_figure(StrictMap& parent, std::string_view key, double min
   Figure<double> f;
   if (!parent.has(key)) {
     if (required) parent.required_map(key);  // throws, naming a misspelt key if there is one
-    parent.raw(key);
+    parent.known(key);
     f.unknown_reason = policy == SourcePolicy::kOptional ? "not given in the card file"
                                                          : "not listed in the data file";
     return f;
   }
-  if (policy == SourcePolicy::kOptional && parent.node()[std::string(key)].IsScalar()) {
+  if (policy == SourcePolicy::kOptional && parent.is_scalar(key)) {
     f.value = parent.nullable_number(key, min, max);
     if (!f.value) f.unknown_reason = "not given in the card file";
     return f;
@@ -172,11 +172,11 @@ Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const S
   Figure<std::string> f;
   if (policy == SourcePolicy::kOptional) {
     if (!parent.has(key)) {
-      parent.raw(key);  // known, for the hint on a misspelt key
+      parent.known(key);  // known, for the hint on a misspelt key
       f.unknown_reason = "not given in the card file";
       return f;
     }
-    if (parent.node()[std::string(key)].IsScalar()) {
+    if (parent.is_scalar(key)) {
       f.value =
           allowed.empty() ? parent.required_string(key) : parent.required_choice(key, allowed);
       return f;
@@ -185,7 +185,7 @@ Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const S
   StrictMap m = parent.required_map(key);
   if (!m.has("value")) m.fail("value", "required key is missing");
   if (m.is_null("value")) {
-    m.raw("value");
+    m.known("value");
   } else {
     f.value = allowed.empty() ? m.required_string("value") : m.required_choice("value", allowed);
   }
@@ -194,7 +194,7 @@ Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const S
 }
 
 void parse_sources_file(const DataFile& file, SourceTable& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   for (auto& s : root.map_list("sources", true)) {
     SourceInfo info;
     info.id = s.required_string("id");
@@ -212,7 +212,7 @@ void parse_sources_file(const DataFile& file, SourceTable& sources) {
 MigSpec parse_mig(StrictMap& card, const SourceTable& sources, SourcePolicy policy) {
   MigSpec mig;
   if (policy == SourcePolicy::kOptional && !card.has("mig")) {
-    card.raw("mig");  // known, for the hint on a misspelt key
+    card.known("mig");  // known, for the hint on a misspelt key
     mig.unsupported_reason = "not given in the card file";
     return mig;
   }
@@ -339,7 +339,7 @@ void read_rates(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourceP
   rates.finish();
   auto& int8 = g.tensor_dense[static_cast<std::size_t>(TensorPrecision::kINT8)];
   if (user && !root.has("tensor_dense_TOPS")) {
-    root.raw("tensor_dense_TOPS");
+    root.known("tensor_dense_TOPS");
     int8.unknown_reason = "not given in the card file";
     return;
   }
@@ -350,7 +350,7 @@ void read_rates(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourceP
 
 void read_pcie(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
   if (policy == SourcePolicy::kOptional && !root.has("pcie")) {
-    root.raw("pcie");
+    root.known("pcie");
     g.pcie.generation = 4;
     g.pcie.lanes = 16;
     g.pcie.GBps_both_directions = 64;
@@ -370,7 +370,7 @@ void read_pcie(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePo
 
 void read_links(StrictMap& root, GpuSpec& g, const SourceTable& sources, SourcePolicy policy) {
   if (policy == SourcePolicy::kOptional && !root.has("nvlink")) {
-    root.raw("nvlink");
+    root.known("nvlink");
     g.nvlink.note = "not given in the card file: cards exchange data over PCIe";
     return;
   }
@@ -404,7 +404,7 @@ const std::vector<std::string>& known_architectures() {
 
 GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool user_file) {
   const SourcePolicy policy = user_file ? SourcePolicy::kOptional : SourcePolicy::kRequired;
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   GpuSpec g;
   g.source_file = file.path;
   g.user_supplied = user_file;
@@ -420,7 +420,7 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool us
     g.short_name = g.name.starts_with(vendor) ? g.name.substr(vendor.size()) : g.name;
   }
   if (user_file && !root.has("architecture")) {
-    root.raw("architecture");
+    root.known("architecture");
     g.architecture = "unspecified";
     g.assumptions.push_back(fmt::format(
         "{}: architecture not given; the default efficiencies apply (no per-architecture "
@@ -430,7 +430,7 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool us
     g.architecture = root.required_choice("architecture", known_architectures());
   }
   if (user_file && !root.has("compute_capability")) {
-    root.raw("compute_capability");
+    root.known("compute_capability");
     g.compute_capability.value = "8.0";
     g.compute_capability.note = "assumed";
     g.assumptions.push_back(fmt::format(
@@ -485,8 +485,10 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool us
 }
 
 Catalog::Catalog(const Catalog& other)
-    : models_(other.models_), sources_(other.sources_), other_files_(other.other_files_) {
+    : sources_(other.sources_), other_files_(other.other_files_) {
   std::lock_guard lock(*other.mutex_);
+  model_entries_ = other.model_entries_;
+  models_ = other.models_;
   pending_ = other.pending_;
   order_.assign(other.order_.size(), nullptr);
   for (std::size_t i = 0; i < other.order_.size(); ++i)
@@ -535,26 +537,29 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
     }
   }
   if (model_index) {
-    StrictMap root(parse_yaml_document(model_index->text, model_index->path), model_index->path,
-                   "");
+    // Built in: the config files were read by the tests; each is read when its model is asked for.
+    const bool lazy = !preparsed_form(model_index->text).empty();
+    StrictMap root(parse_document(model_index->text, model_index->path), model_index->path, "");
+    std::set<std::string, std::less<>> model_ids;
     for (auto& e : root.map_list("models", true)) {
-      const std::string id = e.required_string("id");
+      ModelEntry entry;
+      entry.id = e.required_string("id");
       const std::string config = e.required_string("config");
       auto it = model_configs.find(config);
       if (it == model_configs.end())
         e.fail("config", fmt::format("no file models/{} was found", config));
-      ModelArch arch = read_hf_config(it->second, "data/models/" + config, id);
-      arch.name = e.required_string("name");
-      auto model = std::make_shared<Model>();
-      model->params = build_param_inventory(arch);
-      model->arch = std::move(arch);
-      model->hf_repo = e.required_string("hf_repo");
-      model->publisher_params = e.required_string("publisher_params");
-      model->note = e.optional_string("note").value_or("");
-      model->sources = read_source_ids(e, c.sources_);
+      entry.config_path = "data/models/" + config;
+      entry.config_text = it->second;
+      entry.name = e.required_string("name");
+      entry.hf_repo = e.required_string("hf_repo");
+      entry.publisher_params = e.required_string("publisher_params");
+      entry.note = e.optional_string("note").value_or("");
+      entry.sources = read_source_ids(e, c.sources_);
       e.finish();
-      if (c.find_model(id)) e.fail("id", fmt::format("model id '{}' is listed twice", id));
-      c.models_.push_back(std::move(model));
+      if (!model_ids.insert(entry.id).second)
+        e.fail("id", fmt::format("model id '{}' is listed twice", entry.id));
+      if (!lazy) entry.model = read_model(entry);
+      c.model_entries_.push_back(std::move(entry));
     }
     root.finish();
   }
@@ -662,9 +667,40 @@ std::vector<std::string> Catalog::gpu_ids() const {
   return out;
 }
 
+ModelPtr Catalog::read_model(const ModelEntry& e) {
+  ModelArch arch = read_hf_config(e.config_text, e.config_path, e.id);
+  arch.name = e.name;
+  auto model = std::make_shared<Model>();
+  model->params = build_param_inventory(arch);
+  model->arch = std::move(arch);
+  model->hf_repo = e.hf_repo;
+  model->publisher_params = e.publisher_params;
+  model->note = e.note;
+  model->sources = e.sources;
+  return model;
+}
+
+ModelPtr Catalog::entry_model(const ModelEntry& e) const {
+  std::lock_guard lock(*mutex_);
+  if (!e.model) e.model = read_model(e);
+  return e.model;
+}
+
+const std::vector<ModelPtr>& Catalog::models() const {
+  std::lock_guard lock(*mutex_);
+  if (models_.size() != model_entries_.size()) {
+    models_.clear();
+    for (const ModelEntry& e : model_entries_) {
+      if (!e.model) e.model = read_model(e);
+      models_.push_back(e.model);
+    }
+  }
+  return models_;
+}
+
 ModelPtr Catalog::find_model(std::string_view id) const {
-  for (const auto& m : models_)
-    if (m->arch.id == id) return m;
+  for (const ModelEntry& e : model_entries_)
+    if (e.id == id) return entry_model(e);
   return nullptr;
 }
 
@@ -675,8 +711,27 @@ ModelPtr Catalog::model(std::string_view id) const {
 
 std::vector<std::string> Catalog::model_ids() const {
   std::vector<std::string> out;
-  for (const auto& m : models_)
-    out.push_back(m->arch.id);
+  for (const ModelEntry& e : model_entries_)
+    out.push_back(e.id);
+  return out;
+}
+
+ModelPtr Catalog::find_model_by_hf_repo(std::string_view repo) const {
+  for (const ModelEntry& e : model_entries_)
+    if (!e.hf_repo.empty() && equal_ignoring_case(e.hf_repo, repo)) return entry_model(e);
+  return nullptr;
+}
+
+std::size_t Catalog::models_read() const {
+  std::lock_guard lock(*mutex_);
+  return static_cast<std::size_t>(std::count_if(model_entries_.begin(), model_entries_.end(),
+                                                [](const ModelEntry& e) { return e.model; }));
+}
+
+std::vector<std::string> Catalog::model_repos() const {
+  std::vector<std::string> out;
+  for (const ModelEntry& e : model_entries_)
+    if (!e.hf_repo.empty()) out.push_back(e.hf_repo);
   return out;
 }
 

@@ -88,8 +88,12 @@ class Catalog {
 
   ModelPtr model(std::string_view id) const;  // UserError naming the closest ids
   ModelPtr find_model(std::string_view id) const;
-  const std::vector<ModelPtr>& models() const { return models_; }
-  std::vector<std::string> model_ids() const;
+  // Every model (the built-in models' config.json files are read when first needed, as cards are).
+  const std::vector<ModelPtr>& models() const;
+  std::vector<std::string> model_ids() const;                   // without reading the config files
+  ModelPtr find_model_by_hf_repo(std::string_view repo) const;  // case-insensitive; null if none
+  std::vector<std::string> model_repos() const;                 // the Hugging Face ids listed
+  std::size_t models_read() const;  // how many models' config files have been read so far
 
   const SourceInfo* source(std::string_view id) const;
   const std::map<std::string, SourceInfo, std::less<>>& sources() const { return sources_; }
@@ -113,13 +117,30 @@ class Catalog {
   const GpuSpec& parse_pending(std::size_t index) const;  // holds mutex_
   void parse_all() const;
 
+  // A model of the index (models/catalog.yaml): its catalog facts at once, its architecture from
+  // its config.json when first asked for (built in), or at once (a user's data folder).
+  struct ModelEntry {
+    std::string id;
+    std::string name;
+    std::string hf_repo;
+    std::string publisher_params;
+    std::string note;
+    std::vector<std::string> sources;
+    std::string config_path;  // "data/models/x.json"
+    std::string_view config_text;
+    mutable ModelPtr model;  // null until read
+  };
+  static ModelPtr read_model(const ModelEntry& e);
+  ModelPtr entry_model(const ModelEntry& e) const;  // reads it when needed (takes mutex_)
+
   // Guards the lazily parsed cards: a catalog is shared by the server's threads.
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
   mutable std::deque<GpuSpec> gpus_;  // deque: references stay valid when a card is added
   // File order: the card, or nullptr while its file waits in pending_[i].
   mutable std::vector<const GpuSpec*> order_;
   mutable std::vector<PendingCard> pending_;  // same index as order_; id empty once parsed
-  std::vector<ModelPtr> models_;
+  std::vector<ModelEntry> model_entries_;
+  mutable std::vector<ModelPtr> models_;  // filled by models(), in index order
   std::map<std::string, SourceInfo, std::less<>> sources_;
   std::map<std::string, DataFile, std::less<>>
       other_files_;  // key: path relative to the data folder

@@ -140,6 +140,35 @@ std::string preparse_yaml(const YAML::Node& node) {
   return out;
 }
 
+FormNode form_node_at(std::string_view form, std::size_t at) {
+  const auto fail = [&] {
+    throw std::runtime_error("malformed preparsed YAML at byte " + std::to_string(at));
+  };
+  if (at >= form.size()) fail();
+  const char kind = form[at];
+  if (kind == 'N') return {kind, 0, at + 1};
+  if (kind != 'S' && kind != 'L' && kind != 'M') fail();
+  std::size_t n = 0;
+  const char* begin = form.data() + at + 1;
+  const char* const last = form.data() + form.size();
+  const auto [end, ec] = std::from_chars(begin, last, n);
+  if (ec != std::errc() || end == last || *end != ':') fail();
+  const std::size_t body = static_cast<std::size_t>(end - form.data()) + 1;
+  if (kind == 'S' && form.size() - body < n) fail();
+  return {kind, n, body};
+}
+
+std::size_t form_skip(std::string_view form, std::size_t at) {
+  const FormNode node = form_node_at(form, at);
+  if (node.kind == 'N') return node.body;
+  if (node.kind == 'S') return node.body + node.count;
+  std::size_t next = node.body;
+  const std::size_t children = node.kind == 'M' ? 2 * node.count : node.count;
+  for (std::size_t i = 0; i < children; ++i)
+    next = form_skip(form, next);
+  return next;
+}
+
 YAML::Node node_from_preparsed(std::string_view form) {
   Reader reader(form);
   YAML::Node node(YAML::NodeType::Null);  // a node of its own: read_into's copies share it

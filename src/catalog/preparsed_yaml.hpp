@@ -21,6 +21,18 @@ std::string preparse_yaml(const YAML::Node& node);
 // the build, never by a user).
 YAML::Node node_from_preparsed(std::string_view form);
 
+// Reading a form in place, without building a tree: the node at byte `at` of `form` is of `kind`
+// ('N', 'S', 'L', 'M') with `count` bytes (scalar), items (list) or entries (map), its body
+// starting at byte `body`. A malformed form is a std::runtime_error.
+struct FormNode {
+  char kind;
+  std::size_t count;
+  std::size_t body;
+};
+FormNode form_node_at(std::string_view form, std::size_t at);
+// The byte after the node that starts at `at`.
+std::size_t form_skip(std::string_view form, std::size_t at);
+
 // Makes parse_yaml_document() use `form` whenever it is given exactly `text` (the same bytes at the
 // same address: the built-in files, which live as long as the program). Not thread-safe: call it
 // before the documents are parsed (the built-in data files register theirs when first listed).

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "catalog/preparsed_yaml.hpp"
 #include "core/error.hpp"
@@ -70,31 +72,142 @@ YAML::Node parse_yaml_document(std::string_view text, const std::string& file) {
   return node;
 }
 
-std::string describe_node(const YAML::Node& node) {
-  if (!node.IsDefined()) return "nothing";
-  if (node.IsNull()) return "null";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a map";
-  std::string s = node.Scalar();
-  return fmt::format("'{}'", cut_utf8(s, 57));
+DocValue parse_document(std::string_view text, const std::string& file) {
+  if (const std::string_view form = preparsed_form(text); !form.empty()) {
+    if (form_skip(form, 0) != form.size())
+      throw std::runtime_error("malformed preparsed YAML: bytes after the document");
+    return DocValue::in_form(form);
+  }
+  return DocValue(parse_yaml_document(text, file));
 }
 
-StrictMap::StrictMap(YAML::Node node, std::string file, std::string path)
+DocValue::DocValue(YAML::Node node) : kind_(Kind::kYaml), node_(std::move(node)) {
+  if (!node_.IsDefined()) kind_ = Kind::kAbsent;
+}
+
+DocValue DocValue::in_form(std::string_view form) {
+  form_node_at(form, 0);  // checks the header
+  DocValue v;
+  v.kind_ = Kind::kForm;
+  v.form_ = form;
+  return v;
+}
+
+bool DocValue::defined() const {
+  return kind_ != Kind::kAbsent;
+}
+bool DocValue::is_null() const {
+  return kind_ == Kind::kYaml ? node_.IsNull() : form_kind() == 'N';
+}
+bool DocValue::is_scalar() const {
+  return kind_ == Kind::kYaml ? node_.IsScalar() : form_kind() == 'S';
+}
+bool DocValue::is_sequence() const {
+  return kind_ == Kind::kYaml ? node_.IsSequence() : form_kind() == 'L';
+}
+bool DocValue::is_map() const {
+  return kind_ == Kind::kYaml ? node_.IsMap() : form_kind() == 'M';
+}
+
+std::string_view DocValue::scalar() const {
+  if (!is_scalar()) return {};
+  if (kind_ == Kind::kYaml) return node_.Scalar();
+  const FormNode n = form_node_at(form_, 0);
+  return form_.substr(n.body, n.count);
+}
+
+int DocValue::line() const {
+  if (kind_ != Kind::kYaml || node_.Mark().is_null()) return 0;
+  return node_.Mark().line + 1;
+}
+
+std::vector<DocValue> DocValue::items() const {
+  std::vector<DocValue> out;
+  if (!is_sequence()) return out;
+  if (kind_ == Kind::kYaml) {
+    out.reserve(node_.size());
+    for (const auto& item : node_)
+      out.emplace_back(item);
+    return out;
+  }
+  const FormNode n = form_node_at(form_, 0);
+  out.reserve(n.count);
+  std::size_t at = n.body;
+  for (std::size_t i = 0; i < n.count; ++i) {
+    out.push_back(in_form(form_.substr(at)));
+    at = form_skip(form_, at);
+  }
+  return out;
+}
+
+std::vector<DocValue::Entry> DocValue::entries() const {
+  std::vector<Entry> out;
+  if (!is_map()) return out;
+  if (kind_ == Kind::kYaml) {
+    for (const auto& kv : node_) {
+      const bool text = kv.first.IsScalar();
+      // The key's text lives in the tree node_ keeps alive.
+      out.push_back({text ? std::string_view(kv.first.Scalar()) : std::string_view(), text,
+                     DocValue(kv.second)});
+    }
+    return out;
+  }
+  const FormNode n = form_node_at(form_, 0);
+  out.reserve(n.count);
+  std::size_t at = n.body;
+  for (std::size_t i = 0; i < n.count; ++i) {
+    const FormNode key = form_node_at(form_, at);
+    if (key.kind != 'S') throw std::runtime_error("malformed preparsed YAML: a key not text");
+    at = key.body + key.count;
+    out.push_back({form_.substr(key.body, key.count), true, in_form(form_.substr(at))});
+    at = form_skip(form_, at);
+  }
+  return out;
+}
+
+YAML::Node DocValue::yaml() const {
+  if (kind_ == Kind::kYaml) return node_;
+  if (kind_ == Kind::kAbsent) return YAML::Node(YAML::NodeType::Undefined);
+  return node_from_preparsed(form_.substr(0, form_skip(form_, 0)));
+}
+
+std::string describe_node(const YAML::Node& node) {
+  return describe_node(DocValue(node));
+}
+
+std::string describe_node(const DocValue& value) {
+  if (!value.defined()) return "nothing";
+  if (value.is_null()) return "null";
+  if (value.is_sequence()) return "a list";
+  if (value.is_map()) return "a map";
+  return fmt::format("'{}'", cut_utf8(value.scalar(), 57));
+}
+
+StrictMap::StrictMap(DocValue node, std::string file, std::string path)
     : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
-  if (!node_.IsMap()) {
+  if (!node_.is_map()) {
     std::string where_text = path_.empty() ? file_ : fmt::format("{}: key '{}'", file_, path_);
     throw UserError(
         ErrorCode::kBadFile,
         fmt::format("{}: expected a map of keys, got {}", where_text, describe_node(node_)),
         path_.empty() ? file_ : path_);
   }
-  for (const auto& kv : node_)
-    if (kv.first.IsScalar()) values_.emplace(kv.first.Scalar(), kv.second);
+  entries_ = node_.entries();
+  read_.assign(entries_.size(), 0);
+  for (std::uint32_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].key_is_text) sorted_.push_back(i);
+  // By key; the first of equal keys first (yaml-cpp reads the first).
+  std::stable_sort(sorted_.begin(), sorted_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return entries_[a].key < entries_[b].key;
+  });
 }
 
-const YAML::Node* StrictMap::find(std::string_view key) const {
-  auto it = values_.find(key);
-  return it == values_.end() ? nullptr : &it->second;
+const DocValue::Entry* StrictMap::find(std::string_view key) const {
+  const auto it =
+      std::lower_bound(sorted_.begin(), sorted_.end(), key,
+                       [&](std::uint32_t i, std::string_view k) { return entries_[i].key < k; });
+  if (it == sorted_.end() || entries_[*it].key != key) return nullptr;
+  return &entries_[*it];
 }
 
 std::string StrictMap::key_path(std::string_view key) const {
@@ -103,10 +216,10 @@ std::string StrictMap::key_path(std::string_view key) const {
 
 std::string StrictMap::where(std::string_view key) const {
   // The key's line, or, for a key that is absent, the line where its map starts.
-  YAML::Mark mark = node_.Mark();
-  if (const YAML::Node* value = find(key)) mark = value->Mark();
-  if (mark.is_null()) return fmt::format("{}: key '{}'", file_, key_path(key));
-  return fmt::format("{}: key '{}' (line {})", file_, key_path(key), mark.line + 1);
+  int line = node_.line();
+  if (const DocValue::Entry* e = find(key)) line = e->value.line();
+  if (line == 0) return fmt::format("{}: key '{}'", file_, key_path(key));
+  return fmt::format("{}: key '{}' (line {})", file_, key_path(key), line);
 }
 
 void StrictMap::fail(std::string_view key, const std::string& what) const {
@@ -118,33 +231,55 @@ bool StrictMap::has(std::string_view key) const {
 }
 
 bool StrictMap::is_null(std::string_view key) const {
-  const YAML::Node* value = find(key);
-  return value && value->IsNull();
+  const DocValue::Entry* e = find(key);
+  return e && e->value.is_null();
 }
 
-YAML::Node StrictMap::get(std::string_view key) {
-  read_.insert(std::string(key));
-  if (const YAML::Node* value = find(key)) return *value;
-  return YAML::Node(YAML::NodeType::Undefined);
+bool StrictMap::is_scalar(std::string_view key) const {
+  const DocValue::Entry* e = find(key);
+  return e && e->value.is_scalar();
 }
 
-YAML::Node StrictMap::need(std::string_view key) {
-  YAML::Node n = get(key);
-  if (!n.IsDefined()) {
+void StrictMap::known(std::string_view key) {
+  get(key);
+}
+
+std::vector<std::string> StrictMap::keys() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_)
+    if (e.key_is_text) out.emplace_back(e.key);
+  return out;
+}
+
+int StrictMap::line() const {
+  return node_.line();
+}
+
+DocValue StrictMap::get(std::string_view key) {
+  if (const DocValue::Entry* e = find(key)) {
+    read_[index_of(e)] = 1;
+    return e->value;
+  }
+  if (std::find(absent_read_.begin(), absent_read_.end(), key) == absent_read_.end())
+    absent_read_.emplace_back(key);
+  return {};
+}
+
+DocValue StrictMap::need(std::string_view key) {
+  DocValue n = get(key);
+  if (!n.defined()) {
     // A misspelt key is the usual cause: name it.
     std::vector<std::string> present;
-    for (const auto& kv : node_)
-      if (kv.first.IsScalar() && !read_.count(kv.first.Scalar()))
-        present.push_back(kv.first.Scalar());
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].key_is_text && !read_[i]) present.emplace_back(entries_[i].key);
     auto near = closest_names(key, present, 1);
     std::string hint = near.empty()
                            ? ""
                            : fmt::format("; the map has an unknown key '{}' — did you mean '{}'?",
                                          near.front(), key);
     // The line of the map the key belongs in (a missing key has none of its own).
-    const YAML::Mark mark = node_.Mark();
-    const std::string line =
-        mark.is_null() ? "" : fmt::format(" (in the map at line {})", mark.line + 1);
+    const int map_line = node_.line();
+    const std::string line = map_line == 0 ? "" : fmt::format(" (in the map at line {})", map_line);
     throw UserError(
         ErrorCode::kMissingKey,
         fmt::format("{}: required key '{}' is missing{}{}", file_, key_path(key), hint, line),
@@ -155,9 +290,9 @@ YAML::Node StrictMap::need(std::string_view key) {
 
 namespace {
 
-std::optional<double> scalar_number(const YAML::Node& n) {
-  if (!n.IsScalar()) return std::nullopt;
-  const std::string& s = n.Scalar();
+std::optional<double> scalar_number(const DocValue& n) {
+  if (!n.is_scalar()) return std::nullopt;
+  const std::string_view s = n.scalar();
   if (s.empty()) return std::nullopt;
   double v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -168,10 +303,10 @@ std::optional<double> scalar_number(const YAML::Node& n) {
 }  // namespace
 
 std::string StrictMap::required_string(std::string_view key) {
-  YAML::Node n = need(key);
-  if (!n.IsScalar() || n.Scalar().empty())
+  DocValue n = need(key);
+  if (!n.is_scalar() || n.scalar().empty())
     fail(key, fmt::format("expected text, got {}", describe_node(n)));
-  return n.Scalar();
+  return std::string(n.scalar());
 }
 
 std::optional<std::string> StrictMap::optional_string(std::string_view key) {
@@ -183,7 +318,7 @@ std::optional<std::string> StrictMap::optional_string(std::string_view key) {
 }
 
 double StrictMap::required_number(std::string_view key, double min, double max) {
-  YAML::Node n = need(key);
+  DocValue n = need(key);
   auto v = scalar_number(n);
   if (!v) fail(key, fmt::format("expected a number, got {}", describe_node(n)));
   if (*v < min || *v > max)
@@ -200,11 +335,11 @@ std::optional<double> StrictMap::optional_number(std::string_view key, double mi
 }
 
 long long StrictMap::required_integer(std::string_view key, long long min, long long max) {
-  YAML::Node n = need(key);
+  DocValue n = need(key);
   long long v = 0;
   bool ok = false;
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
+  if (n.is_scalar()) {
+    const std::string_view s = n.scalar();
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     ok = ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
   }
@@ -234,15 +369,15 @@ std::optional<double> StrictMap::nullable_number(std::string_view key, double mi
 }
 
 std::string StrictMap::any_string(std::string_view key) {
-  YAML::Node n = need(key);
-  if (!n.IsScalar()) fail(key, fmt::format("expected text, got {}", describe_node(n)));
-  return n.Scalar();
+  DocValue n = need(key);
+  if (!n.is_scalar()) fail(key, fmt::format("expected text, got {}", describe_node(n)));
+  return std::string(n.scalar());
 }
 
 bool StrictMap::required_bool(std::string_view key) {
-  YAML::Node n = need(key);
-  if (n.IsScalar()) {
-    const std::string& s = n.Scalar();
+  DocValue n = need(key);
+  if (n.is_scalar()) {
+    const std::string_view s = n.scalar();
     if (s == "true") return true;
     if (s == "false") return false;
   }
@@ -258,16 +393,16 @@ std::optional<bool> StrictMap::optional_bool(std::string_view key) {
 }
 
 std::vector<std::string> StrictMap::string_list(std::string_view key, bool required) {
-  YAML::Node n = required ? need(key) : get(key);
+  DocValue n = required ? need(key) : get(key);
   std::vector<std::string> out;
-  if (!n.IsDefined() || n.IsNull()) return out;
-  if (n.IsScalar()) {
-    out.push_back(n.Scalar());
-  } else if (n.IsSequence()) {
-    for (const auto& item : n) {
-      if (!item.IsScalar() || item.Scalar().empty())
+  if (!n.defined() || n.is_null()) return out;
+  if (n.is_scalar()) {
+    out.emplace_back(n.scalar());
+  } else if (n.is_sequence()) {
+    for (const DocValue& item : n.items()) {
+      if (!item.is_scalar() || item.scalar().empty())
         fail(key, fmt::format("expected a list of text values, found {}", describe_node(item)));
-      out.push_back(item.Scalar());
+      out.emplace_back(item.scalar());
     }
   } else {
     fail(key, fmt::format("expected text or a list of text values, got {}", describe_node(n)));
@@ -276,15 +411,15 @@ std::vector<std::string> StrictMap::string_list(std::string_view key, bool requi
 }
 
 std::vector<long long> StrictMap::integer_list(std::string_view key, long long min, long long max) {
-  YAML::Node n = need(key);
-  if (!n.IsSequence())
+  DocValue n = need(key);
+  if (!n.is_sequence())
     fail(key, fmt::format("expected a list of whole numbers, got {}", describe_node(n)));
   std::vector<long long> out;
-  for (const auto& item : n) {
+  for (const DocValue& item : n.items()) {
     long long v = 0;
     bool ok = false;
-    if (item.IsScalar()) {
-      const std::string& s = item.Scalar();
+    if (item.is_scalar()) {
+      const std::string_view s = item.scalar();
       auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       ok = ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
     }
@@ -319,8 +454,8 @@ std::optional<std::string> StrictMap::optional_choice(std::string_view key,
 }
 
 StrictMap StrictMap::required_map(std::string_view key) {
-  YAML::Node n = need(key);
-  if (!n.IsMap()) fail(key, fmt::format("expected a map of keys, got {}", describe_node(n)));
+  DocValue n = need(key);
+  if (!n.is_map()) fail(key, fmt::format("expected a map of keys, got {}", describe_node(n)));
   return StrictMap(n, file_, key_path(key));
 }
 
@@ -333,14 +468,14 @@ std::optional<StrictMap> StrictMap::optional_map(std::string_view key) {
 }
 
 std::vector<StrictMap> StrictMap::map_list(std::string_view key, bool required) {
-  YAML::Node n = required ? need(key) : get(key);
+  DocValue n = required ? need(key) : get(key);
   std::vector<StrictMap> out;
-  if (!n.IsDefined() || n.IsNull()) return out;
-  if (!n.IsSequence()) fail(key, fmt::format("expected a list, got {}", describe_node(n)));
+  if (!n.defined() || n.is_null()) return out;
+  if (!n.is_sequence()) fail(key, fmt::format("expected a list, got {}", describe_node(n)));
   std::size_t i = 0;
-  for (const auto& item : n) {
+  for (const DocValue& item : n.items()) {
     std::string p = fmt::format("{}[{}]", key_path(key), i++);
-    if (!item.IsMap())
+    if (!item.is_map())
       throw UserError(ErrorCode::kInvalidValue,
                       fmt::format("{}: key '{}': expected a map of keys, got {}", file_, p,
                                   describe_node(item)),
@@ -351,17 +486,24 @@ std::vector<StrictMap> StrictMap::map_list(std::string_view key, bool required) 
 }
 
 YAML::Node StrictMap::raw(std::string_view key) {
+  return get(key).yaml();
+}
+
+DocValue StrictMap::value(std::string_view key) {
   return get(key);
 }
 
 void StrictMap::finish() const {
-  std::vector<std::string> known(read_.begin(), read_.end());
-  for (const auto& kv : node_) {
-    if (!kv.first.IsScalar())
+  std::vector<std::string> known(absent_read_.begin(), absent_read_.end());
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (read_[i]) known.emplace_back(entries_[i].key);
+  std::sort(known.begin(), known.end());
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (!entries_[i].key_is_text)
       throw UserError(ErrorCode::kBadFile,
                       fmt::format("{}: a key under '{}' is not text", file_, path_), path_);
-    const std::string& k = kv.first.Scalar();
-    if (read_.count(k)) continue;
+    if (read_[i]) continue;
+    const std::string k(entries_[i].key);
     auto near = closest_names(k, known, 1);
     std::string hint = near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front());
     throw UserError(ErrorCode::kUnknownName,

@@ -86,7 +86,7 @@ bool register_command(Command c) {
 }
 
 std::vector<DataFile> builtin_data_files() {
-  // Their YAML was parsed at build time: parse_yaml_document() rebuilds the trees from that.
+  // Their YAML was parsed at build time: parse_document() reads them in that form.
   static const bool registered = [] {
     std::map<std::string_view, std::string_view> forms;
     for (const auto& f : embedded::preparsed_files())
@@ -342,19 +342,6 @@ const QuantFormats& Context::quant_formats() {
 
 namespace {
 
-ModelPtr find_by_hf_repo(const Catalog& c, const std::string& repo) {
-  for (const auto& m : c.models())
-    if (!m->hf_repo.empty() && equal_ignoring_case(m->hf_repo, repo)) return m;
-  return nullptr;
-}
-
-std::vector<std::string> catalog_repos(const Catalog& c) {
-  std::vector<std::string> repos;
-  for (const auto& m : c.models())
-    if (!m->hf_repo.empty()) repos.push_back(m->hf_repo);
-  return repos;
-}
-
 void attach_checkpoint(ModelSource& s, const ModelFiles& files) {
   s.checkpoint = std::make_shared<const CheckpointInventory>(read_checkpoint(files));
   s.checkpoint_origin = files.origin;
@@ -385,7 +372,7 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
   };
   ModelSource s;
   s.model = c.find_model(arg);
-  if (!s.model && id && !id->revision_given) s.model = find_by_hf_repo(c, id->repo);
+  if (!s.model && id && !id->revision_given) s.model = c.find_model_by_hf_repo(id->repo);
   if (s.model) {
     s.origin = "catalog";
     if (!safetensors.empty()) {
@@ -445,7 +432,7 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
                       fmt::format("{}: the folder holds no config.json (given for --model)", arg),
                       "model");
   }
-  if (!files && id) files = download_model_files(*id, hub, catalog_repos(c));
+  if (!files && id) files = download_model_files(*id, hub, c.model_repos());
   if (!files) {
     if (looks_like_path(arg)) read_file(arg, "model");  // "no such file"
     throw unknown();
@@ -524,10 +511,11 @@ std::vector<Command> sorted_commands() {
 }
 
 // Builds the app with the registered commands (only `chosen` when one was named: the others'
-// options are never read); `actions` receives what runs for each.
+// options are never read; with none named, as for --version or --help, their names and
+// descriptions only, unless `all_options`); `actions` receives what runs for each.
 void build_app(CLI::App& app, Context& ctx,
                std::vector<std::pair<CLI::App*, std::function<void()>>>& actions,
-               const std::string& chosen, bool& wide) {
+               const std::string& chosen, bool& wide, bool all_options = false) {
   app.name("ftplan");
   app.require_subcommand(1);
   app.fallthrough();
@@ -545,6 +533,7 @@ void build_app(CLI::App& app, Context& ctx,
   for (auto& c : sorted_commands()) {
     if (!chosen.empty() && c.name != chosen) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
+    if (chosen.empty() && !all_options) continue;
     actions.emplace_back(sub, c.setup(*sub, ctx));
     check_number_options(*sub);
   }
@@ -829,7 +818,7 @@ server::Commands server_commands() {
 void add_all_commands(CLI::App& app, Context& ctx) {
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   static bool wide = false;  // the app is only read (completion, conventions), never run
-  build_app(app, ctx, actions, "", wide);
+  build_app(app, ctx, actions, "", wide, true);
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -89,7 +89,7 @@ void read_bus_factors(StrictMap m) {
 }  // namespace
 
 NcclResults parse_nccl_results(const DataFile& file) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   read_schema(root);
   NcclResults r;
   r.file = file.path;
@@ -224,13 +224,13 @@ LinkFit fit_link_calibration(const NcclResults& r, const GpuSpec& gpu, LinkLevel
 }
 
 bool is_link_calibration(const DataFile& file) {
-  const YAML::Node root = parse_yaml_document(file.text, file.path);
-  return root.IsMap() && root["links"].IsDefined();
+  const DocValue root = parse_document(file.text, file.path);
+  return root.is_map() && StrictMap(root, file.path, "").has("links");
 }
 
 LinkCalibrationFile parse_link_calibration(
     const DataFile& file, const std::map<std::string, SourceInfo, std::less<>>& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   LinkCalibrationFile f;
   f.name = root.required_string("name");
   f.description = root.required_string("description");

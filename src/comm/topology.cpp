@@ -82,7 +82,7 @@ CommConstants load_comm_constants(const Catalog& catalog) {
   const auto& src = catalog.sources();
   {
     const DataFile& f = need_file(catalog, "comm/links.yaml");
-    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    StrictMap root(parse_document(f.text, f.path), f.path, "");
     k.base_latency = Seconds(required_known(root, "base_latency_us", 0, 1e6, src) * 1e-6);
     StrictMap links = root.required_map("links");
     auto read_link = [&](std::string_view name, Seconds& latency, double& fraction) {
@@ -111,7 +111,7 @@ CommConstants load_comm_constants(const Catalog& catalog) {
   }
   {
     const DataFile& f = need_file(catalog, "comm/topologies.yaml");
-    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    StrictMap root(parse_document(f.text, f.path), f.path, "");
     for (auto& p : root.map_list("presets", true)) {
       CommConstants::Preset preset;
       preset.name = p.required_string("name");
@@ -144,7 +144,7 @@ CommConstants load_comm_constants(const Catalog& catalog) {
   }
   {
     const DataFile& f = need_file(catalog, "comm/networks.yaml");
-    StrictMap root(parse_yaml_document(f.text, f.path), f.path, "");
+    StrictMap root(parse_document(f.text, f.path), f.path, "");
     for (auto& n : root.map_list("networks", true)) {
       CommConstants::Network net;
       net.name = n.required_string("name");

@@ -199,18 +199,18 @@ const std::vector<std::string>& inference_engine_names() {
 }
 
 bool is_measured_generation_file(const DataFile& file) {
-  const YAML::Node root = parse_yaml_document(file.text, file.path);
-  return root.IsMap() && root[kRootKey];
+  const DocValue root = parse_document(file.text, file.path);
+  return root.is_map() && StrictMap(root, file.path, "").has(kRootKey);
 }
 
 std::vector<MeasuredGeneration> parse_measured_generation(const DataFile& file,
                                                           const Catalog& catalog) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   std::vector<MeasuredGeneration> rows;
   std::set<std::string> ids;
   for (auto& r : root.map_list(kRootKey, true)) {
     MeasuredGeneration g;
-    g.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
+    g.line = r.line();
     g.id = r.required_string("id");
     if (!ids.insert(g.id).second) r.fail("id", fmt::format("row id '{}' is listed twice", g.id));
     const auto sources = read_source_ids(r, catalog.sources());

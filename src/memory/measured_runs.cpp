@@ -110,13 +110,13 @@ Bytes MeasuredRun::measured_bytes() const {
 std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
                                              const RuntimeOverheads& overheads,
                                              const Stacks& stacks) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   const QuantFormats quant_formats = load_quant_formats(catalog);
   std::vector<MeasuredRun> runs;
   std::set<std::string> ids;
   for (auto& r : root.map_list("runs", true)) {
     MeasuredRun run;
-    run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
+    run.line = r.line();
     run.id = r.required_string("id");
     if (!ids.insert(run.id).second)
       r.fail("id", fmt::format("run id '{}' is listed twice", run.id));

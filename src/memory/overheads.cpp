@@ -64,7 +64,7 @@ Bytes workspace_for(const std::vector<WorkspaceRule>& rules, const GpuSpec& gpu)
 }  // namespace
 
 RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   RuntimeOverheads t;
   t.file = file.path;
   {
@@ -80,7 +80,7 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
     StrictMap m = root.required_map("cudnn_workspace");
     if (!m.has("MiB") || !m.is_null("MiB"))
       m.fail("MiB", "cuDNN's workspace is not counted: give 'MiB: null' with a 'reason'");
-    m.raw("MiB");
+    m.known("MiB");
     t.cudnn_reason = m.required_string("reason");
     read_source_ids(m, sources);
     m.finish();

@@ -53,12 +53,11 @@ PackFileExperiment parse_experiment(StrictMap& e) {
   const std::string method = e.required_string("method");
   w.method = parse_at(e, "method", method, [](const std::string& s) { return parse_method(s); });
   // A key this method does not read (a rank beside method full) is an error, not a default.
-  for (const auto& kv : e.node())
-    if (kv.first.IsScalar())
-      parse_at(e, kv.first.Scalar(), method, [&](const std::string& m) {
-        check_setting_applies(w.method, kv.first.Scalar(), kv.first.Scalar(), "method " + m);
-        return 0;
-      });
+  for (const std::string& key : e.keys())
+    parse_at(e, key, method, [&](const std::string& m) {
+      check_setting_applies(w.method, key, key, "method " + m);
+      return 0;
+    });
   optional_int(e, "rank", w.lora.rank, 1, 65536);
   optional_parsed(e, "targets", w.lora.targets,
                   [](const std::string& s) { return parse_targets(s); });
@@ -96,7 +95,7 @@ int PackFile::total_jobs() const {
 }
 
 PackFile parse_pack_file(std::string_view text, const std::string& file) {
-  StrictMap root(parse_yaml_document(text, file), file, "");
+  StrictMap root(parse_document(text, file), file, "");
   PackFile pf;
   pf.file = file;
   if (auto gpu = root.optional_string("gpu")) {

@@ -35,7 +35,7 @@ MigRules load_mig_rules(const Catalog& catalog) {
         ErrorCode::kBadFile,
         fmt::format("the data file {} is missing (it states the MIG rules)", kRulesFile),
         std::string(kRulesFile));
-  StrictMap root(parse_yaml_document(file->text, file->path), file->path, "");
+  StrictMap root(parse_document(file->text, file->path), file->path, "");
   MigRules rules;
   rules.single_gpu_jobs = parse_rule(root, "single_gpu_jobs", catalog);
   rules.compute_display_mode = parse_rule(root, "compute_display_mode", catalog);

@@ -85,8 +85,7 @@ void read_device(StrictMap m, BenchResults& r) {
 std::vector<std::pair<std::string, std::int64_t>> read_shape(StrictMap& m) {
   StrictMap s = m.required_map("shape");
   std::vector<std::pair<std::string, std::int64_t>> out;
-  for (const auto& kv : s.node()) {
-    const std::string name = kv.first.Scalar();
+  for (const std::string& name : s.keys()) {
     out.emplace_back(name, s.required_integer(name, 0, 1LL << 50));
   }
   s.finish();
@@ -182,12 +181,12 @@ BenchRecord read_benchmark(StrictMap& m, FailedBenchmarks failed) {
 }  // namespace
 
 std::string results_schema(const DataFile& file) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   return root.required_string("schema");
 }
 
 BenchResults parse_bench_results(const DataFile& file, FailedBenchmarks failed) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   read_schema(root);
   BenchResults r;
   r.file = file.path;

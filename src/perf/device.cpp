@@ -117,7 +117,7 @@ int parse_cc(StrictMap& m, std::string_view key) {
 }  // namespace
 
 TrainingFormats TrainingFormats::parse(const DataFile& file, const SourceTable& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   TrainingFormats t;
   t.file_ = file.path;
   std::array<bool, 5> seen{};
@@ -190,7 +190,7 @@ PowerScaling load_power_scaling(const Catalog& catalog) {
   if (!f)
     throw UserError(ErrorCode::kBadFile, "data/runtime/power.yaml is missing from the data files",
                     "data");
-  StrictMap root(parse_yaml_document(f->text, f->path), f->path, "");
+  StrictMap root(parse_document(f->text, f->path), f->path, "");
   PowerScaling s;
   {
     StrictMap m = root.required_map("clock_exponent");

@@ -44,14 +44,14 @@ EfficiencyRange parse_range(StrictMap& m, std::string_view bound_key, bool last,
 EfficiencyCurve parse_curve(StrictMap& parent, std::string_view key, std::string_view bound_key,
                             const SourceTable& sources) {
   EfficiencyCurve c;
-  YAML::Node n = parent.raw(key);
-  if (!n.IsDefined()) parent.required_map(key);  // throws: missing key
-  if (n.IsMap()) {
+  const DocValue n = parent.value(key);
+  if (!n.defined()) parent.required_map(key);  // throws: missing key
+  if (n.is_map()) {
     StrictMap m = parent.required_map(key);
     c.ranges.push_back(parse_range(m, bound_key, true, sources));
     return c;
   }
-  if (!n.IsSequence() || n.size() == 0)
+  if (!n.is_sequence() || n.items().empty())
     parent.fail(key, fmt::format("expected a map {{fraction, basis, source}} or a list of ranges "
                                  "with '{}', got {}",
                                  bound_key, describe_node(n)));
@@ -82,8 +82,7 @@ ArchitectureScale parse_architecture(StrictMap& m, const std::string& name) {
 void parse_attention_kernels(StrictMap& arch, const std::string& architecture,
                              const SourceTable& sources,
                              std::vector<AttentionKernelFractions>& out) {
-  for (const auto& kv : arch.node()) {
-    const std::string name = kv.first.as<std::string>();
+  for (const std::string& name : arch.keys()) {
     AttentionKernelFractions f;
     f.architecture = architecture;
     bool known = false;
@@ -168,7 +167,7 @@ void inherit_host_and_fit(EfficiencyTable& table, const EfficiencyTable& default
 }
 
 EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   EfficiencyTable t;
   t.file = file.path;
   t.name = root.required_string("name");
@@ -184,16 +183,14 @@ EfficiencyTable parse_efficiency(const DataFile& file, const SourceTable& source
   }
   classes.finish();
   if (auto a = root.optional_map("architectures")) {
-    for (const auto& kv : a->node()) {
-      const std::string name = kv.first.as<std::string>();
+    for (const std::string& name : a->keys()) {
       StrictMap m = a->required_map(name);
       t.architectures.push_back(parse_architecture(m, name));
     }
     a->finish();
   }
   if (auto k = root.optional_map("attention_kernels")) {
-    for (const auto& kv : k->node()) {
-      const std::string name = kv.first.as<std::string>();
+    for (const std::string& name : k->keys()) {
       StrictMap m = k->required_map(name);
       parse_attention_kernels(m, name, sources, t.attention_kernels);
     }

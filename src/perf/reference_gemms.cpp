@@ -13,7 +13,7 @@ constexpr std::string_view kFile = "roofline_examples.yaml";
 
 std::vector<ReferenceGemm> parse_reference_gemms(
     const DataFile& file, const std::map<std::string, SourceInfo, std::less<>>& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   std::vector<ReferenceGemm> out;
   for (StrictMap& m : root.map_list("examples", true)) {
     ReferenceGemm g;

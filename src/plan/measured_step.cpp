@@ -41,9 +41,9 @@ void read_schema(StrictMap& root) {
 
 // A scalar or null, whatever its type (software versions: text, numbers, null).
 void scalar_or_null(StrictMap& m, std::string_view key) {
-  YAML::Node n = m.raw(key);
-  if (!n.IsDefined()) m.required_string(key);  // throws: missing
-  if (!n.IsNull() && !n.IsScalar())
+  const DocValue n = m.value(key);
+  if (!n.defined()) m.required_string(key);  // throws: missing
+  if (!n.is_null() && !n.is_scalar())
     m.fail(key, fmt::format("expected a version text or null, got {}", describe_node(n)));
 }
 
@@ -124,8 +124,8 @@ void read_measurement(StrictMap& m, StepRow& row) {
     m.fail("median_s", fmt::format("expected min_s <= median_s <= max_s, got {} <= {} <= {}", min,
                                    median, max));
   row.median = Seconds(median);
-  YAML::Node times = m.raw("step_times_s");
-  if (!times.IsSequence() || times.size() == 0)
+  const DocValue times = m.value("step_times_s");
+  if (!times.is_sequence() || times.items().empty())
     m.fail("step_times_s", "expected a list of seconds per step");
   const double tokens_per_s = m.required_number("tokens_per_s", 0, 1e12);
   const double expected = static_cast<double>(row.micro_batch * row.seq) / median;
@@ -182,7 +182,7 @@ StepRow read_row(StrictMap& m) {
 }  // namespace
 
 StepResults parse_step_results(const DataFile& file) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   read_schema(root);
   StepResults r;
   r.file = file.path;

@@ -229,7 +229,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
                     const Stacks& stacks, const ModelResolver& resolve, const FileReader& read_file,
                     const std::string& runs_file) {
   PlannedRun run;
-  run.line = r.node().Mark().is_null() ? 0 : r.node().Mark().line + 1;
+  run.line = r.line();
   run.name = r.required_string("name");
   Workload& w = run.workload;
   const std::string model = r.required_string("model");
@@ -401,7 +401,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
                          const FileReader& read_file, const std::vector<std::string>& extra_from) {
   RunsFile out;
   out.file = file;
-  StrictMap root(parse_yaml_document(text, file), file, "");
+  StrictMap root(parse_document(text, file), file, "");
   if (auto c = root.optional_map("candidates")) {
     out.gpus = read_gpus(*c, catalog);
     if (c->has("counts")) {
@@ -440,8 +440,7 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
       out.gpus.push_back(&g);
   if (auto p = root.optional_map("prices")) {
     if (auto per_hour = p->optional_map("per_card_hour_USD")) {
-      for (const auto& kv : per_hour->node()) {
-        const std::string id = kv.first.as<std::string>("");
+      for (const std::string& id : per_hour->keys()) {
         const GpuSpec& g = named_gpu(*per_hour, id, id, catalog);
         const double price = per_hour->required_number(id, 0, kMaxCardHourUSD);
         if (const std::string problem = price_problem(price, kMaxCardHourUSD); !problem.empty())

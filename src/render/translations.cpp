@@ -269,7 +269,7 @@ std::string_view txt_key(Txt key) {
 }
 
 Translations parse_translations(const DataFile& file) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   Translations t;
   t.language = root.required_string("language");
   t.name = root.required_string("name");
@@ -294,10 +294,8 @@ Translations parse_translations(const DataFile& file) {
   }
   reasons.finish();
   StrictMap page = root.required_map("page");
-  for (const auto& entry : page.node()) {
-    const std::string key = entry.first.as<std::string>();
+  for (const std::string& key : page.keys())
     t.page.emplace_back(key, page.any_string(key));
-  }
   page.finish();
   root.finish();
   return t;

@@ -90,7 +90,7 @@ std::vector<std::string> QuantFormats::ids() const {
 
 QuantFormats parse_quant_formats(const DataFile& file,
                                  const std::map<std::string, SourceInfo, std::less<>>& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   QuantFormats out;
   for (auto& m : root.map_list("formats", true)) {
     QuantFormat f = parse_format(m, sources);

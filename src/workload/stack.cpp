@@ -30,7 +30,7 @@ const std::vector<std::string>& optimizer_impl_names() {
 }
 
 StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
-  StrictMap root(parse_yaml_document(file.text, file.path), file.path, "");
+  StrictMap root(parse_document(file.text, file.path), file.path, "");
   StackProfile s;
   s.file = file.path;
   s.name = root.required_string("name");
