@@ -748,6 +748,10 @@ function inferMemoryBar(m) {
 
 // Decode tokens/s over the batch sweep: batch on a log-2 axis, points that do not fit hollow.
 function sweepChart(points) {
+  if (!points.some((p) => p.fits)) {
+    return h('figure', {'class': 'chart-box'},
+        h('p', {'class': 'chart-empty'}, t('chart_empty_sweep')));
+  }
   const W = 340, H = 190, left = 58, right = 12, top = 12, bottom = 40;
   const max = niceCeiling(Math.max(1, ...points.map((p) => p.tokens_per_second)));
   const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
@@ -764,7 +768,7 @@ function sweepChart(points) {
   points.forEach((p, i) => svg.append(s('text', {'x': x(i), 'y': H - bottom + 16,
     'text-anchor': 'middle', 'class': 'tick'}, number(p.batch, 0))));
   svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('col_batch')));
+    'class': 'axis'}, t('col_batch')), yTitle(t('tokens_per_second'), top, H - bottom));
   svg.append(s('path', {'class': 'series series-0',
     'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
   points.forEach((p, i) => svg.append(s('circle', {'cx': x(i), 'cy': y(p.tokens_per_second),
@@ -866,6 +870,10 @@ function scaleChart(points, gpus, metric) {
   const W = 340, H = 210, left = 58, right = 12, top = 14, bottom = 40;
   const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
   const usable = points.filter((p) => p.verdict !== 'does-not-fit');
+  if (!usable.length) {
+    return h('figure', {'class': 'chart-box'},
+        h('p', {'class': 'chart-empty'}, t('chart_empty_scale')));
+  }
   const max = metric === 'scaling_efficiency'
     ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
   const x = (n) => left + ((W - left - right) * counts.indexOf(n)) / Math.max(1, counts.length - 1);
@@ -884,7 +892,9 @@ function scaleChart(points, gpus, metric) {
       'class': 'tick'}, String(n)));
   }
   svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('cards_word')));
+    'class': 'axis'}, t('cards_word')),
+  yTitle(t(metric === 'scaling_efficiency' ? 'scaling_efficiency' : 'tokens_per_second'), top,
+      H - bottom));
   gpus.forEach((gpu, i) => {
     const series = usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus);
     const path = series.map((p, j) => `${j ? 'L' : 'M'}${x(p.gpus)},${y(p[metric])}`).join(' ');
@@ -900,6 +910,13 @@ function scaleChart(points, gpus, metric) {
     h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
         shortName(gpu))));
   return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend));
+}
+
+// A chart's y-axis title, turned to run up the left edge beside the ticks.
+function yTitle(text, top, bottom) {
+  const mid = (top + bottom) / 2;
+  return s('text', {'x': 12, 'y': mid, 'text-anchor': 'middle', 'class': 'axis y-title',
+    'transform': `rotate(-90 12 ${mid})`}, text);
 }
 
 // The axis top: the next 1, 2, 2.5 or 5 times a power of ten (four even ticks).

@@ -232,6 +232,42 @@ test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (en
   await page.close();
 });
 
+test('charts: y-axis titles, and a message where nothing fits to draw', async (env) => {
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2');
+  await page.locator('#scale svg text.y-title').waitFor();
+  equal(await page.locator('#scale svg text.y-title').textContent(), 'tokens/s',
+      'scale chart: the y-axis names its metric');
+  await page.selectOption('#metric', 'scaling_efficiency');
+  await page.locator('#scale svg text.y-title:text("scaling efficiency")').waitFor();
+  mkdirSync(SCREENSHOTS, {recursive: true});
+  await page.locator('#scale figure').screenshot({path: join(SCREENSHOTS, 'scale-chart.png')});
+  // 405B full fine-tune with 32-bit Adam: no count of RTX PRO 6000 up to 8 holds it (CLI first).
+  const {stdout} = await run(BIN, ['scale', '--model', 'llama-3.1-405b', '--method', 'full',
+    '--gpu', 'rtx-pro-6000', '--sweep', '--json']);
+  const sweep = JSON.parse(stdout).sweep;
+  check(sweep.length > 0 && sweep.every((p) => p.verdict === 'does-not-fit'),
+      'scale: the CLI finds no card count that fits');
+  const none = await openPage(env.context, env.origin,
+      'model=llama-3.1-405b&method=full&cards=rtx-pro-6000:1');
+  await none.locator('#scale .chart-empty').waitFor();
+  equal(await none.locator('#scale svg').count(), 0, 'scale: no empty chart is drawn');
+  check((await none.locator('#scale .chart-empty').textContent()).includes('nothing to draw'),
+      'scale: the empty chart says why');
+  check(await none.locator('#scale table').count() === 1, 'scale: the table still names each count');
+  // Inference at 128k tokens of context on one H200 NVL: 70B in BF16 leaves no batch room.
+  await fillInfer(page, {gpu: 'h200-nvl', gpus: 1, context: 131072, batch: 1, weights: 'bf16',
+    kv_dtype: 'bf16'});
+  await fillForm(page, {model: 'llama-3.3-70b', method: 'lora', cards: [{gpu: 'h200-nvl', count: 1}]});
+  await page.locator('#infer .chart-empty').waitFor();
+  const shown = await inferShown(page);
+  equal(shown.charted, 0, 'infer: no chart points where no batch fits');
+  check(shown.text.includes('No batch size fits'), 'infer: the empty chart says why');
+  await none.screenshot({path: join(SCREENSHOTS, 'scale-empty.png'), fullPage: true});
+  await none.close();
+  await page.close();
+});
+
 test('MIG: profiles that fit and runs per card equal the API\'s', async (env) => {
   const page = await openPage(env.context, env.origin,
       'model=llama-3.1-8b&method=qlora&cards=rtx-pro-6000:1,rtx-4090:1');
@@ -475,7 +511,8 @@ async function checkInfer(env, page, x, lang) {
       cli.batch_sweep.map(sortedKeys), `${what}: the batch sweep`);
   equal(shown.sweep.map((p) => p.tokens_per_second_text),
       cli.batch_sweep.map((p) => rateText(p.tokens_per_second, lang)), `${what}: sweep as shown`);
-  equal(shown.charted, cli.batch_sweep.length, `${what}: a chart point per batch`);
+  equal(shown.charted, cli.batch_sweep.some((b) => b.fits) ? cli.batch_sweep.length : 0,
+      `${what}: a chart point per batch (none when no batch fits)`);
   check((await page.locator('#infer-heading + p').textContent()).includes('GB = 10⁹'),
       `${what}: the section states GB = 10⁹ bytes`);
   return cli;
