@@ -117,7 +117,9 @@ class StrictMap {
   // The entry of `key` (the first one, as yaml-cpp reads it), or null: yaml-cpp finds a key by
   // walking the whole map, so each map is walked once, here, into an index.
   const DocValue::Entry* find(std::string_view key) const;
-  std::size_t index_of(const DocValue::Entry* entry) const { return entry - entries_.data(); }
+  std::size_t index_of(const DocValue::Entry* entry) const {
+    return static_cast<std::size_t>(entry - entries_.data());
+  }
 
   DocValue node_;
   std::string file_;
