@@ -909,7 +909,24 @@ function scaleChart(points, gpus, metric) {
   const legend = h('ul', {'class': 'legend'}, gpus.map((gpu, i) =>
     h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
         shortName(gpu))));
-  return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend));
+  return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend,
+      linkChanges(usable, gpus).map((text) => h('p', {'class': 'small link-change'}, text))));
+}
+
+// Where a card's line leaves its link for a slower one (an NVLink domain of 4 cards, PCIe beyond):
+// said under the chart, since one line runs on across both.
+function linkChanges(points, gpus) {
+  const out = [];
+  for (const gpu of gpus) {
+    const series = points.filter((p) => p.gpu === gpu && p.gpus > 1)
+        .sort((a, b) => a.gpus - b.gpus);
+    for (let j = 1; j < series.length; j++) {
+      if (series[j].link === series[j - 1].link) continue;
+      out.push(t('link_change', shortName(gpu), series[j - 1].link, series[j - 1].gpus,
+          series[j].link, series[j].gpus));
+    }
+  }
+  return out;
 }
 
 // A chart's y-axis title, turned to run up the left edge beside the ticks.

@@ -229,6 +229,21 @@ test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (en
   const text = await page.locator('#scale').textContent();
   check(text.includes('NVLink') && text.includes('PCIe'),
       'scale: the table names NVLink and PCIe links');
+  // Where a card's line passes from one link to another, the chart says so (the API's links).
+  for (const gpu of ['h200-nvl', 'rtx-pro-6000']) {
+    const series = api.data.sweep.filter((p) => p.gpu === gpu && p.gpus > 1 &&
+        p.verdict !== 'does-not-fit').sort((a, b) => a.gpus - b.gpus);
+    for (let j = 1; j < series.length; j++) {
+      if (series[j].link === series[j - 1].link) continue;
+      const said = await page.locator('#scale .link-change').allTextContents();
+      check(said.some((line) => line.includes(`${series[j - 1].link} up to ${series[j - 1].gpus}`) &&
+          line.includes(`${series[j].link} from ${series[j].gpus}`)),
+      `scale: the chart says where ${gpu} leaves ${series[j - 1].link}; it says ${said}`);
+    }
+  }
+  check(api.data.sweep.some((p) => p.gpu === 'h200-nvl' && p.link.includes('NVLink')) &&
+      api.data.sweep.some((p) => p.gpu === 'h200-nvl' && p.link.includes('PCIe')),
+  'scale: the H200 NVL sweep crosses from NVLink to PCIe (the case this checks)');
   await page.close();
 });
 
