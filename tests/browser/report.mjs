@@ -118,6 +118,10 @@ export function reportTests({test, check, equal, run, BIN, SCREENSHOTS}) {
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null,
         {timeout: 30000});
     await page.selectOption('#lang', 'de');
+    // Click once the page has its answers: the language change asks the server again, and the
+    // link is a plain navigation away from the page.
+    await page.waitForFunction(() => document.body.dataset.busy === 'false', null,
+        {timeout: 30000});
     await Promise.all([page.waitForURL(/\/api\/report/), page.click('#report-link')]);
     equal(new URL(page.url()).search, '?format=html&lang=de', 'the report link');
     const r = await rendered(page);
