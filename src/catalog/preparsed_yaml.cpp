@@ -43,78 +43,48 @@ void write_node(const YAML::Node& node, std::string& out) {
   }
 }
 
-class Reader {
- public:
-  explicit Reader(std::string_view form) : form_(form) {}
-
-  // Reads one node into `target`, a node of the tree being built. Children are made through
-  // target[...], inside the tree's own memory: yaml-cpp merges the memory of nodes built apart, and
-  // that merging would cost more than scanning the text.
-  void read_into(YAML::Node target) {
-    const char kind = next();
-    if (kind == 'N') {
+// Reads the node that starts at byte `at` into `target`, a node of the tree being built; returns
+// the byte after it. Children are made through target[...], inside the tree's own memory: yaml-cpp
+// merges the memory of nodes built apart, and that merging would cost more than scanning the text.
+std::size_t read_into(std::string_view form, std::size_t at, YAML::Node target) {
+  const FormNode n = form_node_at(form, at);
+  switch (n.kind) {
+    case 'N':
       target = YAML::Null;
-      return;
-    }
-    const std::size_t n = count();
-    if (kind == 'S') {
-      if (form_.size() - at_ < n) fail();
-      target = std::string(form_.substr(at_, n));
-      at_ += n;
-    } else if (kind == 'L') {
-      if (n == 0) target = YAML::Node(YAML::NodeType::Sequence);
-      for (std::size_t i = 0; i < n; ++i)
-        read_into(target[i]);
-    } else if (kind == 'M') {
+      return n.body;
+    case 'S':
+      target = std::string(form.substr(n.body, n.count));
+      return n.body + n.count;
+    case 'L':
+      if (n.count == 0) target = YAML::Node(YAML::NodeType::Sequence);
+      at = n.body;
+      for (std::size_t i = 0; i < n.count; ++i)
+        at = read_into(form, at, target[i]);
+      return at;
+    default:  // 'M'
       // Defined first: force_insert below, unlike target[key], does not mark a node defined.
-      if (n == 0)
+      if (n.count == 0)
         target = YAML::Node(YAML::NodeType::Map);
       else
         target = YAML::Null;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (next() != 'S') fail();  // keys are scalars (preparse_yaml refuses others)
-        const std::size_t size = count();
-        if (form_.size() - at_ < size) fail();
-        const std::string key(form_.substr(at_, size));
-        at_ += size;
+      at = n.body;
+      for (std::size_t i = 0; i < n.count; ++i) {
+        const FormNode key = form_node_at(form, at);
+        if (key.kind != 'S')  // preparse_yaml refuses keys that are not scalars
+          throw std::runtime_error("malformed preparsed YAML at byte " + std::to_string(at));
+        const std::string key_text(form.substr(key.body, key.count));
+        at = key.body + key.count;
         // A scalar value (most are) is appended without target[key]'s search of the keys so far.
-        if (at_ < form_.size() && form_[at_] == 'S') {
-          ++at_;
-          const std::size_t value_size = count();
-          if (form_.size() - at_ < value_size) fail();
-          target.force_insert(key, std::string(form_.substr(at_, value_size)));
-          at_ += value_size;
+        if (const FormNode value = form_node_at(form, at); value.kind == 'S') {
+          target.force_insert(key_text, std::string(form.substr(value.body, value.count)));
+          at = value.body + value.count;
         } else {
-          read_into(target[key]);
+          at = read_into(form, at, target[key_text]);
         }
       }
-    } else {
-      fail();
-    }
+      return at;
   }
-
-  bool done() const { return at_ == form_.size(); }
-
- private:
-  [[noreturn]] void fail() const {
-    throw std::runtime_error("malformed preparsed YAML at byte " + std::to_string(at_));
-  }
-  char next() {
-    if (at_ >= form_.size()) fail();
-    return form_[at_++];
-  }
-  std::size_t count() {
-    std::size_t n = 0;
-    const char* begin = form_.data() + at_;
-    const auto [end, ec] = std::from_chars(begin, form_.data() + form_.size(), n);
-    if (ec != std::errc() || end == form_.data() + form_.size() || *end != ':') fail();
-    at_ += static_cast<std::size_t>(end - begin) + 1;
-    return n;
-  }
-
-  std::string_view form_;
-  std::size_t at_ = 0;
-};
+}
 
 struct Key {
   const char* data;
@@ -170,10 +140,8 @@ std::size_t form_skip(std::string_view form, std::size_t at) {
 }
 
 YAML::Node node_from_preparsed(std::string_view form) {
-  Reader reader(form);
   YAML::Node node(YAML::NodeType::Null);  // a node of its own: read_into's copies share it
-  reader.read_into(node);
-  if (!reader.done())
+  if (read_into(form, 0, node) != form.size())
     throw std::runtime_error("malformed preparsed YAML: bytes after the document");
   return node;
 }

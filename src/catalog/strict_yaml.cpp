@@ -73,11 +73,10 @@ YAML::Node parse_yaml_document(std::string_view text, const std::string& file) {
 }
 
 DocValue parse_document(std::string_view text, const std::string& file) {
-  if (const std::string_view form = preparsed_form(text); !form.empty()) {
-    if (form_skip(form, 0) != form.size())
-      throw std::runtime_error("malformed preparsed YAML: bytes after the document");
+  // A built-in file: its form was made by the build, and the tests hold every embedded form to
+  // its file's text (tests/test_preparsed_yaml.cpp), so it is not walked again here.
+  if (const std::string_view form = preparsed_form(text); !form.empty())
     return DocValue::in_form(form);
-  }
   return DocValue(parse_yaml_document(text, file));
 }
 
