@@ -206,6 +206,24 @@ TEST(TrainerFiles, AccelerateFsdp) {
   EXPECT_EQ(f.setting("recompute"), "full");
 }
 
+TEST(TrainerFiles, AccelerateHybridShardOverTwoMachines) {
+  // HYBRID_SHARD shards within a machine and replicates across: 16 processes on 2 machines are
+  // groups of 8; the run is hybrid sharding on 16 cards.
+  std::string body = text("accelerate_fsdp.yaml");
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = body.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    body.replace(at, from.size(), to);
+  };
+  replace("fsdp_sharding_strategy: FULL_SHARD", "fsdp_sharding_strategy: HYBRID_SHARD");
+  replace("num_machines: 1", "num_machines: 2");
+  replace("num_processes: 4", "num_processes: 16");
+  const TrainerFile f = read_trainer_file(body, "fsdp.yaml", test::catalog().model_ids());
+  EXPECT_EQ(f.setting("shard"), "hsdp");
+  EXPECT_EQ(f.setting("gpu_count"), "16");
+  EXPECT_EQ(f.setting("shard_group"), "8");
+}
+
 TEST(TrainerFiles, BadFilesNameTheFileKeyAndValue) {
   const auto error = [](const std::string& body) -> std::string {
     try {

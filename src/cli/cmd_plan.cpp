@@ -56,8 +56,8 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
     std::vector<Context::FromFile> files = read_from_file(ctx, p);
     for (auto& f : files) {
       for (const auto& s : f.file.used) {
-        const bool run_key =
-            s.as != "grad_accum" && s.as != "shard" && s.as != "gpu_count" && s.as != "pure_bf16";
+        const bool run_key = s.as != "grad_accum" && s.as != "shard" && s.as != "shard_group" &&
+                             s.as != "gpu_count" && s.as != "pure_bf16";
         f.not_applied.push_back(run_key ? "" : "the planner chooses it");
       }
       ctx.from_files.push_back(std::move(f));

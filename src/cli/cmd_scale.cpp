@@ -25,6 +25,7 @@ struct ScaleOptions {
   std::vector<std::string> gpus;
   int count = 2;
   std::string shard = "auto";
+  int shard_group = 0;
   std::string topology;
   double network_GBps = 0;
   int cards_per_node = 0;
@@ -60,6 +61,7 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   p.topology = o.topology;
   p.power_limit_W = o.power_limit_W;
   p.layout = o.layout.layout;
+  p.shard_group = o.shard_group;
   validate(p);
   check_layout(w, p);
   NodeOptions nodes;
@@ -70,6 +72,8 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   const Topology t =
       build_topology(gpu, count, o.topology, data.comm, nodes, parse_p2p(o.p2p, "p2p"));
   p.topology = t.preset;
+  resolve_shard_group(p, t.cards_per_node);
+  check_shard_group(p);
   return evaluate_placement(w, replica, ops, p, t, data);
 }
 
@@ -85,10 +89,11 @@ const bool registered = register_command(
        CLI::Option* count_option = app.add_option(
            "--gpus", o->count, "Number of cards (default 2; with --gpu local: the machine's)");
        app.add_option("--shard", o->shard,
-                      "auto | none | ddp | zero1 | zero2 | fsdp (default auto: DDP when a replica "
-                      "fits one card, "
+                      "auto | none | ddp | zero1 | zero2 | fsdp | hsdp (default auto: DDP when a "
+                      "replica fits one card, "
                       "else FSDP — for LoRA/QLoRA a sharded frozen base; under --tp/--pp/--cp/--ep "
                       "ZeRO-1 for a full fine-tune, else DDP)");
+       app.add_option("--shard-group", o->shard_group, kShardGroupHelp);
        app.add_option("--topology", o->topology,
                       "pcie | nvlink-bridge-2 | nvlink-bridge-4 | nvswitch (default: the best the "
                       "card supports)");

@@ -338,8 +338,9 @@ void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, boo
     gpus_option = app.add_option("--gpus", gpus,
                                  "Number of cards (default 1; with --gpu local: the machine's)");
     app.add_option("--shard", shard,
-                   "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp "
-                   "(default: ddp for several cards)");
+                   "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp | "
+                   "hsdp (default: ddp for several cards)");
+    app.add_option("--shard-group", shard_group, kShardGroupHelp);
   }
   if (with_mig)
     app.add_option("--mig", mig, "Run inside one MIG instance of this profile (e.g. 1g.24gb)");
@@ -376,6 +377,12 @@ Placement PlacementOptions::build(Context& ctx, const Workload& w) const {
   require_format_support(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
   p.layout = layout.layout;
   check_layout(w, p);
+  // Hybrid sharding's default group: one node's data-parallel cards (nodes as data/comm builds
+  // them by default; ftplan scale takes --cards-per-node).
+  p.shard_group = shard_group;
+  validate(p);
+  resolve_shard_group(p, load_comm_constants(ctx.catalog()).cards_per_node);
+  check_shard_group(p);
   return p;
 }
 

@@ -77,6 +77,7 @@ struct PlacementOptions {
   int gpus = 1;  // with --gpu local and no --gpus: the detected count
   CLI::Option* gpus_option = nullptr;
   std::string shard;
+  int shard_group = 0;  // --shard-group (hsdp); 0: the data-parallel cards of one node
   std::string mig;
   std::string topology;
 
@@ -94,6 +95,10 @@ void warn_one_card_sharding(Context& ctx, std::string_view shard);
 
 // The sharding used when --shard is not given: DDP for several cards, none for one.
 Sharding default_sharding(int cards);
+// The help of --shard-group, one text for every command that takes it.
+inline constexpr const char* kShardGroupHelp =
+    "With --shard hsdp: shard the states within groups of this many data-parallel cards and "
+    "replicate them across the groups (default: the data-parallel cards of one node)";
 
 // A card without MIG is a UserError naming `field`, the card's reason and the catalog's MIG cards.
 void require_mig(Context& ctx, const GpuSpec& gpu, std::string_view field);

@@ -11,11 +11,15 @@ OffloadTime offload_time(const Workload& w, const ModelStates& replica, const Pl
   o.any = opt.offload_optimizer || opt.offload_parameters || opt.offload_activations;
   if (!o.any || !p.gpu) return o;
   const int cards = p.mig ? 1 : std::max(1, p.count);
-  const ModelStates s = shard_states(replica, p.sharding, cards);
+  // Hybrid sharding: the states of FSDP over one shard group.
+  const Placement v = sharding_view(p);
+  const int shards = v.mig ? 1 : std::max(1, v.count);
+  const ModelStates s = shard_states(replica, v.sharding, shards);
   // The card's share of the update: ZeRO-1/2 and FSDP split the optimizer over the cards.
-  const bool split = cards > 1 && (p.sharding == Sharding::kZero1 ||
-                                   p.sharding == Sharding::kZero2 || p.sharding == Sharding::kFsdp);
-  const double share = split ? 1.0 / cards : 1.0;
+  const bool split =
+      shards > 1 && (v.sharding == Sharding::kZero1 || v.sharding == Sharding::kZero2 ||
+                     v.sharding == Sharding::kFsdp);
+  const double share = split ? 1.0 / shards : 1.0;
   const Bytes grads = replica.gradients * share, weights16 = replica.trained_weights * share;
   o.copy_rate = p.gpu->pcie.per_direction() * k.host_copy_fraction;
   const int node_cards = std::min(cards, k.cards_per_node);

@@ -187,6 +187,15 @@ Topology::Peers Topology::peers() const {
   return p;
 }
 
+Topology group_topology(const Topology& t, int size, int stride) {
+  Topology g = t;
+  g.cards = std::max(1, size);
+  stride = std::max(1, stride);
+  g.domain_cards = t.domain_cards > stride ? t.domain_cards / stride : 1;
+  g.cards_per_node = t.cards_per_node > stride ? t.cards_per_node / stride : 1;
+  return g;
+}
+
 BytesPerSecond Topology::collective_rate(const Link& l) const {
   if (l.level != LinkLevel::kNetwork || peers().network == 0) return l.per_direction;
   return l.per_direction * (static_cast<double>(cards) / network_groups());

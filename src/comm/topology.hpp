@@ -173,6 +173,9 @@ Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
 Topology build_topology(const GpuSpec& gpu, int cards, std::string_view preset,
                         const CommConstants& constants, const NodeOptions& nodes,
                         P2p p2p = P2p::kAuto);
+// The topology a group of `size` cards spaced `stride` ranks apart sees: its members share NVLink
+// domains and nodes only as far as the stride allows, and each gets its card's share of the NICs.
+Topology group_topology(const Topology& t, int size, int stride);
 // The node size a run gets: `cards_per_node` if given, else the preset's, else the default.
 int node_size(const CommConstants& constants, std::string_view preset, int cards_per_node = 0);
 

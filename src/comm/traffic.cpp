@@ -26,6 +26,10 @@ std::string_view comm_strategy_name(CommStrategy s) {
       return "LoRA data parallel (base replicated)";
     case CommStrategy::kShardedBase:
       return "sharded frozen base (FSDP)";
+    case CommStrategy::kHsdp:
+      return "HSDP (FSDP within groups, replicated across)";
+    case CommStrategy::kShardedBaseHybrid:
+      return "sharded frozen base within groups (HSDP)";
   }
   return "?";
 }
@@ -44,6 +48,10 @@ CommStrategy comm_strategy(const Workload& w, const Placement& p) {
       return adapters ? CommStrategy::kLoraDataParallel : CommStrategy::kZero2;
     case Sharding::kFsdp:
       return adapters ? CommStrategy::kShardedBase : CommStrategy::kFsdp;
+    case Sharding::kHsdp:
+      // Unresolved, or one group: FSDP over them all.
+      if (p.shard_group <= 0 || p.shard_group >= p.count) return comm_strategy(w, sharding_view(p));
+      return adapters ? CommStrategy::kShardedBaseHybrid : CommStrategy::kHsdp;
   }
   return CommStrategy::kSingleCard;
 }
@@ -63,11 +71,24 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
   CommPlan plan;
   plan.strategy = comm_strategy(w, p);
   plan.link = t.slowest().level;
-  auto add = [&](std::string_view what, CommPayload payload, Collective c, Bytes size, bool per_mb,
-                 OverlapWith overlap) {
+  // Hybrid sharding: the sharded strategy's collectives run within each group of consecutive
+  // ranks; each card then all-reduces its gradient shard with the cards of the same rank in the
+  // other groups, one group's size apart.
+  const bool hybrid =
+      plan.strategy == CommStrategy::kHsdp || plan.strategy == CommStrategy::kShardedBaseHybrid;
+  if (hybrid) {
+    plan.shard_group = p.shard_group;
+    plan.replicas = std::max(1, p.count / p.shard_group);
+  }
+  const Topology within = hybrid ? group_topology(t, plan.shard_group, 1) : Topology();
+  const Topology& group = hybrid ? within : t;
+  auto add_on = [&](const Topology& on, std::string_view what, CommPayload payload, Collective c,
+                    Bytes size, bool per_mb, OverlapWith overlap) {
     plan.call_storage[plan.call_count++] = {what, payload, per_mb, overlap,
-                                            collective_cost(c, size, t, k)};
+                                            collective_cost(c, size, on, k)};
   };
+  auto add = [&](std::string_view what, CommPayload payload, Collective c, Bytes size, bool per_mb,
+                 OverlapWith overlap) { add_on(group, what, payload, c, size, per_mb, overlap); };
   // What is gathered: the 16-bit weights of what is trained, plus the frozen base (BF16, or NF4
   // codes and constants for QLoRA: FSDP gathers the stored form) where it is sharded.
   const Bytes gradients = s.gradients;
@@ -96,6 +117,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
           trained, false, OverlapWith::kNothing);
       break;
     case CommStrategy::kFsdp:
+    case CommStrategy::kHsdp:
       // ZeRO-3 (§7.2.2): weights all-gathered before the forward and again before the backward
       // pass, gradients reduce-scattered: 3Ψ, 1.5× data parallel (seed C3).
       add("all-gather weights (forward)", CommPayload::kTrainedWeights, Collective::kAllGather,
@@ -119,6 +141,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
             OverlapWith::kForward);
       break;
     case CommStrategy::kShardedBase:
+    case CommStrategy::kShardedBaseHybrid:
       // Seed § "Mehr als eine Karte": each card stores 1/N of the frozen base and receives the
       // other (N−1)/N layer by layer in the forward pass and again in the backward pass (which
       // needs the weights to pass gradients to earlier layers' adapters): per micro-batch, whatever
@@ -142,6 +165,13 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
             OverlapWith::kForward);
       break;
   }
+  if (hybrid)
+    // Each backward pass's reduced shard, across the groups (FSDP2's default; skipping it until
+    // the last micro-batch, set_requires_all_reduce(False), trades memory for less traffic).
+    add_on(group_topology(t, plan.replicas, plan.shard_group),
+           "all-reduce gradient shards across groups", CommPayload::kGradients,
+           Collective::kAllReduce, gradients / static_cast<double>(plan.shard_group), true,
+           OverlapWith::kBackward);
   for (const auto& c : plan.calls()) {
     const double per_step = c.per_micro_batch ? static_cast<double>(w.grad_accum) : 1.0;
     if (c.per_micro_batch) {

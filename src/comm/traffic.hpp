@@ -23,6 +23,10 @@ enum class CommStrategy {
   kFsdp,  // ZeRO-3: all-gather weights forward and backward + reduce-scatter gradients (3Ψ)
   kLoraDataParallel,  // LoRA/QLoRA, base replicated: all-reduce of the adapter gradients
   kShardedBase,       // LoRA/QLoRA with the frozen base sharded: base gathered forward and backward
+  // Hybrid sharding: kFsdp (kShardedBase for adapters) within each shard group, and an all-reduce
+  // of each card's gradient shard with its peers in the other groups (PyTorch HYBRID_SHARD).
+  kHsdp,
+  kShardedBaseHybrid,
 };
 std::string_view comm_strategy_name(CommStrategy s);
 CommStrategy comm_strategy(const Workload& w, const Placement& p);
@@ -41,8 +45,8 @@ struct CommCall {
   CollectiveCost cost;
 };
 
-// At most six collectives per strategy; a fixed array keeps planning allocation-free.
-inline constexpr std::size_t kMaxCommCalls = 6;
+// At most eight collectives per strategy; a fixed array keeps planning allocation-free.
+inline constexpr std::size_t kMaxCommCalls = 8;
 
 struct CommPlan {
   CommStrategy strategy = CommStrategy::kSingleCard;
@@ -53,6 +57,10 @@ struct CommPlan {
   Seconds min_link_seconds_per_micro_batch;  // lower bound at nominal link rates
   Seconds min_link_seconds_per_step;
   LinkLevel link = LinkLevel::kPcie;  // the slowest link crossed (Topology::link names it)
+  // Hybrid sharding: the cards of each shard group and the groups (replicas); 1 and the cards
+  // otherwise.
+  int shard_group = 1;
+  int replicas = 1;
 
   std::span<const CommCall> calls() const { return {call_storage.data(), call_count}; }
 };

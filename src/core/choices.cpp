@@ -28,11 +28,12 @@ constexpr NameTable<ComputeFormat, 5> kFormats{{{{ComputeFormat::kBF16, "bf16"},
                                                  {ComputeFormat::kFP8, "fp8"},
                                                  {ComputeFormat::kMXFP8, "mxfp8"},
                                                  {ComputeFormat::kNVFP4, "nvfp4"}}}};
-constexpr NameTable<Sharding, 5> kShardings{{{{Sharding::kNone, "none"},
+constexpr NameTable<Sharding, 6> kShardings{{{{Sharding::kNone, "none"},
                                               {Sharding::kDdp, "ddp"},
                                               {Sharding::kZero1, "zero1"},
                                               {Sharding::kZero2, "zero2"},
-                                              {Sharding::kFsdp, "fsdp"}}}};
+                                              {Sharding::kFsdp, "fsdp"},
+                                              {Sharding::kHsdp, "hsdp"}}}};
 constexpr NameTable<Recompute, 3> kRecomputes{{{{Recompute::kNone, "none"},
                                                 {Recompute::kSelective, "selective"},
                                                 {Recompute::kFull, "full"}}}};

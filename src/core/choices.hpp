@@ -31,7 +31,11 @@ enum class Objective { kSft, kDpo, kIpo, kOrpo, kSimpo, kKto, kReward, kGrpo, kP
 enum class RolloutMode { kColocated, kSeparate };
 
 enum class ComputeFormat { kBF16, kFP16, kFP8, kMXFP8, kNVFP4 };
-enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp };
+// How model states are split over the data-parallel cards (ZeRO paper §5): kZero1 the optimizer
+// states and master weights, kZero2 also the gradients, kFsdp everything (ZeRO-3); kHsdp shards
+// everything within groups of Placement::shard_group cards and replicates across the groups
+// (PyTorch FSDP HYBRID_SHARD, FSDP2 with a 2-D device mesh; DeepSpeed ZeRO++ hpZ is alike).
+enum class Sharding { kNone, kDdp, kZero1, kZero2, kFsdp, kHsdp };
 enum class Recompute { kNone, kSelective, kFull };
 // Which peak a figure is: what PyTorch's caching allocator has handed to tensors (allocated; its
 // "active" bytes add blocks freed but still in use by another stream, none in a training step),

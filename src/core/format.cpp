@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -73,6 +74,13 @@ std::string format_number(double v, int max_decimals) {
     if (!s.empty() && s.back() == '.') s.pop_back();
   }
   return s == "-0" ? "0" : s;
+}
+
+std::string format_divisors(std::int64_t n, std::int64_t limit) {
+  std::string out;
+  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out += fmt::format("{}{}", out.empty() ? "" : ", ", d);
+  return out;
 }
 
 }  // namespace ftplan

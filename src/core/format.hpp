@@ -21,5 +21,7 @@ std::string format_GBps(BytesPerSecond r, int decimals = 0);    // "4800 GB/s"
 std::string format_fixed(double v, int decimals);               // "1.66"
 // A decimal number without trailing zeros: 835.5, 4800, 0.25.
 std::string format_number(double v, int max_decimals = 3);
+// "1, 2, 4": the divisors of n up to `limit` (for errors that say what would divide).
+std::string format_divisors(std::int64_t n, std::int64_t limit);
 
 }  // namespace ftplan

@@ -117,8 +117,10 @@ MemoryEstimate layout_memory(const Workload& w, const ActivationProfile& profile
 }  // namespace
 
 MemoryEstimate memory_figures(const Workload& w, const ModelStates& replica,
-                              const ActivationProfile& profile, const Placement& p,
+                              const ActivationProfile& profile, const Placement& placement,
                               const LayoutStates* layout) {
+  // Hybrid sharding: each card holds what FSDP over its shard group would.
+  const Placement p = sharding_view(placement);
   if (!p.layout.trivial() && !p.mig)
     return layout_memory(w, profile, p,
                          layout ? *layout : layout_states(w, trained_set(w), p.layout));
@@ -181,18 +183,21 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
     // ZeRO paper §5 (P_os, P_os+g, P_os+g+p): what each sharding strategy splits N ways.
     const Layout& l = p.layout;
     if (l.trivial() || p.mig) {
-      trace->add({"memory.states_per_card",
-                  "model states per card",
-                  to_GB(m.states.total()),
-                  "GB",
-                  "model states of one replica, split across the cards: ddp none; zero1 master "
-                  "weights and optimizer states ÷ N; zero2 also gradients ÷ N; fsdp everything ÷ N",
-                  {{"sharding", std::string(sharding_name(p.sharding))},
-                   {"cards (N)", std::to_string(cards)},
-                   {"model states of one replica", format_GB(replica.total(), 3)}},
-                  "ZeRO paper §5 (Rajbhandari et al. 2020); PyTorch FSDP",
-                  {"memory.model_states"}});
-      m.runtime = runtime_memory(w, profile, m.states, p, trace);  // records its derivation
+      trace->add(
+          {"memory.states_per_card",
+           "model states per card",
+           to_GB(m.states.total()),
+           "GB",
+           "model states of one replica, split across the cards: ddp none; zero1 master "
+           "weights and optimizer states ÷ N; zero2 also gradients ÷ N; fsdp everything ÷ N; "
+           "hsdp everything ÷ the shard group's N, the groups holding the same",
+           {{"sharding", std::string(sharding_name(p.sharding))},
+            {"cards (N)", std::to_string(sharding_view(p).count)},
+            {"model states of one replica", format_GB(replica.total(), 3)}},
+           "ZeRO paper §5 (Rajbhandari et al. 2020); PyTorch FSDP",
+           {"memory.model_states"}});
+      m.runtime =
+          runtime_memory(w, profile, m.states, sharding_view(p), trace);  // records its derivation
     } else {
       // The layout's figures come from its stage (parallel/layout): the runtime breakdown of the
       // whole model would not describe them.

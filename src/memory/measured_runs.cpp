@@ -157,6 +157,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
     const auto gpus = r.optional_integer("gpus", 1, 65536);
     const auto shard = r.optional_string("shard");
+    const auto shard_group = r.optional_integer("shard_group", 1, 65536);
     const double power_limit_W = r.optional_number("power_limit_W", 1, 1e5).value_or(0);
     // Model parallelism as the source states it (1: none).
     Layout layout;
@@ -262,6 +263,14 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
                        : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
     p.power_limit_W = power_limit_W;
     p.layout = layout;
+    // Hybrid sharding: the source's group size, as no node size is stated beside it.
+    if (shard_group) {
+      if (p.sharding != Sharding::kHsdp)
+        r.fail("shard_group", "applies to shard: hsdp (hybrid sharding) only");
+      p.shard_group = static_cast<int>(*shard_group);
+    } else if (p.sharding == Sharding::kHsdp) {
+      r.fail("shard", "hybrid sharding (hsdp) needs shard_group: the cards each group shards over");
+    }
     // A run whose memory is predicted, or whose throughput is compared, states every setting the
     // models read.
     const bool memory_predicted = run.skip.empty();
@@ -319,6 +328,10 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     at_key(r, "id", [&] {
       validate(w);
       validate(p);
+      return 0;
+    });
+    at_key(r, "shard_group", [&] {
+      check_shard_group(p);
       return 0;
     });
     // A layout that does not divide the model or the cards names the run and the layout's key.

@@ -206,6 +206,7 @@ ModelStates shard_states(const ModelStates& s, Sharding sharding, int cards) {
     case Sharding::kNone:
     case Sharding::kDdp:
       break;
+    case Sharding::kHsdp:  // `cards`: one shard group's (sharding_view)
     case Sharding::kFsdp:
       // A reference model is prepared like the policy: sharded under ZeRO-3 / FSDP, whole on every
       // card otherwise (TRL _prepare_deepspeed sets stage 0 below stage 3).

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ftplan {
 
@@ -41,14 +42,6 @@ std::string tp_problem(const ModelArch& a, int tp) {
           "--tp {}",
           a.name, width, tp);
   return {};
-}
-
-// "1, 2, 4" : the divisors of n up to `limit`.
-std::string divisors(std::int64_t n, std::int64_t limit) {
-  std::string out;
-  for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out += fmt::format("{}{}", out.empty() ? "" : ", ", d);
-  return out;
 }
 
 }  // namespace
@@ -119,7 +112,7 @@ void check_layout(const Workload& w, const Placement& p) {
         ErrorCode::kInfeasible,
         fmt::format("pipeline parallelism cuts the layers into --pp {} × --vpp {} = {} equal "
                     "chunks: {}'s {} layers do not divide into {}; --pp × --vpp must be one of: {}",
-                    l.pp, l.vpp, chunks, a.name, a.layers, chunks, divisors(a.layers, 128)),
+                    l.pp, l.vpp, chunks, a.name, a.layers, chunks, format_divisors(a.layers, 128)),
         "pp");
   if (l.vpp > 1 && w.grad_accum % l.pp != 0)
     throw UserError(ErrorCode::kInfeasible,
@@ -150,11 +143,12 @@ void check_layout(const Workload& w, const Placement& p) {
                                   a.name),
                       "ep");
     if (a.num_experts % l.ep != 0)
-      throw UserError(ErrorCode::kInfeasible,
-                      fmt::format("{} has {} experts per layer, which --ep {} does not divide; "
-                                  "--ep may be one of: {}",
-                                  a.name, a.num_experts, l.ep, divisors(a.num_experts, 1024)),
-                      "ep");
+      throw UserError(
+          ErrorCode::kInfeasible,
+          fmt::format("{} has {} experts per layer, which --ep {} does not divide; "
+                      "--ep may be one of: {}",
+                      a.name, a.num_experts, l.ep, format_divisors(a.num_experts, 1024)),
+          "ep");
     const int dp_cp = l.dp(p.count) * l.cp;
     if (dp_cp % l.ep != 0)
       throw UserError(ErrorCode::kInfeasible,
@@ -259,6 +253,7 @@ LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layou
 Placement data_parallel_group(const Placement& p) {
   Placement group = p;
   group.count = std::max(1, p.layout.dp(p.count) * p.layout.cp);
+  if (p.shard_group > 0) group.shard_group = p.shard_group * p.layout.cp;
   group.layout = {};
   return group;
 }
@@ -397,15 +392,6 @@ CardWork card_work(const ModelStates& stage, const ModelStates& replica, const S
                            : 0.0;
   out.ops = stage_step_ops(whole, a, l, s, share);
   return out;
-}
-
-Topology group_topology(const Topology& t, int size, int stride) {
-  Topology g = t;
-  g.cards = std::max(1, size);
-  stride = std::max(1, stride);
-  g.domain_cards = t.domain_cards > stride ? t.domain_cards / stride : 1;
-  g.cards_per_node = t.cards_per_node > stride ? t.cards_per_node / stride : 1;
-  return g;
 }
 
 LayoutTraffic layout_traffic(const Workload& w, const Layout& l, const Stage& s, const Topology& t,

@@ -120,10 +120,6 @@ CardWork card_work(const Workload& w, const TrainedSet& set, const ModelStates& 
 CardWork card_work(const ModelStates& stage, const ModelStates& replica, const StepOps& whole,
                    const ModelArch& a, const Layout& l, const Stage& s);
 
-// The topology a group of `size` cards spaced `stride` ranks apart sees: its members share NVLink
-// domains and nodes only as far as the stride allows, and each gets its card's share of the NICs.
-Topology group_topology(const Topology& t, int size, int stride);
-
 // What a layout's groups exchange per micro-batch on one card of a stage.
 struct LayoutTraffic {
   struct Group {

@@ -38,8 +38,9 @@ const EfficiencyTable& PlanningData::efficiency(const GpuSpec& gpu) const {
   return default_efficiency;
 }
 
-ComputeTimes compute_times(const StepEstimate& step, const Placement& p,
+ComputeTimes compute_times(const StepEstimate& step, const Placement& placement,
                            const OffloadTime& offload) {
+  const Placement p = sharding_view(placement);  // hybrid: the optimizer over one shard group
   // The framework's fixed time per micro-batch runs beside the forward pass (collectives of the
   // backward pass cannot hide behind it).
   ComputeTimes c{step.forward + (step.micro_batch - step.forward - step.backward), step.backward,

@@ -66,6 +66,7 @@ Placement placement_of(const Candidate& c) {
   p.sharding = c.sharding;
   p.mig = c.card->mig;
   p.layout = c.layout;
+  p.shard_group = c.sharding == Sharding::kHsdp ? c.shard_group : 0;
   return p;
 }
 
@@ -184,12 +185,15 @@ std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topolo
   return out;
 }
 
-std::vector<Sharding> candidate_shardings(const Workload& w, int count) {
-  if (count <= 1) return {Sharding::kNone};
+std::vector<Sharding> candidate_shardings(const Workload& w, const Topology& t) {
+  if (t.cards <= 1) return {Sharding::kNone};
+  std::vector<Sharding> out{Sharding::kDdp};
   // ZeRO-1 moves what ZeRO-2 moves and keeps more on each card: ZeRO-2 dominates it.
-  if (method_traits(w.method).trains_base)
-    return {Sharding::kDdp, Sharding::kZero2, Sharding::kFsdp};
-  return {Sharding::kDdp, Sharding::kFsdp};
+  if (method_traits(w.method).trains_base) out.push_back(Sharding::kZero2);
+  out.push_back(Sharding::kFsdp);
+  // Across nodes: shard within each node, replicate across (the gathers stay on the node's links).
+  if (t.nodes() > 1) out.push_back(Sharding::kHsdp);
+  return out;
 }
 
 Workload planned_workload(const PlannedRun& run, const PlanningData& data) {
@@ -311,6 +315,7 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.gpu = &gpu;
   o.count = c.count;
   o.sharding = c.sharding;
+  o.shard_group = c.sharding == Sharding::kHsdp ? c.shard_group : 0;
   o.mig = c.card->mig;
   o.topology = c.topology_name;
   o.micro_batch = v.workload.micro_batch;
@@ -529,8 +534,13 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
           if (count % run.layout->model_parallel() == 0)
             layouts.push_back({layout_sharding(run.workload), *run.layout});
         } else {
-          for (Sharding sh : candidate_shardings(run.workload, count))
+          for (Sharding sh : candidate_shardings(run.workload, *topology))
             layouts.push_back({sh, Layout{}});
+          Placement hybrid;
+          hybrid.count = count;
+          hybrid.sharding = Sharding::kHsdp;
+          resolve_shard_group(hybrid, topology->cards_per_node);
+          c.shard_group = hybrid.shard_group;
         }
         // Model parallelism where data parallelism has to shard anyway: one replica's states
         // exceed the card (practitioners keep smaller runs data parallel).

@@ -29,6 +29,7 @@ struct Option {
   const GpuSpec* gpu = nullptr;
   int count = 1;
   Sharding sharding = Sharding::kNone;
+  int shard_group = 0;  // hybrid sharding: the cards of each group (Placement::shard_group)
   CommStrategy strategy = CommStrategy::kSingleCard;
   const MigProfile* mig = nullptr;
   std::string_view topology;  // preset name (owned by PlanningData)
@@ -172,7 +173,7 @@ PreparedCard prepare_card(const PreparedRun& run, const GpuSpec& gpu, const MigP
 
 // The strategies tried on `count` cards: none on one card; DDP and FSDP (a sharded frozen base
 // for LoRA/QLoRA); for a full fine-tune also ZeRO-2 (it dominates ZeRO-1).
-std::vector<Sharding> candidate_shardings(const Workload& w, int count);
+std::vector<Sharding> candidate_shardings(const Workload& w, const Topology& t);
 
 // One placement: a prepared card, how many, how the states are split, and the topology that
 // joins the cards (built with build_topology for the card and count).
@@ -183,6 +184,7 @@ struct Candidate {
   const Topology* topology = nullptr;
   std::string_view topology_name;  // the preset's name, owned by PlanningData
   Layout layout;                   // model parallelism (trivial: data parallel only)
+  int shard_group = 0;             // hybrid sharding: one node's data-parallel cards
   // The layout's stage states (layout_states) when computed for it; null: computed when needed.
   const LayoutStates* layout_states = nullptr;
 };

@@ -107,10 +107,12 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
     // Read from the trainer's copy and written into the engine's, on the card; a sharded model is
     // all-gathered first, every card receiving the (n − 1)/n it does not hold.
     r.weight_sync = r.sync_bytes * 2.0 / device.bandwidth;
-    if (p.sharding == Sharding::kFsdp && training_cards > 1) {
-      const Link& slowest = training.topology.slowest();
-      r.weight_sync += r.sync_bytes * (to_double(training_cards - 1) / to_double(training_cards)) /
-                       training.topology.collective_rate(slowest);
+    // (Hybrid sharding gathers within its group.)
+    if ((p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp) && training_cards > 1) {
+      const int n = std::min(training_cards, sharding_view(p).count);
+      const Topology group = group_topology(training.topology, n, 1);
+      r.weight_sync +=
+          r.sync_bytes * (to_double(n - 1) / to_double(n)) / group.collective_rate(group.slowest());
     }
     if (w.rollout.sleep)
       // vLLM sleep level 1: the engine's weights to host memory when it sleeps, back when it wakes.

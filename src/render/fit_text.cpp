@@ -16,6 +16,14 @@ namespace ftplan {
 
 namespace {
 
+// ", within groups of 8 cards, 4 groups" under hybrid sharding.
+std::string hybrid_groups(const Placement& p) {
+  if (p.sharding != Sharding::kHsdp || p.shard_group <= 0) return {};
+  const int dp = std::max(1, p.layout.dp(p.count));
+  return fmt::format(" (states split within groups of {} cards, replicated over {} groups)",
+                     p.shard_group * p.layout.model_parallel(), dp / p.shard_group);
+}
+
 // The settings the activation model reads, in one line.
 std::string step_settings(const Workload& w) {
   std::string out =
@@ -71,9 +79,11 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
                const std::vector<Suggestion>& suggestions) {
   const ParamCount total = w.model->params.total;
   out << run_title(w) << "\n";
-  out << fmt::format("on {} × {}{}{}\n", p.count, p.gpu->name,
-                     p.count > 1 ? fmt::format(", {} sharding", sharding_name(p.sharding)) : "",
-                     p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
+  out << fmt::format(
+      "on {} × {}{}{}\n", p.count, p.gpu->name,
+      p.count > 1 ? fmt::format(", {} sharding{}", sharding_name(p.sharding), hybrid_groups(p))
+                  : "",
+      p.mig ? fmt::format(", one MIG instance {}", p.mig->name) : "");
   const Layout& l = p.layout;
   if (!l.trivial())
     out << fmt::format(

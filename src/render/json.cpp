@@ -259,26 +259,24 @@ json workload_json(const Workload& w) {
   return j;
 }
 
-json layout_json(const Layout& l, int cards, Sharding sharding) {
+json layout_json(const Layout& l, int cards, Sharding sharding, int shard_group) {
+  const int dp = std::max(1, l.dp(cards));
+  int spans = dp;  // the data-parallel cards the sharding splits the states over
+  if (sharding == Sharding::kNone || sharding == Sharding::kDdp) spans = 1;
+  if (sharding == Sharding::kHsdp && shard_group > 0) spans = std::min(dp, shard_group);
   return {{"tp", l.tp},
           {"pp", l.pp},
           {"vpp", l.vpp},
           {"cp", l.cp},
           {"ep", l.ep},
-          {"dp", std::max(1, l.dp(cards))},
-          {"shard", sharding_name(sharding)}};
+          {"dp", dp},
+          {"shard", sharding_name(sharding)},
+          {"shard_group", spans}};
 }
 
 json placement_json(const Placement& p) {
   json j = {{"gpu", p.gpu->id}, {"gpus", p.count}, {"shard", sharding_name(p.sharding)}};
-  const Layout& l = p.layout;
-  j["layout"] = {{"tp", l.tp},
-                 {"pp", l.pp},
-                 {"vpp", l.vpp},
-                 {"cp", l.cp},
-                 {"ep", l.ep},
-                 {"dp", std::max(1, l.dp(p.mig ? 1 : p.count))},
-                 {"shard", sharding_name(p.sharding)}};
+  j["layout"] = layout_json(p.layout, p.mig ? 1 : p.count, p.sharding, p.shard_group);
   if (p.mig) j["mig"] = p.mig->name;
   if (!p.topology.empty()) j["topology"] = p.topology;
   return j;

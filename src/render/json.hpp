@@ -18,8 +18,9 @@ nlohmann::json model_summary_json(const Model& m);
 nlohmann::json params_json(const Model& m);
 nlohmann::json workload_json(const Workload& w);
 nlohmann::json placement_json(const Placement& p);
-// {"tp", "pp", "vpp", "cp", "ep", "dp", "shard"} of a layout on `cards` cards.
-nlohmann::json layout_json(const Layout& l, int cards, Sharding sharding);
+// {"tp", "pp", "vpp", "cp", "ep", "dp", "shard", "shard_group"} of a layout on `cards` cards;
+// shard_group: the data-parallel cards the sharding splits the states over (1: replicated).
+nlohmann::json layout_json(const Layout& l, int cards, Sharding sharding, int shard_group);
 // `memory_GB` per card (GB = 1e9 B) with the breakdown, `params`, `verdict`, `reason`, and
 // `suggestions` (how to make it fit; empty when it does).
 nlohmann::json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,

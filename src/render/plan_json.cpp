@@ -20,7 +20,7 @@ json option_json(const Option& o) {
             {"grad_accum", o.grad_accum},
             {"recompute", recompute_name(o.recompute)},
             {"feasible", o.feasible}};
-  j["layout"] = layout_json(o.layout, o.count, o.sharding);
+  j["layout"] = layout_json(o.layout, o.count, o.sharding, o.shard_group);
   if (o.mig) j["mig"] = o.mig->name;
   if (o.rollout_gpu)
     j["rollout"] = {

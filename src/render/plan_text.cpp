@@ -15,9 +15,10 @@ namespace {
 std::string short_option(const Option& o) {
   std::string s = fmt::format("{} × {}", o.count, o.gpu->id);
   if (o.count > 1)
-    s += o.layout.trivial() ? fmt::format(" ({}, {})", sharding_name(o.sharding), o.topology)
-                            : fmt::format(" ({}, {}, {})", layout_label(o.layout),
-                                          sharding_name(o.sharding), o.topology);
+    s += o.layout.trivial()
+             ? fmt::format(" ({}, {})", sharding_label(o.sharding, o.shard_group), o.topology)
+             : fmt::format(" ({}, {}, {})", layout_label(o.layout),
+                           sharding_label(o.sharding, o.shard_group), o.topology);
   if (o.rollout_gpu)
     s += fmt::format(" + {} × {} generating{}", o.rollout_cards, o.rollout_gpu->id,
                      o.rollout_chosen ? " (chosen)" : "");
@@ -62,10 +63,11 @@ void print_plan(std::ostream& out, const Plan& plan, const RunsFile& file) {
           const Option& m = *pg.minimum;
           which.row({run, g->id, std::to_string(m.count), format_fixed(to_GB(m.model_states), 1),
                      format_fixed(to_GB(m.free), 0), format_fixed(m.time_to_train_hours, 1),
-                     m.count == 1         ? "one card"
-                     : m.layout.trivial() ? std::string(sharding_name(m.sharding))
-                                          : fmt::format("{}, {}", layout_label(m.layout),
-                                                        sharding_name(m.sharding))});
+                     m.count == 1 ? "one card"
+                     : m.layout.trivial()
+                         ? sharding_label(m.sharding, m.shard_group)
+                         : fmt::format("{}, {}", layout_label(m.layout),
+                                       sharding_label(m.sharding, m.shard_group))});
         }
         run.clear();
       }

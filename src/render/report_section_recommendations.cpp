@@ -37,14 +37,15 @@ class RecommendationsSection : SectionWriter {
     if (!pg.minimum) return t(Txt::kVerdictDoesNotFit);
     const Option& o = *pg.minimum;
     if (o.count == 1) return f(Txt::kWhichOne, n(to_GB(o.free), 0), n(o.time_to_train_hours, 1));
-    return f(Txt::kWhichMany, o.count, sharding(o.sharding), gb(o.model_states, 1),
+    return f(Txt::kWhichMany, o.count, sharding(o.sharding, o.shard_group), gb(o.model_states, 1),
              n(o.time_to_train_hours, 1));
   }
 
   std::string choice(const Option& o) const {
     std::string s = fmt::format("{} × {}", o.count, card_name(*o.gpu));
     if (o.mig) s += " · MIG " + code(o.mig->name);
-    if (o.count > 1) s += fmt::format(" ({}, {})", sharding(o.sharding), code(o.topology));
+    if (o.count > 1)
+      s += fmt::format(" ({}, {})", sharding(o.sharding, o.shard_group), code(o.topology));
     return s;
   }
 

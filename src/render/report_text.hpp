@@ -40,6 +40,8 @@ enum class Txt {
   kStrategyFsdp,
   kStrategyLoraDataParallel,
   kStrategyShardedBase,
+  kStrategyHsdp,
+  kStrategyShardedBaseHybrid,
   kClassGemm,
   kClassAttention,
   kClassAdapter,

@@ -86,7 +86,7 @@ std::string ReportWords::method(const Workload& w) const {
   return f(Txt::kMethodAdapter, method_label(w.method), w.lora.rank);
 }
 
-std::string ReportWords::sharding(Sharding s) const {
+std::string ReportWords::sharding(Sharding s, int shard_group) const {
   switch (s) {
     case Sharding::kNone:
       return t(Txt::kShardingNone);
@@ -96,6 +96,8 @@ std::string ReportWords::sharding(Sharding s) const {
       return "ZeRO-1";
     case Sharding::kZero2:
       return "ZeRO-2";
+    case Sharding::kHsdp:
+      return shard_group > 0 ? fmt::format("HSDP {}", shard_group) : "HSDP";
     case Sharding::kFsdp:
       break;
   }
@@ -116,6 +118,10 @@ std::string ReportWords::strategy(CommStrategy s) const {
       return t(Txt::kStrategyFsdp);
     case CommStrategy::kLoraDataParallel:
       return t(Txt::kStrategyLoraDataParallel);
+    case CommStrategy::kHsdp:
+      return t(Txt::kStrategyHsdp);
+    case CommStrategy::kShardedBaseHybrid:
+      return t(Txt::kStrategyShardedBaseHybrid);
     case CommStrategy::kShardedBase:
       break;
   }

@@ -60,7 +60,8 @@ class ReportWords {
   std::string verdict_mark(Verdict v) const;
   std::string recompute(Recompute r) const;
   std::string method(const Workload& w) const;
-  std::string sharding(Sharding s) const;
+  // "FSDP", "HSDP 8" (hybrid: the cards of each shard group, when known).
+  std::string sharding(Sharding s, int shard_group = 0) const;
   std::string strategy(CommStrategy s) const;
   std::string op_class(OpClass c) const;
   // "NVLink 4 bridge" / "NVLink-4-Brücke", "PCIe Gen5 x16", "network".

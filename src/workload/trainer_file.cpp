@@ -360,9 +360,10 @@ std::string attention_name(Reader& r, std::string_view path, const std::string& 
 // FSDP's sharding strategies by name or number (Transformers, accelerate, axolotl).
 std::string fsdp_strategy(Reader& r, std::string_view path, const std::string& v) {
   const std::string s = ascii_lower(v);
-  if (s == "full_shard" || s == "1" || s == "hybrid_shard" || s == "4" ||
-      s == "_hybrid_shard_zero2")
-    return "fsdp";
+  if (s == "full_shard" || s == "1") return "fsdp";
+  // Shard within a node, replicate across nodes (_HYBRID_SHARD_ZERO2 keeps the gathered weights
+  // between forward and backward: counted as HYBRID_SHARD).
+  if (s == "hybrid_shard" || s == "4" || s == "_hybrid_shard_zero2" || s == "5") return "hsdp";
   if (s == "shard_grad_op" || s == "2") return "zero2";
   if (s == "no_shard" || s == "3") return "ddp";
   r.fail(path, "an FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD)", v);
@@ -912,10 +913,21 @@ void read_accelerate(Reader& r) {
     r.ignore("distributed_type", fmt::format("'{}' is not modelled", type));
   }
   r.copy_integer("num_processes", "gpu_count", 1, 65536);
-  if (auto machines = r.integer("num_machines", 1, 65536); machines && *machines > 1)
-    r.ignore("num_machines",
-             "several machines: num_processes counts every card; give the node layout with "
-             "ftplan scale");
+  const std::string strategy =
+      ascii_lower(r.text("fsdp_config.fsdp_sharding_strategy").value_or(""));
+  const bool hybrid = t == "fsdp" && (strategy == "hybrid_shard" || strategy == "4" ||
+                                      strategy == "_hybrid_shard_zero2" || strategy == "5");
+  const auto processes = hybrid ? r.integer("num_processes", 1, 65536) : std::nullopt;
+  if (auto machines = r.integer("num_machines", 1, 65536); machines && *machines > 1) {
+    if (hybrid && processes && *processes % *machines == 0)
+      // Hybrid sharding shards within a machine: its cards are the group.
+      r.use("num_machines", std::to_string(*machines), "shard_group",
+            std::to_string(*processes / *machines));
+    else
+      r.ignore("num_machines",
+               "several machines: num_processes counts every card; give the node layout with "
+               "ftplan scale");
+  }
   if (auto mp = r.text("mixed_precision")) {
     const std::string s = ascii_lower(*mp);
     if (s == "bf16" || s == "fp16" || s == "fp8")

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <numeric>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -227,6 +229,18 @@ void validate(const Placement& p) {
     throw UserError(ErrorCode::kInvalidValue,
                     fmt::format("a power limit must be a number of watts, got {}", p.power_limit_W),
                     "power_limit");
+  if (p.shard_group < 0 || p.shard_group > 65536)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("a shard group must be a whole number of cards from 1 to 65536, "
+                                "got {}",
+                                p.shard_group),
+                    "shard_group");
+  if (p.shard_group > 0 && p.sharding != Sharding::kHsdp)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("a shard group applies to hybrid sharding (shard hsdp), not to "
+                                "shard {}",
+                                sharding_name(p.sharding)),
+                    "shard_group");
   if (p.mig && p.count > 1)
     throw UserError(
         ErrorCode::kInfeasible,
@@ -235,6 +249,48 @@ void validate(const Placement& p) {
             "(NVIDIA MIG user guide), so {} cards' worth of {} instances cannot form one run",
             p.count, p.mig->name),
         "gpus");
+}
+
+void resolve_shard_group(Placement& p, int cards_per_node) {
+  if (p.sharding != Sharding::kHsdp || p.shard_group > 0) return;
+  const Layout& l = p.layout;
+  const int dp = std::max(1, l.dp(p.count));
+  const int inner = l.tp * l.cp;  // the ranks ordered before the data-parallel ones
+  const int per_node = cards_per_node >= inner ? std::max(1, cards_per_node / inner) : 1;
+  p.shard_group = std::gcd(dp, per_node);
+}
+
+void check_shard_group(const Placement& p) {
+  if (p.sharding != Sharding::kHsdp || p.shard_group <= 0) return;
+  const int dp = std::max(1, p.layout.dp(p.count));
+  if (dp % p.shard_group == 0) return;
+  throw UserError(
+      ErrorCode::kInfeasible,
+      fmt::format("hybrid sharding splits the states within groups of --shard-group {} of the {} "
+                  "data-parallel cards ({}), which it does not divide; --shard-group may be one "
+                  "of: {}",
+                  p.shard_group, dp,
+                  p.layout.trivial() ? fmt::format("--gpus {}", p.count)
+                                     : fmt::format("--gpus {} / (tp {} × pp {} × cp {})", p.count,
+                                                   p.layout.tp, p.layout.pp, p.layout.cp),
+                  format_divisors(dp, 65536)),
+      "shard_group");
+}
+
+Placement sharding_view(const Placement& p) {
+  if (p.sharding != Sharding::kHsdp) return p;
+  Placement v = p;
+  v.sharding = Sharding::kFsdp;
+  v.shard_group = 0;
+  if (p.shard_group > 0 && !p.mig)
+    v.count = std::min(p.count, p.shard_group * p.layout.model_parallel());
+  return v;
+}
+
+std::string sharding_label(Sharding s, int shard_group) {
+  if (s == Sharding::kHsdp && shard_group > 0)
+    return fmt::format("{} {}", sharding_name(s), shard_group);
+  return std::string(sharding_name(s));
 }
 
 }  // namespace ftplan

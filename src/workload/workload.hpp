@@ -169,6 +169,9 @@ struct Placement {
   std::string topology;             // preset name (comm/topology); empty: the best the card has
   double power_limit_W = 0;         // per card, below its TDP (0: none): a lower sustained clock
   Layout layout;                    // model parallelism; `sharding` splits states over its dp
+  // Sharding::kHsdp: the data-parallel cards each group shards the states over (a divisor of the
+  // data-parallel degree); 0: the data-parallel cards of one node (resolve_shard_group).
+  int shard_group = 0;
 };
 
 // The settings only some methods read, by their runs-file key: the adapter's (rank, targets,
@@ -184,6 +187,20 @@ void check_setting_applies(Method m, std::string_view setting, std::string_view 
 // methods ..."); empty when it does, or when `setting` is not one of the lists above.
 std::string setting_not_read(Method m, std::string_view setting, std::string_view method_shown);
 
+// Hybrid sharding (Sharding::kHsdp). The default shard group: the data-parallel ranks one node of
+// `cards_per_node` cards holds (ranks are ordered tensor- then context-parallel first, so a node
+// holds cards_per_node / (tp × cp) of them), as a divisor of the data-parallel degree. Sets
+// p.shard_group where it is 0 under hybrid sharding; any other placement is left as it is.
+void resolve_shard_group(Placement& p, int cards_per_node);
+// UserError (exit 2, field "shard_group") unless a hybrid shard group divides the data-parallel
+// degree; its message lists the divisors that would.
+void check_shard_group(const Placement& p);
+// What each card of `p` holds, as a placement: under hybrid sharding FSDP over one shard group
+// (shard_group data-parallel ranks with the layout's model-parallel cards; the groups hold the
+// same); any other placement as it is. Memory and the optimizer's share are those of this view.
+Placement sharding_view(const Placement& p);
+// "fsdp", or "hsdp 8" (hybrid: the cards of each shard group), as tables and reasons show it.
+std::string sharding_label(Sharding s, int shard_group);
 // Checks ranges that every analysis relies on (rank >= 1, seq >= 1, ...): UserError otherwise.
 void validate(const Workload& w);
 void validate(const Placement& p);
