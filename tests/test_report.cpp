@@ -119,13 +119,39 @@ double printed_GB(Bytes b, int decimals) {
   return test::printed(to_GB(b), decimals);
 }
 
+TEST(Report, RunsBeyondOneNodeGetASectionWithTheirLayouts) {
+  // Llama 3.1 70B in full on H100 SXM (85.5 GB): one replica's 1.1 TB of states need 16 cards at
+  // the least, two nodes of 8; the section gives the count, the nodes and the planner's layout.
+  const std::string runs =
+      "candidates: {gpus: [h100-sxm], counts: [8, 16, 32], mig: false}\n"
+      "runs:\n"
+      "  - {name: 70B full, model: llama-3.1-70b, method: full, seq: 4096, global_batch: 64, "
+      "tokens: 1e8}\n";
+  for (const std::string lang : {"en", "de"}) {
+    const auto r = test::run_cli({"report", "-", "--lang", lang}, runs);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("<a id=\"multi-node\"></a>");
+    ASSERT_NE(at, std::string::npos) << lang;
+    const std::string section = r.out.substr(at, r.out.find("<a id=\"method\"></a>") - at);
+    EXPECT_NE(section.find(lang == "en" ? "Runs beyond one node" : "mehr als einen Knoten"),
+              std::string::npos);
+    EXPECT_NE(section.find("| 70B full"), std::string::npos) << section;
+    EXPECT_NE(section.find("| 16 | 2 × 8 |"), std::string::npos) << section;
+    EXPECT_NE(section.find("tp "), std::string::npos) << section;  // a model-parallel layout
+  }
+}
+
 // ---- structure
 // -----------------------------------------------------------------------------------
 
 TEST(Report, SectionsInTheSeedOrderInEveryLanguageAndFormat) {
+  const std::vector<std::string_view> ids = {"cards",           "memory",     "roofline",
+                                             "rates",           "multi-card", "mig",
+                                             "recommendations", "multi-node", "method"};
+  EXPECT_EQ(report_section_ids(), ids);
+  // The seed's runs all fit one node: no section for runs beyond one.
   const std::vector<std::string_view> want = {"cards",      "memory", "roofline",        "rates",
                                               "multi-card", "mig",    "recommendations", "method"};
-  EXPECT_EQ(report_section_ids(), want);
   for (const ReportDocument* d : {&seed().en, &seed().de}) {
     ASSERT_EQ(d->sections.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i)

@@ -318,6 +318,8 @@ Option evaluate_option(const PreparedRun& prepared, std::size_t variant, const C
   o.shard_group = c.sharding == Sharding::kHsdp ? c.shard_group : 0;
   o.mig = c.card->mig;
   o.topology = c.topology_name;
+  o.nodes = c.topology->nodes();
+  o.cards_per_node = c.topology->node_cards();
   o.micro_batch = v.workload.micro_batch;
   o.recompute = v.workload.recompute;
   o.layout = c.layout;

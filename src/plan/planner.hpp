@@ -33,6 +33,8 @@ struct Option {
   CommStrategy strategy = CommStrategy::kSingleCard;
   const MigProfile* mig = nullptr;
   std::string_view topology;  // preset name (owned by PlanningData)
+  int nodes = 1;              // the nodes the cards span, of cards_per_node each
+  int cards_per_node = 1;
   std::int64_t micro_batch = 1;
   std::int64_t grad_accum = 1;
   Recompute recompute = Recompute::kFull;

@@ -9,8 +9,9 @@
 namespace ftplan {
 
 const std::vector<std::string_view>& report_section_ids() {
-  static const std::vector<std::string_view> ids = {
-      "cards", "memory", "roofline", "rates", "multi-card", "mig", "recommendations", "method"};
+  static const std::vector<std::string_view> ids = {"cards",           "memory",     "roofline",
+                                                    "rates",           "multi-card", "mig",
+                                                    "recommendations", "multi-node", "method"};
   return ids;
 }
 
@@ -35,8 +36,10 @@ ReportDocument report_document(const ReportModel& model, const Catalog& catalog,
                 report_rates_section(model, catalog, words),
                 report_multi_card_section(model, catalog, words),
                 report_mig_section(model, catalog, words),
-                report_recommendations_section(model, catalog, words),
-                report_method_section(model, catalog, words)};
+                report_recommendations_section(model, catalog, words)};
+  if (auto nodes = report_multi_node_section(model, catalog, words))
+    d.sections.push_back(std::move(*nodes));
+  d.sections.push_back(report_method_section(model, catalog, words));
   return d;
 }
 

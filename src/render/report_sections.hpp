@@ -4,6 +4,7 @@
 // paragraphs, tables and charts in the document's language from the report model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ DocSection report_rates_section(const ReportModel& m, const Catalog& catalog,
                                 const ReportWords& words);
 DocSection report_multi_card_section(const ReportModel& m, const Catalog& catalog,
                                      const ReportWords& words);
+// Only when a run's fewest cards of some type span more than one node.
+std::optional<DocSection> report_multi_node_section(const ReportModel& m, const Catalog& catalog,
+                                                    const ReportWords& words);
 DocSection report_mig_section(const ReportModel& m, const Catalog& catalog,
                               const ReportWords& words);
 DocSection report_recommendations_section(const ReportModel& m, const Catalog& catalog,

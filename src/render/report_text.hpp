@@ -248,6 +248,13 @@ enum class Txt {
   kNotMeasuredMemory,
   kNotMeasuredComm,
   kNotMeasuredEnergy,
+  kNodesTitle,
+  kNodesIntro,
+  kNodesCaption,
+  kColNodes,
+  kColLayout,
+  kColReceivedStep,
+  kNodesRecommended,
   kCount
 };
 inline constexpr std::size_t kTxtCount = static_cast<std::size_t>(Txt::kCount);

@@ -244,7 +244,14 @@ constexpr std::array<std::string_view, kTxtCount> kTxtKeys = {"title",
                                                               "not_measured_steps",
                                                               "not_measured_memory",
                                                               "not_measured_comm",
-                                                              "not_measured_energy"};
+                                                              "not_measured_energy",
+                                                              "nodes_title",
+                                                              "nodes_intro",
+                                                              "nodes_caption",
+                                                              "col_nodes",
+                                                              "col_layout",
+                                                              "col_received_step",
+                                                              "nodes_recommended"};
 
 // A reason's template names only its code's arguments, each as {name}.
 void check_reason_template(StrictMap& map, const ReasonCodeInfo& info, std::string_view text) {
