@@ -164,24 +164,28 @@ std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topolo
     for (int pp = 1; pp <= std::min<std::int64_t>(a.layers, 32) && tp * pp <= count; pp *= 2)
       for (int cp : cps)
         for (int ep = 1; ep <= (a.is_moe() ? std::min<std::int64_t>(a.num_experts, 64) : 1);
-             ep *= 2) {
-          Layout l;
-          l.tp = tp;
-          l.pp = pp;
-          l.cp = cp;
-          l.ep = ep;
-          if (l.trivial() || count % l.model_parallel() != 0) continue;
-          Placement p;
-          p.count = count;
-          p.layout = l;
-          try {
-            check_layout(w, p);
-            check_layout_topology(l, t);
-          } catch (const UserError&) {
-            continue;  // does not divide the model, the cards or the node
+             ep *= 2)
+          // Interleaved 1F1B with two model chunks per stage halves the bubble for more
+          // point-to-point traffic (Narayanan et al. 2021 §2.2).
+          for (int vpp = 1; vpp <= (pp > 1 ? 2 : 1); ++vpp) {
+            Layout l;
+            l.tp = tp;
+            l.pp = pp;
+            l.vpp = vpp;
+            l.cp = cp;
+            l.ep = ep;
+            if (l.trivial() || count % l.model_parallel() != 0) continue;
+            Placement p;
+            p.count = count;
+            p.layout = l;
+            try {
+              check_layout(w, p);
+              check_layout_topology(l, t);
+            } catch (const UserError&) {
+              continue;  // does not divide the model, the cards or the node
+            }
+            out.push_back(l);
           }
-          out.push_back(l);
-        }
   return out;
 }
 
