@@ -192,9 +192,10 @@ struct Candidate {
 };
 // The model-parallel layouts the planner tries for `w` on `count` cards of topology `t`, as a
 // practitioner prunes them: tensor parallelism in powers of two within an NVLink domain, pipeline
-// stages in powers of two (each also interleaved with two model chunks), context parallelism only for sequences of 16k tokens or more, expert
-// parallelism for MoE models; each one dividing the model and the cards (check_layout). The
-// trivial layout (data parallel only) is not among them.
+// stages in powers of two (each also interleaved with two model chunks), context parallelism
+// only for sequences of 16k tokens or more, expert parallelism for MoE models; each one dividing
+// the model and the cards (check_layout). The trivial layout (data parallel only) is not among
+// them.
 std::vector<Layout> candidate_layouts(const Workload& w, int count, const Topology& t);
 // The preset name `t` was built from, as PlanningData holds it (outlives the Topology).
 std::string_view topology_name(const Topology& t, const PlanningData& data);
