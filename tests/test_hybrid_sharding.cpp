@@ -144,6 +144,26 @@ TEST(HybridSharding, FitAndScaleReportTheGroups) {
   EXPECT_NE(s["strategy"].get<std::string>().find("HSDP"), std::string::npos) << s["strategy"];
 }
 
+TEST(HybridSharding, WhenTheGroupsShareIsTooMuchShardingOverAllIsSuggested) {
+  // Llama 3.1 70B in full on 32 × H100 SXM in groups of 8: 141 GB of states per card do not fit
+  // 85.5 GB; over all 32 cards they are 35.3 GB.
+  const auto r = test::run_cli({"fit", "--model", "llama-3.1-70b", "--method", "full", "--gpu",
+                                "h100-sxm", "--gpus", "32", "--shard", "hsdp", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "does-not-fit");
+  bool found = false;
+  for (const auto& s : j["suggestions"])
+    if (s["kind"] == "shard") {
+      found = true;
+      EXPECT_EQ(s["change"]["shard"], "fsdp");
+      EXPECT_TRUE(s["fits"].get<bool>());
+      EXPECT_NE(s["reason"].get<std::string>().find("all 32 cards"), std::string::npos) << s;
+      EXPECT_NE(s["reason"].get<std::string>().find("groups of 8"), std::string::npos) << s;
+    }
+  EXPECT_TRUE(found) << j["suggestions"].dump();
+}
+
 TEST(HybridSharding, ThePlannerShardsWithinNodesAcrossSeveral) {
   // Llama 3.1 8B in full on 16 × H100 SXM (two nodes, the default network of one 400 Gb/s NIC
   // per node): 128 GB of states per replica do not fit one card, so they are sharded; FSDP over

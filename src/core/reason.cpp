@@ -27,6 +27,7 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
        "solve_found",
        {"what", "value", "unit", "peak", "capacity", "next", "next_peak", "verdict", "binding"}},
       {ReasonCode::kSuggestShard, "suggest_shard", {"count"}},
+      {ReasonCode::kSuggestShardAll, "suggest_shard_all", {"count", "group"}},
       {ReasonCode::kSuggestCards, "suggest_cards", {"count", "card"}},
       {ReasonCode::kSuggestRecompute, "suggest_recompute", {"recompute"}},
       {ReasonCode::kSuggestOptimizer8bit, "suggest_optimizer_8bit", {"optimizer"}},

@@ -40,6 +40,7 @@ enum class ReasonCode {
   kSolveFound,
   // memory/suggest: how to make a run fit
   kSuggestShard,
+  kSuggestShardAll,  // from hybrid sharding: over every card instead of within groups
   kSuggestCards,
   kSuggestRecompute,
   kSuggestOptimizer8bit,

@@ -126,8 +126,14 @@ void suggest_shard(const Workload& w, const Placement& p, Suggestions& out) {
   if (p.mig != nullptr || p.count < 2 || shards_states(p.sharding)) return;
   Placement q = p;
   q.sharding = Sharding::kFsdp;
-  out.add(SuggestionKind::kShard, {named("shard", sharding_name(Sharding::kFsdp))},
-          Reason(ReasonCode::kSuggestShard).count("count", p.count), evaluate(w, q));
+  q.shard_group = 0;  // (a hybrid group does not apply to FSDP)
+  const Reason why = p.sharding == Sharding::kHsdp && p.shard_group > 0
+                         ? Reason(ReasonCode::kSuggestShardAll)
+                               .count("count", p.count)
+                               .count("group", p.shard_group)
+                         : Reason(ReasonCode::kSuggestShard).count("count", p.count);
+  out.add(SuggestionKind::kShard, {named("shard", sharding_name(Sharding::kFsdp))}, why,
+          evaluate(w, q));
 }
 
 // The fewest cards, above the run's, that fit with the states sharded; none fitting up to
@@ -136,6 +142,7 @@ void suggest_cards(const Workload& w, const Placement& p, int max_cards, Suggest
   if (p.mig != nullptr || p.count >= max_cards) return;
   Placement q = p;
   q.sharding = Sharding::kFsdp;
+  q.shard_group = 0;  // (a hybrid group does not apply to FSDP)
   Candidate c;
   for (int n = p.count + 1; n <= max_cards; ++n) {
     q.count = n;
@@ -283,6 +290,7 @@ void suggest_combined(const Workload& w, const Placement& p, int max_cards, Sugg
   };
   if (q.mig == nullptr && q.count > 1 && !shards_states(q.sharding)) {
     q.sharding = Sharding::kFsdp;
+    q.shard_group = 0;  // (a hybrid group does not apply to FSDP)
     change.push_back(named("shard", sharding_name(q.sharding)));
     parts.push_back(Reason(ReasonCode::kSuggestShard).count("count", q.count));
   }
@@ -323,6 +331,7 @@ void suggest_combined(const Workload& w, const Placement& p, int max_cards, Sugg
   if (q.mig != nullptr) return;
   const bool shard_named = !shards_states(p.sharding) && !shards_states(q.sharding);
   q.sharding = Sharding::kFsdp;
+  q.shard_group = 0;  // (a hybrid group does not apply to FSDP)
   for (int n = q.count + 1; n <= max_cards; ++n) {
     q.count = n;
     if (!fits_now()) continue;
