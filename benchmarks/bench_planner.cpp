@@ -70,14 +70,10 @@ Sweep build_sweep() {
           continue;  // a count the card cannot be joined at: make_plan rejects it too
         }
         const ftplan::Topology& t = s.topologies.back();
-        ftplan::Placement hybrid;
-        hybrid.count = count;
-        hybrid.sharding = ftplan::Sharding::kHsdp;
-        ftplan::resolve_shard_group(hybrid, t.cards_per_node);
+        const int group = ftplan::default_shard_group(count, t.cards_per_node);
         for (auto sh : ftplan::candidate_shardings(run.workload, t))
           s.items.push_back(
-              {&pr,
-               {&card, count, sh, &t, ftplan::topology_name(t, data), {}, hybrid.shard_group}});
+              {&pr, {&card, count, sh, &t, ftplan::topology_name(t, data), {}, group}});
       }
       if (!file.allow_mig || !gpu->mig.supported) continue;
       s.topologies.push_back(ftplan::build_topology(*gpu, 1, "", data.comm));

@@ -542,11 +542,7 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
         } else {
           for (Sharding sh : candidate_shardings(run.workload, *topology))
             layouts.push_back({sh, Layout{}});
-          Placement hybrid;
-          hybrid.count = count;
-          hybrid.sharding = Sharding::kHsdp;
-          resolve_shard_group(hybrid, topology->cards_per_node);
-          c.shard_group = hybrid.shard_group;
+          c.shard_group = default_shard_group(count, topology->cards_per_node);
         }
         // Model parallelism where data parallelism has to shard anyway: one replica's states
         // exceed the card (practitioners keep smaller runs data parallel).

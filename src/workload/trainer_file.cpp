@@ -357,13 +357,18 @@ std::string attention_name(Reader& r, std::string_view path, const std::string& 
   r.fail(path, "an attention implementation (flash_attention_2, sdpa, eager)", v);
 }
 
+// FSDP's hybrid strategies, lower-cased: shard within a node, replicate across nodes
+// (_HYBRID_SHARD_ZERO2 keeps the gathered weights between forward and backward: counted as
+// HYBRID_SHARD).
+bool hybrid_fsdp_strategy(const std::string& s) {
+  return s == "hybrid_shard" || s == "4" || s == "_hybrid_shard_zero2" || s == "5";
+}
+
 // FSDP's sharding strategies by name or number (Transformers, accelerate, axolotl).
 std::string fsdp_strategy(Reader& r, std::string_view path, const std::string& v) {
   const std::string s = ascii_lower(v);
   if (s == "full_shard" || s == "1") return "fsdp";
-  // Shard within a node, replicate across nodes (_HYBRID_SHARD_ZERO2 keeps the gathered weights
-  // between forward and backward: counted as HYBRID_SHARD).
-  if (s == "hybrid_shard" || s == "4" || s == "_hybrid_shard_zero2" || s == "5") return "hsdp";
+  if (hybrid_fsdp_strategy(s)) return "hsdp";
   if (s == "shard_grad_op" || s == "2") return "zero2";
   if (s == "no_shard" || s == "3") return "ddp";
   r.fail(path, "an FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD)", v);
@@ -915,8 +920,7 @@ void read_accelerate(Reader& r) {
   r.copy_integer("num_processes", "gpu_count", 1, 65536);
   const std::string strategy =
       ascii_lower(r.text("fsdp_config.fsdp_sharding_strategy").value_or(""));
-  const bool hybrid = t == "fsdp" && (strategy == "hybrid_shard" || strategy == "4" ||
-                                      strategy == "_hybrid_shard_zero2" || strategy == "5");
+  const bool hybrid = t == "fsdp" && hybrid_fsdp_strategy(strategy);
   const auto processes = hybrid ? r.integer("num_processes", 1, 65536) : std::nullopt;
   if (auto machines = r.integer("num_machines", 1, 65536); machines && *machines > 1) {
     if (hybrid && processes && *processes % *machines == 0)

@@ -260,6 +260,14 @@ void resolve_shard_group(Placement& p, int cards_per_node) {
   p.shard_group = std::gcd(dp, per_node);
 }
 
+int default_shard_group(int count, int cards_per_node) {
+  Placement p;
+  p.count = count;
+  p.sharding = Sharding::kHsdp;
+  resolve_shard_group(p, cards_per_node);
+  return p.shard_group;
+}
+
 void check_shard_group(const Placement& p) {
   if (p.sharding != Sharding::kHsdp || p.shard_group <= 0) return;
   const int dp = std::max(1, p.layout.dp(p.count));

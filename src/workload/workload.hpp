@@ -192,6 +192,8 @@ std::string setting_not_read(Method m, std::string_view setting, std::string_vie
 // holds cards_per_node / (tp × cp) of them), as a divisor of the data-parallel degree. Sets
 // p.shard_group where it is 0 under hybrid sharding; any other placement is left as it is.
 void resolve_shard_group(Placement& p, int cards_per_node);
+// That default group for a data-parallel placement (no layout) of `count` cards.
+int default_shard_group(int count, int cards_per_node);
 // UserError (exit 2, field "shard_group") unless a hybrid shard group divides the data-parallel
 // degree; its message lists the divisors that would.
 void check_shard_group(const Placement& p);
