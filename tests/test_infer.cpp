@@ -454,5 +454,61 @@ TEST(InferRollout, WavesOfPrefillAndGrowingDecodeByHand) {
   EXPECT_GT(longer.decode.value / 4096, r.decode.value / 8);
 }
 
+TEST(InferRollout, CompletionsOfVaryingLengthRunOutByHand) {
+  const GenerationModel g = make_generation_model(test::catalog().model("llama-3.1-8b"),
+                                                  WeightFormat::kBF16, KvDtype::kBF16);
+  const GpuSpec& gpu = test::catalog().gpu("h200-nvl");
+  const Device d = make_device(gpu);
+  const EfficiencyTable& table = test::roofline_efficiency();
+  // Four sequences started together, half ending at 100 tokens, half at 200. Steps 1-100: all
+  // four decode, at the middle context 128 + 50. Steps 101-200 run while any of the four is left,
+  // P = 1 − 0.5^4 = 15/16, with 4 × 0.5 / (15/16) = 2.13 → 2 sequences, at context 128 + 150.
+  const std::vector<LengthBin> halves = {{100, 0.5}, {200, 0.5}};
+  const RolloutTime r = rollout_time(g, d, table, 4, 128, 200, 4, {}, halves);
+  const auto step = [&](std::int64_t batch, std::int64_t context) {
+    return decode_time(
+               g, d, batch, context,
+               generation_efficiency(table, g, gpu.architecture, static_cast<double>(batch)))
+        .time()
+        .value;
+  };
+  expect_relative(r.decode.value, 100 * step(4, 178) + 100 * (15.0 / 16) * step(2, 278));
+  const RolloutTime fixed = rollout_time(g, d, table, 4, 128, 200, 4);
+  expect_relative(r.prefill.value, fixed.prefill.value);
+  // 4 × 150 tokens generated on average.
+  expect_relative(r.completion_tokens_per_second, 600 / r.total().value);
+  // One length is the fixed case.
+  expect_relative(rollout_time(g, d, table, 4, 128, 200, 4, {}, {{200, 1}}).total().value,
+                  fixed.total().value);
+  // Ten sequences on four slots: while six wait, every slot decodes: (10 − 4) × 150 / 4 = 225
+  // steps at the length-biased mean context 128 + E[L²] / (2 E[L]) = 128 + 25000 / 300 = 211;
+  // the last four run out as above.
+  const RolloutTime ten = rollout_time(g, d, table, 10, 128, 200, 4, {}, halves);
+  expect_relative(ten.decode.value, 225 * step(4, 211) + r.decode.value);
+}
+
+TEST(InferRollout, GreatestEntropyLengthsKeepTheMean) {
+  for (const double mean : {100.0, 1060.0, 1982.0, 3500.0}) {
+    const std::vector<LengthBin> d = max_entropy_lengths(mean, 3964);
+    ASSERT_EQ(d.size(), 64u);
+    double total = 0, sum = 0;
+    for (const auto& b : d) {
+      total += b.count;
+      sum += b.count * b.tokens;
+      EXPECT_LE(b.tokens, 3964);
+    }
+    EXPECT_NEAR(total, 1, 1e-12);
+    EXPECT_NEAR(sum, mean, 1e-6 * mean) << mean;
+    // Below half the limit the probabilities fall with the length, above it they rise; at half
+    // (1982) they are even.
+    const double first = d.front().count, last = d.back().count;
+    if (mean < 1900) EXPECT_GT(first, last);
+    if (mean > 2100) EXPECT_LT(first, last);
+    if (mean == 1982.0) EXPECT_NEAR(first / last, 1, 1e-6);
+  }
+  // A mean at the limit: every completion runs to it.
+  EXPECT_EQ(max_entropy_lengths(3964, 3964).size(), 1u);
+}
+
 }  // namespace
 }  // namespace ftplan

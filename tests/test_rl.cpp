@@ -84,10 +84,10 @@ TEST(Rl, GrpoStepIsRolloutSyncScoringAndTraining) {
   // The bottleneck is the largest part.
   const double largest = std::max({r.rollout.total().value, (r.weight_sync + r.sleep_wake).value,
                                    r.scoring.value, r.training.value});
-  const double named = r.bottleneck == "rollout"       ? r.rollout.total().value
-                       : r.bottleneck == "weight sync" ? (r.weight_sync + r.sleep_wake).value
-                       : r.bottleneck == "scoring"     ? r.scoring.value
-                                                       : r.training.value;
+  const double named = r.bottleneck == RlPart::kRollout      ? r.rollout.total().value
+                       : r.bottleneck == RlPart::kWeightSync ? (r.weight_sync + r.sleep_wake).value
+                       : r.bottleneck == RlPart::kScoring    ? r.scoring.value
+                                                             : r.training.value;
   EXPECT_DOUBLE_EQ(named, largest);
 
   // Longer completions make the rollout longer and leave training as it was per token.
@@ -213,6 +213,75 @@ TEST(Rl, SeparateRolloutCardsTakeTheFewestThatHoldTheModel) {
   EXPECT_GT(r.weight_sync.value, 0);
 }
 
+TEST(Rl, GenerationRoundsSplitTheRolloutAndSyncOnce) {
+  // TRL up to 0.17 generated once per micro-batch: four rounds of 8 sequences per engine instead
+  // of one of 32. Each round is the generation model's rollout of its share; the weights move
+  // once, a sleeping engine wakes each round.
+  Workload w = online("qwen2.5-7b", Objective::kGrpo, Method::kLora);
+  w.rollout.prompts_per_step = 16;
+  w.rollout.sleep = true;
+  const Placement p = test::on("h200-nvl", 4, Sharding::kDdp);
+  const RlStep one = evaluate(w, p).rl;
+  w.rollout.generation_rounds = 4;
+  const RlStep four = evaluate(w, p).rl;
+  ASSERT_TRUE(four.feasible) << word_reason(four.reason);
+  EXPECT_EQ(four.rounds, 4);
+  EXPECT_EQ(four.sequences_per_engine, 8);
+  const GenerationModel g = make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16);
+  const RolloutTime round = rollout_time(g, make_device(p), data().efficiency(*p.gpu), 8, 512, 256,
+                                         std::min<std::int64_t>(8, four.concurrent));
+  EXPECT_NEAR(four.rollout.total().value, 4 * round.total().value, 1e-9 * round.total().value);
+  EXPECT_EQ(four.rollout.waves, 4 * round.waves);
+  EXPECT_GT(four.rollout.total().value, one.rollout.total().value);  // smaller batches
+  EXPECT_DOUBLE_EQ(four.weight_sync.value, one.weight_sync.value);
+  EXPECT_NEAR(four.sleep_wake.value, 4 * one.sleep_wake.value, 1e-12);
+  EXPECT_DOUBLE_EQ(four.training.value, one.training.value);
+}
+
+TEST(Rl, CompletionsOfVaryingLengthTrainOnTheirMean) {
+  // Completions of 1024 tokens at most, 300 on average: the engine decodes fewer sequences as
+  // they end, and training without padding runs on prompt + mean tokens.
+  Workload w = online("qwen2.5-7b", Objective::kGrpo, Method::kLora);
+  w.rollout.prompts_per_step = 16;
+  w.rollout.completion_len = 1024;
+  const Placement p = test::on("h200-nvl", 4, Sharding::kDdp);
+  const Evaluation fixed = evaluate(w, p);
+  w.rollout.completion_len_mean = 300;
+  w.lengths.padding_free = true;
+  set_online_sequence(w);
+  EXPECT_EQ(w.seq, 512 + 1024);  // the memory peak: the longest
+  EXPECT_NEAR(w.tokens_per_sequence(), 512 + 300, 1e-6);
+  const Evaluation varied = evaluate(w, p);
+  ASSERT_TRUE(varied.rl.feasible);
+  EXPECT_EQ(varied.memory.peak, fixed.memory.peak);
+  EXPECT_LT(varied.rl.rollout.decode.value, fixed.rl.rollout.decode.value);
+  EXPECT_LT(varied.rl.training.value, 0.7 * fixed.rl.training.value);
+  const GenerationModel g = make_generation_model(w.model, WeightFormat::kBF16, KvDtype::kBF16);
+  const RolloutTime expected =
+      rollout_time(g, make_device(p), data().efficiency(*p.gpu), 32, 512, 1024,
+                   varied.rl.concurrent, {}, max_entropy_lengths(300, 1024));
+  EXPECT_DOUBLE_EQ(varied.rl.rollout.total().value, expected.total().value);
+  EXPECT_NEAR(varied.rl.completion_tokens_per_second, 128 * 300 / varied.rl.total.value, 1e-6);
+}
+
+TEST(Rl, AStatedEngineSizeIsUsedOrRefused) {
+  Workload w = online("qwen2.5-7b", Objective::kGrpo, Method::kLora);
+  w.rollout.prompts_per_step = 16;
+  w.rollout.rollout_tp = 2;
+  const Evaluation two = evaluate(w, test::on("h200-nvl", 4, Sharding::kDdp));
+  ASSERT_TRUE(two.rl.feasible) << word_reason(two.rl.reason);
+  EXPECT_EQ(two.rl.engine_tp, 2);
+  EXPECT_EQ(two.rl.engines, 2);
+  EXPECT_EQ(two.rl.sequences_per_engine, 64);
+  // Four cards per engine on two training cards: no engine fits, and the reason says why.
+  w.rollout.rollout_tp = 4;
+  const Evaluation bad = evaluate(w, test::on("h200-nvl", 2, Sharding::kDdp));
+  EXPECT_FALSE(bad.rl.feasible);
+  EXPECT_EQ(bad.rl.reason.code, ReasonCode::kRolloutTpSplit);
+  EXPECT_NE(word_reason(bad.rl.reason).find("4 cards (--rollout-tp)"), std::string::npos)
+      << word_reason(bad.rl.reason);
+}
+
 TEST(Rl, AnEngineWithoutRoomIsNamed) {
   Workload w = online("llama-3.1-70b", Objective::kGrpo, Method::kQlora, 1);
   w.rollout.engine_memory = 0.2;  // 30 GB of an H200 NVL cannot hold 141 GB of 16-bit weights
@@ -268,7 +337,14 @@ TEST(Rl, TheCommandLineAnswersAndRefusesWhatDoesNotApply) {
 
   const std::pair<std::vector<std::string>, std::string> bad[] = {
       {{"--method", "lora", "--group-size", "4"}, "--group-size applies to the online"},
-      {{"--method", "grpo", "--seq", "1024"}, "give --prompt-len and --completion-len"},
+      {{"--method", "grpo", "--seq", "1024"}, "give --prompt-len, --completion-len"},
+      {{"--method", "grpo", "--seq-mean", "700"}, "--completion-len-mean instead of --seq-mean"},
+      {{"--method", "grpo", "--completion-len-mean", "300"},
+       "completion_len_mean is the mean tokens per completion: 1 to completion_len (256), got 300"},
+      {{"--method", "grpo", "--generation-rounds", "0"}, "generation_rounds must be 1 to 4096"},
+      {{"--method", "grpo", "--prompts-per-step", "6", "--generation-rounds", "4"},
+       "6 prompts per step do not split into 4 generation rounds"},
+      {{"--method", "grpo", "--rollout-tp", "3"}, "rollout_tp is the cards one engine spans"},
       {{"--method", "grpo", "--group-size", "1"}, "group_size must be at least 2"},
       {{"--method", "grpo", "--rollout-gpu", "h100-sxm"}, "rollout_gpu names the cards"},
       {{"--method", "grpo", "--engine-memory", "1.5"}, "engine_memory is the engine's share"},
@@ -300,12 +376,29 @@ TEST(Rl, RunsFilesTakeTheRolloutSettings) {
   // Tokens trained per step: 128 sequences of 1024 tokens.
   EXPECT_DOUBLE_EQ(run.steps(), std::ceil(1e8 / (128.0 * 1024)));
 
+  // Completions of 300 tokens on average, generated in two rounds by engines of two cards.
+  const RunsFile varied = parse_runs_file(
+      "runs:\n  - {name: rl, model: llama-3.1-8b, method: grpo, prompts_per_step: 32, group_size: "
+      "4,\n     prompt_len: 256, completion_len: 768, completion_len_mean: 300, "
+      "generation_rounds: 2,\n     rollout_tp: 2, tokens: 1e8}\n",
+      "runs.yaml", test::catalog(), test::stacks(), resolve, nullptr);
+  const Workload& vw = varied.runs[0].workload;
+  EXPECT_EQ(vw.seq, 1024);
+  EXPECT_NEAR(vw.tokens_per_sequence(), 556, 1e-6);
+  EXPECT_EQ(vw.rollout.generation_rounds, 2);
+  EXPECT_EQ(vw.rollout.rollout_tp, 2);
+  EXPECT_NEAR(varied.runs[0].steps(), std::ceil(1e8 / (128.0 * 556)), 1);
+
   const std::pair<std::string, std::string> bad[] = {
       {"{name: a, model: llama-3.1-8b, method: lora, group_size: 4, tokens: 1e8}", "group_size"},
       {"{name: a, model: llama-3.1-8b, method: grpo, seq: 1024, tokens: 1e8}", "seq"},
       {"{name: a, model: llama-3.1-8b, method: grpo, global_batch: 12, tokens: 1e8}",
        "global_batch"},
       {"{name: a, model: llama-3.1-8b, method: grpo, rollout: remote, tokens: 1e8}", "rollout"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, seq_mean: 300, tokens: 1e8}", "seq_mean"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, completion_len_mean: 0, tokens: 1e8}",
+       "completion_len_mean"},
+      {"{name: a, model: llama-3.1-8b, method: grpo, rollout_tp: 3, tokens: 1e8}", "rollout_tp"},
   };
   for (const auto& [run_text, key] : bad) {
     try {

@@ -125,6 +125,8 @@ TEST(TrainerFiles, TrlGrpoConfig) {
   EXPECT_EQ(f.setting("completion_len"), "1024");
   EXPECT_EQ(f.setting("kl"), "0.04");
   EXPECT_EQ(f.setting("rl_epochs"), "2");
+  // 4 accumulation steps, 2 per generation: two rollout batches per optimizer step.
+  EXPECT_EQ(f.setting("generation_rounds"), "2");
   EXPECT_EQ(f.setting("rollout"), "colocated");
   EXPECT_EQ(f.setting("engine_memory"), "0.3");
   EXPECT_EQ(f.setting("sleep"), "true");
@@ -145,6 +147,7 @@ TEST(TrainerFiles, AxolotlGrpoWithItsVllmServer) {
   EXPECT_EQ(f.setting("kl"), "0.001");
   EXPECT_EQ(f.setting("rollout"), "separate");
   EXPECT_EQ(f.setting("rollout_gpus"), "2");
+  EXPECT_EQ(f.setting("rollout_tp"), "2");  // one engine over both
   EXPECT_EQ(f.setting("micro_batch"), "16");
   EXPECT_EQ(f.setting("seq"), "");
   EXPECT_TRUE(ignored(f, "sequence_len"));
@@ -170,15 +173,43 @@ TEST(TrainerFiles, FromGivesTheSameGrpoRunAsTheFlags) {
     return r.code == 0 ? json::parse(r.out) : json();
   };
   const json from = scale({"--from", path("trl-grpo.yaml")});
-  const json flags = scale({"--model",          "qwen2.5-7b", "--method",      "grpo",
-                            "--adapter",        "lora",       "--rank",        "16",
-                            "--targets",        "all",        "--micro-batch", "8",
-                            "--grad-accum",     "4",          "--recompute",   "full",
-                            "--precision",      "bf16",       "--stack",       "hf",
-                            "--group-size",     "8",          "--prompt-len",  "512",
-                            "--completion-len", "1024",       "--kl",          "0.04",
-                            "--rl-epochs",      "2",          "--rollout",     "colocated",
-                            "--engine-memory",  "0.3",        "--sleep"});
+  const json flags = scale({"--model",
+                            "qwen2.5-7b",
+                            "--method",
+                            "grpo",
+                            "--adapter",
+                            "lora",
+                            "--rank",
+                            "16",
+                            "--targets",
+                            "all",
+                            "--micro-batch",
+                            "8",
+                            "--grad-accum",
+                            "4",
+                            "--recompute",
+                            "full",
+                            "--precision",
+                            "bf16",
+                            "--stack",
+                            "hf",
+                            "--group-size",
+                            "8",
+                            "--prompt-len",
+                            "512",
+                            "--completion-len",
+                            "1024",
+                            "--kl",
+                            "0.04",
+                            "--rl-epochs",
+                            "2",
+                            "--rollout",
+                            "colocated",
+                            "--engine-memory",
+                            "0.3",
+                            "--sleep",
+                            "--generation-rounds",
+                            "2"});
   ASSERT_TRUE(from.contains("rl")) << from.dump();
   EXPECT_EQ(from["memory_GB"], flags["memory_GB"]);
   EXPECT_EQ(from["rl"], flags["rl"]);

@@ -168,12 +168,13 @@ TEST(Validation, APreferenceRunIsPredictedAsFitPredictsIt) {
   const auto sft = validate_runs(parse_measured_runs(
       {"my-runs.yaml", kGoodRun, {}}, test::catalog(), test::overheads(), test::stacks()));
   EXPECT_LT(sft.rows[0].predicted.value, r.rows[0].predicted.value);
-  // An adapter with an SFT method, and an online objective, are errors naming the key.
+  // An adapter with an SFT method, and an online objective given a sequence length instead of
+  // its prompt and completion lengths, are errors naming the key.
   for (const auto& [text, key] :
        {std::pair{with("    method: lora\n", "    method: lora\n    adapter: lora\n"),
                   std::string("adapter")},
         std::pair{with("    method: lora\n", "    method: grpo\n    adapter: lora\n"),
-                  std::string("method")}}) {
+                  std::string("seq")}}) {
     try {
       parse_measured_runs({"my-runs.yaml", text, {}}, test::catalog(), test::overheads(),
                           test::stacks());

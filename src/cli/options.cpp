@@ -117,6 +117,18 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "grpo, ppo, rloo: tokens generated per completion, each timed to its end "
                  "(default 256, TRL max_completion_length); prompt + completion is the trained "
                  "sequence");
+  app.add_option("--completion-len-mean", rollout.completion_len_mean,
+                 "grpo, ppo, rloo: mean tokens per completion when they end at different lengths "
+                 "(default: every completion runs to --completion-len); the engine decodes fewer "
+                 "sequences as they end, training pads each micro-batch to its longest (or not, "
+                 "with --padding-free)");
+  app.add_option("--generation-rounds", rollout.generation_rounds,
+                 "grpo, ppo, rloo: rollout batches per optimizer step (default 1; TRL up to 0.17 "
+                 "generated once per micro-batch: grad-accum rounds; later versions grad-accum / "
+                 "steps_per_generation)");
+  app.add_option("--rollout-tp", rollout.rollout_tp,
+                 "grpo, ppo, rloo: cards one rollout engine spans (vLLM tensor_parallel_size: 1, "
+                 "2, 4, 8, ...; default: colocated 1, separate the fewest that hold the weights)");
   app.add_option("--rollout", rollout_mode,
                  "grpo, ppo, rloo: where completions are generated: colocated (an engine on "
                  "each training card, TRL vllm_mode=colocate) | separate (cards of their own, "
@@ -260,6 +272,9 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
       {"--prompts-per-step", "prompts_per_step"},
       {"--prompt-len", "prompt_len"},
       {"--completion-len", "completion_len"},
+      {"--completion-len-mean", "completion_len_mean"},
+      {"--generation-rounds", "generation_rounds"},
+      {"--rollout-tp", "rollout_tp"},
       {"--rollout", "rollout"},
       {"--kl", "kl"},
       {"--rl-epochs", "rl_epochs"},
@@ -283,12 +298,16 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
                         setting);
     return;
   }
-  if (given("--seq"))
-    throw UserError(ErrorCode::kInvalidValue,
-                    fmt::format("--method {} trains on its prompts and generated completions: "
-                                "give --prompt-len and --completion-len instead of --seq",
-                                method),
-                    "seq");
+  for (const auto& [option, setting] :
+       {std::pair{"--seq", "seq"}, std::pair{"--seq-mean", "seq_mean"},
+        std::pair{"--lengths", "lengths"}})
+    if (given(option))
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("--method {} trains on its prompts and generated completions: "
+                                  "give --prompt-len, --completion-len and --completion-len-mean "
+                                  "instead of {}",
+                                  method, option),
+                      setting);
   w.rollout = rollout;
   w.rollout.mode = parse_rollout_mode(rollout_mode);
   if (rollout_gpu == "auto")
@@ -297,7 +316,7 @@ void WorkloadOptions::build_rollouts(Context& ctx, Workload& w) const {
                     "in a runs file for ftplan plan); here, name the card that generates",
                     "rollout_gpu");
   if (!rollout_gpu.empty()) w.rollout.gpu = &ctx.resolve_gpu(rollout_gpu);
-  w.seq = w.rollout.prompt_len + w.rollout.completion_len;
+  set_online_sequence(w);
 }
 
 void WorkloadOptions::resolve_rollouts(Workload& w, const Placement& p) const {

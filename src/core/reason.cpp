@@ -49,6 +49,7 @@ const std::vector<ReasonCodeInfo>& reason_codes() {
       {ReasonCode::kRolloutNoRoom,
        "rollout_no_room",
        {"engine", "weights", "reserve", "context", "card"}},
+      {ReasonCode::kRolloutTpSplit, "rollout_tp_split", {"tp", "cards"}},
       {ReasonCode::kCalibrationOtherPrecision, "calibration_other_precision", {"precision"}},
       {ReasonCode::kGlobalBatch, "global_batch", {"global_batch", "micro_batch", "cards"}},
       {ReasonCode::kPowerLimit, "power_limit", {"cards", "tdp", "limit"}},

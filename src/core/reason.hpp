@@ -59,7 +59,8 @@ enum class ReasonCode {
   kNoVectorRateBecause,
   kBandwidthUnknown,
   kFormatUnsupported,
-  kRolloutNoRoom,  // plan/rl_step: the rollout engine cannot hold one sequence's cache
+  kRolloutNoRoom,   // plan/rl_step: the rollout engine cannot hold one sequence's cache
+  kRolloutTpSplit,  // plan/rl_step: the engine's cards do not divide the cards that generate
   // perf/calibration: a measurement left out of the fit
   kCalibrationOtherPrecision,
   // plan/planner

@@ -378,43 +378,88 @@ GenerationEstimate estimate_generation(const GenerationModel& g, const Device& d
   return out;
 }
 
+namespace {
+
+// Decode time of `sequences` sequences started together whose completions end at the lengths of
+// `lengths` (probabilities, increasing): between two lengths the share still generating is
+// constant; each interval's steps are timed at its middle context, with the expected number of
+// sequences left given that any is (rollout_time's comment).
+Seconds run_out_time(const GenerationModel& g, const Device& d, const EfficiencyTable& table,
+                     std::string_view architecture, std::int64_t sequences,
+                     std::int64_t prompt_tokens, const std::vector<LengthBin>& lengths,
+                     const TensorParallelLink& link) {
+  const double n = to_double(sequences);
+  double surviving = 1, previous = 0;
+  Seconds out;
+  for (const LengthBin& bin : lengths) {
+    const double steps = bin.tokens - previous;
+    if (steps > 0 && surviving > 0) {
+      const double any = 1 - std::pow(1 - std::min(surviving, 1.0), n);
+      const auto left = std::max<std::int64_t>(1, std::llround(n * surviving / any));
+      const auto context =
+          prompt_tokens + static_cast<std::int64_t>(std::llround(previous + steps / 2));
+      const GenerationEfficiency e = generation_efficiency(table, g, architecture, to_double(left));
+      out += decode_time(g, d, left, context, e, "weights", link).time() * (steps * any);
+    }
+    surviving -= bin.count;
+    previous = bin.tokens;
+  }
+  return out;
+}
+
+}  // namespace
+
 RolloutTime rollout_time(const GenerationModel& g, const Device& d, const EfficiencyTable& table,
                          std::int64_t sequences, std::int64_t prompt_tokens,
                          std::int64_t completion_tokens, std::int64_t batch,
-                         const TensorParallelLink& link) {
+                         const TensorParallelLink& link,
+                         const std::vector<LengthBin>& completion_lengths) {
   assert(sequences >= 1 && prompt_tokens >= 1 && completion_tokens >= 1 && batch >= 1);
   const std::string_view architecture = d.gpu ? std::string_view(d.gpu->architecture) : "";
   RolloutTime out;
   out.waves = (sequences + batch - 1) / batch;
-  // One wave of `n` sequences (every full wave is alike; the last may be smaller).
-  auto wave = [&](std::int64_t n, Seconds& prefill, Seconds& decode) {
-    const double wave_tokens = to_double(n * prompt_tokens);
-    prefill =
-        prefill_time(g, d, prompt_tokens,
-                     generation_efficiency(table, g, architecture, wave_tokens), "weights", link, n)
-            .time();
+  // Every full wave is alike; the last holds the rest.
+  const std::int64_t full_waves = sequences / batch;
+  const std::int64_t rest = sequences % batch;
+  const std::pair<std::int64_t, std::int64_t> waves[] = {{batch, full_waves}, {rest, 1}};
+  // The prefill of each wave's prompts together.
+  for (const auto& [prompts, times] : waves) {
+    if (prompts == 0 || times == 0) continue;
+    const double wave_tokens = to_double(prompts * prompt_tokens);
+    out.prefill += prefill_time(g, d, prompt_tokens,
+                                generation_efficiency(table, g, architecture, wave_tokens),
+                                "weights", link, prompts)
+                       .time() *
+                   to_double(times);
+  }
+  if (completion_lengths.size() > 1) {
+    const double mean = expectation(completion_lengths, [](double t) { return t; });
+    const double mean_square = expectation(completion_lengths, [](double t) { return t * t; });
+    if (sequences > batch) {
+      const double full_steps = to_double(sequences - batch) * mean / to_double(batch);
+      const auto context =
+          prompt_tokens + static_cast<std::int64_t>(std::llround(mean_square / (2 * mean)));
+      const GenerationEfficiency e =
+          generation_efficiency(table, g, architecture, to_double(batch));
+      out.decode += decode_time(g, d, batch, context, e, "weights", link).time() * full_steps;
+    }
+    out.decode += run_out_time(g, d, table, architecture, std::min(sequences, batch), prompt_tokens,
+                               completion_lengths, link);
+    out.completion_tokens_per_second = to_double(sequences) * mean / out.total().value;
+    return out;
+  }
+  // Fixed lengths: each wave decodes completion_tokens steps, its context growing.
+  for (const auto& [n, times] : waves) {
+    if (n == 0 || times == 0) continue;
     const GenerationEfficiency e = generation_efficiency(table, g, architecture, to_double(n));
     const double steps_per_segment = to_double(completion_tokens) / kRolloutSegments;
-    decode = Seconds();
+    Seconds decode;
     for (int i = 0; i < kRolloutSegments; ++i) {
       const double middle = (i + 0.5) * steps_per_segment;
       const auto context = prompt_tokens + static_cast<std::int64_t>(std::llround(middle));
       decode += decode_time(g, d, n, context, e, "weights", link).time() * steps_per_segment;
     }
-  };
-  const std::int64_t full_waves = sequences / batch;
-  const std::int64_t rest = sequences % batch;
-  if (full_waves > 0) {
-    Seconds prefill, decode;
-    wave(batch, prefill, decode);
-    out.prefill += prefill * to_double(full_waves);
-    out.decode += decode * to_double(full_waves);
-  }
-  if (rest > 0) {
-    Seconds prefill, decode;
-    wave(rest, prefill, decode);
-    out.prefill += prefill;
-    out.decode += decode;
+    out.decode += decode * to_double(times);
   }
   out.completion_tokens_per_second = to_double(sequences * completion_tokens) / out.total().value;
   return out;

@@ -21,6 +21,7 @@
 #include "comm/topology.hpp"
 #include "core/units.hpp"
 #include "model/model.hpp"
+#include "workload/lengths.hpp"
 
 namespace ftplan {
 
@@ -258,10 +259,23 @@ struct RolloutTime {
   // Generated tokens per second over the whole rollout (completions only).
   double completion_tokens_per_second = 0;
 };
+//
+// Completions of varying length (`completion_lengths`: probabilities of each length in increasing
+// order, the longest at most completion_tokens; empty or one length: every completion is
+// completion_tokens long). The engine batches continuously (vLLM): a sequence that ends frees its
+// slot for the next waiting one.
+//  - All sequences at once (sequences ≤ batch): decode step t runs while any sequence is still
+//    generating, P = 1 − (1 − s(t))^n with s(t) the share of completions longer than t, with the
+//    n·s(t)/P sequences expected to be left; the rollout lasts until its longest completion.
+//  - More sequences than slots: while sequences wait, every slot decodes, at the length-biased
+//    mean context prompt + E[L²] / (2 E[L]); the last `batch` sequences then run out as above.
+//    The steps of the full phase: (sequences − batch) × mean length / batch.
+// Prefill as for fixed lengths (waves of at most `batch` prompts).
 RolloutTime rollout_time(const GenerationModel& g, const Device& d, const EfficiencyTable& table,
                          std::int64_t sequences, std::int64_t prompt_tokens,
                          std::int64_t completion_tokens, std::int64_t batch,
-                         const TensorParallelLink& link = {});
+                         const TensorParallelLink& link = {},
+                         const std::vector<LengthBin>& completion_lengths = {});
 
 // ---- one estimate: memory, prefill, decode at a batch, a batch sweep ---------------------------
 

@@ -176,6 +176,20 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       run.stack = &stacks.find(*stack);
     if (auto t = r.optional_map("throughput")) run.throughput = read_throughput(*t);
     run.seq_mean = r.optional_number("seq_mean", 1e-3, 1 << 24);
+    const bool packing = r.optional_bool("packing").value_or(false);
+    const bool padding_free = r.optional_bool("padding_free").value_or(false);
+    // An online objective's rollout (its objective resolved again below, where a bad method is
+    // reported): the step it measured is rollout, weight sync, scoring and training.
+    Workload online;
+    try {
+      online.objective = parse_run_method(method).objective;
+    } catch (const UserError&) {
+    }
+    const bool is_online_run = read_rollout_settings(r, online);
+    const auto rollout_gpu = is_online_run ? r.optional_string("rollout_gpu") : std::nullopt;
+    if (is_online_run)
+      online.rollout.gpus =
+          static_cast<int>(r.optional_integer("rollout_gpus", 1, 65536).value_or(1));
     r.finish();
 
     if (run.seq_mean && seq && *run.seq_mean > static_cast<double>(*seq))
@@ -227,11 +241,14 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       r.fail(e.field() == "adapter" || e.field() == "precompute_ref" ? e.field() : "method",
              e.what());
     }
-    if (objective_traits(w.objective).online)
-      r.fail("method", fmt::format("method {}: online objectives (their rollouts' settings) are "
-                                   "not read from a measured-runs file; give the run a 'skip' "
-                                   "reason",
-                                   method));
+    if (is_online_run) {
+      w.rollout = online.rollout;
+      if (rollout_gpu) {
+        w.rollout.gpu = catalog.find_gpu(*rollout_gpu);
+        if (!w.rollout.gpu)
+          r.fail("rollout_gpu", unknown_id_message("GPU", *rollout_gpu, catalog.gpu_ids()));
+      }
+    }
     const GpuSpec* gpu = catalog.find_gpu(run.gpu);
     if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
     if (optimizer)
@@ -280,7 +297,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
              "allocated, reserved or nvidia-smi (or give a 'skip' reason)");
     const std::initializer_list<std::pair<const char*, bool>> settings = {
         {"optimizer", optimizer.has_value()},     {"recompute", recompute.has_value()},
-        {"attention", attention.has_value()},     {"seq", seq.has_value()},
+        {"attention", attention.has_value()},     {"seq", seq.has_value() || is_online_run},
         {"micro_batch", micro_batch.has_value()}, {"gpus", gpus.has_value()}};
     for (const auto& [key, present] : settings) {
       if (present) continue;
@@ -301,7 +318,12 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       runs.push_back(std::move(run));
       continue;
     }
-    w.seq = *seq;
+    w.lengths.packing = packing;
+    w.lengths.padding_free = padding_free;
+    if (is_online_run)
+      set_online_sequence(w);
+    else
+      w.seq = *seq;
     w.micro_batch = *micro_batch;
     w.grad_accum = grad_accum.value_or(1);
     w.options = o;
@@ -330,6 +352,12 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       validate(p);
       return 0;
     });
+    // An online run's batch: its prompts × group over the data-parallel replicas.
+    if (is_online_run)
+      at_key(r, "prompts_per_step", [&] {
+        resolve_rollout_batch(w, p.layout.dp(p.count), grad_accum.has_value());
+        return 0;
+      });
     at_key(r, "shard_group", [&] {
       check_shard_group(p);
       return 0;

@@ -60,20 +60,30 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
   // parallel 1), or the rollout cards in groups of the fewest cards (1, 2, 4, 8) that hold the
   // weights and one sequence's cache, the rest data-parallel (trl vllm-serve
   // --tensor-parallel-size, --data-parallel-size).
+  // A stated engine size (rollout_tp) is the only one tried.
   std::optional<Engine> engine;
+  const int stated_tp = w.rollout.rollout_tp;
+  r.rollout_cards = r.mode == RolloutMode::kColocated ? training_cards : std::max(1, rollout_cards);
+  if (stated_tp > 0 && r.rollout_cards % stated_tp != 0) {
+    r.feasible = false;
+    r.engine_tp = stated_tp;
+    r.reason =
+        Reason(ReasonCode::kRolloutTpSplit).count("tp", stated_tp).count("cards", r.rollout_cards);
+    return r;
+  }
   if (r.mode == RolloutMode::kColocated) {
-    r.rollout_cards = training_cards;
-    engine = engine_on(w, gpu, training.memory.capacity, 1, w.rollout.engine_memory, Bytes(), data);
+    r.engine_tp = std::max(1, stated_tp);
+    engine = engine_on(w, gpu, training.memory.capacity, r.engine_tp, w.rollout.engine_memory,
+                       Bytes(), data);
   } else {
-    r.rollout_cards = std::max(1, rollout_cards);
-    for (const int tp : {1, 2, 4, 8}) {
+    for (const int tp : {1, 2, 4, 8, 16, 32, 64}) {
+      if (stated_tp > 0 && tp != stated_tp) continue;
       if (tp > r.rollout_cards || r.rollout_cards % tp != 0) break;
       engine = engine_on(w, gpu, gpu.capacity(), tp, kDefaultGpuMemoryUtilization,
                          data.overheads.cuda_context, data);
-      if (engine && engine->memory.max_concurrent_sequences > 0) {
-        r.engine_tp = tp;
-        break;
-      }
+      r.engine_tp = tp;
+      if (engine && engine->memory.max_concurrent_sequences > 0) break;
+      if (tp == 8 && stated_tp == 0) break;  // beyond a node only when stated
     }
   }
   r.engines = std::max(1, r.rollout_cards / r.engine_tp);
@@ -88,7 +98,10 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
                    .name("card", gpu.name);
     return r;
   }
-  r.sequences_per_engine = (r.sequences + r.engines - 1) / r.engines;
+  // Each round generates its share of the step's sequences (whole groups: validated).
+  r.rounds = w.rollout.generation_rounds;
+  const std::int64_t per_round = r.sequences / r.rounds;
+  r.sequences_per_engine = (per_round + r.engines - 1) / r.engines;
   r.concurrent = std::min(r.sequences_per_engine, engine->memory.max_concurrent_sequences);
   Placement rollout_place;
   rollout_place.gpu = &gpu;
@@ -99,7 +112,11 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
   const TensorParallelLink link =
       r.engine_tp > 1 ? TensorParallelLink{&engine->topology, &data.comm} : TensorParallelLink{};
   r.rollout = rollout_time(engine->model, device, data.efficiency(gpu), r.sequences_per_engine,
-                           w.rollout.prompt_len, w.rollout.completion_len, r.concurrent, link);
+                           w.rollout.prompt_len, w.rollout.completion_len, r.concurrent, link,
+                           completion_length_distribution(w));
+  r.rollout.waves *= r.rounds;
+  r.rollout.prefill *= to_double(r.rounds);
+  r.rollout.decode *= to_double(r.rounds);
 
   // Weights into the engine.
   r.sync_bytes = Bytes(2.0 * to_double(w.model->params.total));
@@ -116,7 +133,9 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
     }
     if (w.rollout.sleep)
       // vLLM sleep level 1: the engine's weights to host memory when it sleeps, back when it wakes.
-      r.sleep_wake = r.engine_memory.weights * 2.0 / p.gpu->pcie.per_direction();
+      // It wakes for each round.
+      r.sleep_wake =
+          r.engine_memory.weights * (2.0 * to_double(r.rounds)) / p.gpu->pcie.per_direction();
   } else {
     // Broadcast from the trainer to every engine over the slowest link between the training and
     // the rollout cards (one server when they all fit in one, else the network).
@@ -137,11 +156,11 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
   const Seconds trained_computing = computing > r.scoring ? computing - r.scoring : Seconds();
   r.training =
       (trained_computing * (holds_value_model(w) ? 2.0 : 1.0) + rest) * to_double(r.epochs);
-  const std::array<std::pair<std::string_view, Seconds>, 4> parts{
-      {{"rollout", r.rollout.total()},
-       {"weight sync", r.weight_sync + r.sleep_wake},
-       {"scoring", r.scoring},
-       {"training", r.training}}};
+  const std::array<std::pair<RlPart, Seconds>, 4> parts{
+      {{RlPart::kRollout, r.rollout.total()},
+       {RlPart::kWeightSync, r.weight_sync + r.sleep_wake},
+       {RlPart::kScoring, r.scoring},
+       {RlPart::kTraining, r.training}}};
   if (w.rollout.async_rollout && r.mode == RolloutMode::kSeparate) {
     // The engines generate step k+1 while the trainer scores and trains on step k; the weights
     // reach the engines between their batches. The longer side sets the step.
@@ -149,7 +168,7 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
     const Seconds generating = r.rollout.total() + r.weight_sync;
     const Seconds trainer = r.scoring + r.training;
     r.total = generating > trainer ? generating : trainer;
-    r.bottleneck = generating > trainer ? "rollout" : "training";
+    r.bottleneck = generating > trainer ? RlPart::kRollout : RlPart::kTraining;
   } else {
     r.total = r.rollout.total() + r.weight_sync + r.sleep_wake + r.scoring + r.training;
     r.bottleneck = std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
@@ -157,11 +176,25 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
                    })->first;
   }
   r.completion_tokens_per_second =
-      r.total.value > 0 ? to_double(r.sequences * w.rollout.completion_len) / r.total.value : 0;
+      r.total.value > 0 ? to_double(r.sequences) * mean_completion_len(w) / r.total.value : 0;
   return r;
 }
 
 }  // namespace
+
+std::string_view rl_part_name(RlPart p) {
+  switch (p) {
+    case RlPart::kRollout:
+      return "rollout";
+    case RlPart::kWeightSync:
+      return "weight sync";
+    case RlPart::kScoring:
+      return "scoring";
+    case RlPart::kTraining:
+      return "training";
+  }
+  return "";
+}
 
 void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace) {
   if (!r.online || !r.feasible) return;
@@ -199,12 +232,15 @@ void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace) {
              "generating the step's completions (the busiest engine)",
              r.rollout.total().value,
              "s",
-             "waves × (prefill of the prompts + completion length × decode step at the wave's "
-             "batch); a decode step = the roofline of weights and KV cache read (or the GEMMs at "
-             "large batch) + a fixed time per layer",
-             {{"waves", group_digits(r.rollout.waves)},
+             "rounds × waves × (prefill of the prompts + completion length × decode step at the "
+             "wave's batch; completions of varying length: fewer sequences decoded as they end); "
+             "a decode step = the roofline of weights and KV cache read (or the GEMMs at large "
+             "batch) + a fixed time per layer",
+             {{"rounds", std::to_string(r.rounds)},
+              {"waves", group_digits(r.rollout.waves)},
               {"prompt tokens", group_digits(w.rollout.prompt_len)},
-              {"completion tokens", group_digits(w.rollout.completion_len)},
+              {"completion tokens (longest)", group_digits(w.rollout.completion_len)},
+              {"completion tokens (mean)", format_number(mean_completion_len(w), 1)},
               {"prefill", format_seconds(r.rollout.prefill)},
               {"decode", format_seconds(r.rollout.decode)},
               {"card", r.rollout_gpu ? r.rollout_gpu->id : std::string()}},
@@ -256,7 +292,7 @@ void trace_rl_step(const Workload& w, const RlStep& r, Trace& trace) {
               {"weight sync and sleep", format_seconds(r.weight_sync + r.sleep_wake)},
               {"scoring", format_seconds(r.scoring)},
               {"training", format_seconds(r.training)},
-              {"slowest part", std::string(r.bottleneck)}},
+              {"slowest part", std::string(rl_part_name(r.bottleneck))}},
              "TRL's online trainers (GRPO, RLOO, PPO) run the parts in sequence",
              {"rl.rollout_seconds", "rl.weight_sync_seconds", "rl.scoring_seconds",
               "rl.training_seconds"}});

@@ -20,6 +20,10 @@ struct Evaluation;
 struct PlanningData;
 class Trace;
 
+// The parts of an online step, in the order they run.
+enum class RlPart { kRollout, kWeightSync, kScoring, kTraining };
+std::string_view rl_part_name(RlPart p);  // "rollout", "weight sync", "scoring", "training"
+
 struct RlStep {
   bool online = false;  // the run generates its completions (an online objective)
   bool feasible = true;
@@ -32,13 +36,14 @@ struct RlStep {
   std::int64_t prompts = 0;               // per step, all engines
   std::int64_t group = 0;                 // completions per prompt
   std::int64_t sequences = 0;             // prompts × group
-  std::int64_t sequences_per_engine = 0;  // the busiest engine's share
+  int rounds = 1;                         // rollout batches per step (generation_rounds)
+  std::int64_t sequences_per_engine = 0;  // the busiest engine's share of one round
   // The engine's memory split on one of its cards, and the sequences it decodes together: its KV
   // cache's limit, at most its share of the step.
   GenerationMemory engine_memory;
   std::int64_t concurrent = 0;
   int epochs = 1;       // passes over each generated batch
-  RolloutTime rollout;  // the busiest engine's
+  RolloutTime rollout;  // the busiest engine's, all rounds
   // Weights into the engine each step: every weight in 16 bit (adapters merged into the base as
   // TRL does before it loads them), copied on the card (colocated, FSDP gathering them first) or
   // broadcast over the link to the engines' cards (separate).
@@ -54,7 +59,7 @@ struct RlStep {
   // Rollout and training overlap (RolloutSettings::async_rollout): total = the longer of rollout +
   // weight sync and scoring + training, not their sum.
   bool overlapped = false;
-  std::string_view bottleneck;              // "rollout", "weight sync", "scoring", "training"
+  RlPart bottleneck = RlPart::kRollout;     // the longest part (overlapped: the longer side)
   double completion_tokens_per_second = 0;  // all engines, over the whole step
   // The rollout cards were chosen (RolloutSettings::choices): among `choices_tried` card types
   // and counts.

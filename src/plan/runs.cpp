@@ -105,35 +105,7 @@ const GpuSpec& named_gpu(StrictMap& m, std::string_view key, const std::string& 
 void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
   Workload& w = run.workload;
   RolloutSettings& s = w.rollout;
-  const bool online = is_online(w);
-  if (!online) {
-    for (const std::string& key : rollout_keys())
-      if (r.has(key))
-        r.fail(key, fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not to "
-                                "method {}: leave it out, or give method grpo, ppo or rloo",
-                                key, run_method_name(w)));
-    return;
-  }
-  if (r.has("seq"))
-    r.fail("seq", fmt::format("method {} trains on its prompts and generated completions: give "
-                              "prompt_len and completion_len instead of seq",
-                              run_method_name(w)));
-  s.group_size = r.optional_integer("group_size", 1, 4096).value_or(0);
-  s.prompts_per_step = r.optional_integer("prompts_per_step", 1, 1 << 24).value_or(0);
-  s.prompt_len = r.optional_integer("prompt_len", 1, 1 << 22).value_or(s.prompt_len);
-  s.completion_len = r.optional_integer("completion_len", 1, 1 << 22).value_or(s.completion_len);
-  if (auto v = r.optional_string("rollout")) {
-    try {
-      s.mode = parse_rollout_mode(*v);
-    } catch (const UserError& e) {
-      r.fail("rollout", e.what());
-    }
-  }
-  s.kl = r.optional_number("kl", 0, 100).value_or(-1);
-  s.epochs = static_cast<int>(r.optional_integer("rl_epochs", 1, 1000).value_or(0));
-  s.engine_memory = r.optional_number("engine_memory", 0.01, 0.99).value_or(s.engine_memory);
-  s.sleep = r.optional_bool("sleep").value_or(false);
-  s.async_rollout = r.optional_bool("async_rollout").value_or(false);
+  if (!read_rollout_settings(r, w)) return;
   const auto rollout_gpu = r.optional_string("rollout_gpu");
   s.choose_gpu = rollout_gpu == "auto";
   if (rollout_gpu && !s.choose_gpu) s.gpu = &named_gpu(r, "rollout_gpu", *rollout_gpu, catalog);
@@ -145,7 +117,6 @@ void read_rollout(StrictMap& r, PlannedRun& run, const Catalog& catalog) {
            "rollout_gpu auto lets the planner choose the cards that generate, apart from the "
            "training cards: it needs rollout separate (a colocated engine runs on the training "
            "cards)");
-  w.seq = s.prompt_len + s.completion_len;
   const std::int64_t g = group_size(w);
   if (s.prompts_per_step > 0) {
     if (r.has("global_batch") && run.global_batch != s.prompts_per_step * g)

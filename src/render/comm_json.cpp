@@ -65,6 +65,7 @@ json rl_step_json(const RlStep& r) {
             {"prompts", r.prompts},
             {"group_size", r.group},
             {"sequences", r.sequences},
+            {"generation_rounds", r.rounds},
             {"sequences_per_engine", r.sequences_per_engine},
             {"engine_GB", round_to(to_GB(r.engine_memory.engine), 3)},
             {"engine_weights_GB", round_to(to_GB(r.engine_memory.weights), 3)},
@@ -86,7 +87,7 @@ json rl_step_json(const RlStep& r) {
                   {"training", round_to(r.training.value, 4)},
                   {"step", round_to(r.total.value, 4)}};
   j["sync_GB"] = round_to(to_GB(r.sync_bytes), 3);
-  j["bottleneck"] = r.bottleneck;
+  j["bottleneck"] = rl_part_name(r.bottleneck);
   j["overlapped"] = r.overlapped;
   j["completion_tokens_per_second"] = round_to(r.completion_tokens_per_second, 1);
   return j;

@@ -72,11 +72,20 @@ class RecommendationsSection : SectionWriter {
   std::string online_parts(const RunPlan& rp, const Option& o) const {
     if (!o.rl || !o.rl->feasible) return {};
     const RlStep& r = *o.rl;
-    const std::string_view b = r.bottleneck;
-    const Txt slowest = b == "rollout"       ? Txt::kRecOnlinePartRollout
-                        : b == "weight sync" ? Txt::kRecOnlinePartWeightSync
-                        : b == "scoring"     ? Txt::kRecOnlinePartScoring
-                                             : Txt::kRecOnlinePartTraining;
+    Txt slowest = Txt::kRecOnlinePartTraining;
+    switch (r.bottleneck) {
+      case RlPart::kRollout:
+        slowest = Txt::kRecOnlinePartRollout;
+        break;
+      case RlPart::kWeightSync:
+        slowest = Txt::kRecOnlinePartWeightSync;
+        break;
+      case RlPart::kScoring:
+        slowest = Txt::kRecOnlinePartScoring;
+        break;
+      case RlPart::kTraining:
+        break;
+    }
     const auto s = [&](Seconds x) { return n(x.value, 2) + " s"; };
     return f(Txt::kRecOnline, objective_traits(rp.run->workload.objective).label, s(r.total),
              s(r.rollout.total()), s(r.weight_sync + r.sleep_wake), s(r.scoring), s(r.training),

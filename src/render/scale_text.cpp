@@ -21,11 +21,16 @@ void print_rl_step(std::ostream& out, const Workload& w, const RlStep& r) {
           : fmt::format("separate: {} × {}, {} engine(s) of {} card(s)", r.rollout_cards,
                         r.rollout_gpu->name, r.engines, r.engine_tp);
   out << fmt::format(
-      "\n{} step: {} prompts × {} completions = {} sequences of {} + {} tokens\n"
-      "rollout ({}): {} sequences per engine, {} at once (its KV cache holds {} in {}), "
+      "\n{} step: {} prompts × {} completions = {} sequences of {} + {} tokens{}\n"
+      "rollout ({}): {} sequences per engine{}, {} at once (its KV cache holds {} in {}), "
       "{} wave(s)\n",
       objective_traits(w.objective).label, r.prompts, r.group, r.sequences, w.rollout.prompt_len,
-      w.rollout.completion_len, where, r.sequences_per_engine, r.concurrent,
+      w.rollout.completion_len,
+      w.rollout.completion_len_mean > 0
+          ? fmt::format(" at most ({:.0f} on average)", mean_completion_len(w))
+          : "",
+      where, r.sequences_per_engine,
+      r.rounds > 1 ? fmt::format(" in each of {} rounds", r.rounds) : "", r.concurrent,
       r.engine_memory.max_concurrent_sequences, format_GB(r.engine_memory.kv_budget),
       r.rollout.waves);
   TextTable t({"part", "seconds>", "share>"});
@@ -47,7 +52,7 @@ void print_rl_step(std::ostream& out, const Workload& w, const RlStep& r) {
     out << "async: the engines generate the next step while this one trains, so the step is the "
            "longer of rollout + weight sync and scoring + training, not the parts' sum\n";
   out << fmt::format("bottleneck: {} · generated tokens/s (all engines, whole step) {:.0f}\n",
-                     r.bottleneck, r.completion_tokens_per_second);
+                     rl_part_name(r.bottleneck), r.completion_tokens_per_second);
 }
 
 void print_scale(std::ostream& out, const Workload& w, const ScaleResult& r) {

@@ -196,6 +196,40 @@ std::vector<LengthBin> length_distribution(const SequenceLengths& l, std::int64_
   return out;
 }
 
+std::vector<LengthBin> max_entropy_lengths(double mean, std::int64_t longest) {
+  constexpr int kPoints = 64;
+  const double top = static_cast<double>(longest);
+  const double step = top / kPoints;
+  const double lowest = step / 2, highest = top - step / 2;
+  if (mean >= highest || longest < kPoints) return {{top, 1}};
+  mean = std::max(mean, lowest * (1 + 1e-9));
+  // The distribution for rate λ (per step), weights taken relative to the heavier end so
+  // neither overflows.
+  const auto at = [&](double rate) {
+    std::vector<LengthBin> d;
+    double total = 0;
+    for (int i = 0; i < kPoints; ++i) {
+      const double t = lowest + step * i;
+      const double w = std::exp(-rate * (rate >= 0 ? i : i - (kPoints - 1)));
+      d.push_back({t, w});
+      total += w;
+    }
+    for (auto& b : d)
+      b.count /= total;
+    return d;
+  };
+  const auto mean_of = [](const std::vector<LengthBin>& d) {
+    return expectation(d, [](double t) { return t; });
+  };
+  // The mean falls as the rate rises: bisect.
+  double lo = -60, hi = 60;
+  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
+    const double mid = (lo + hi) / 2;
+    (mean_of(at(mid)) > mean ? lo : hi) = mid;
+  }
+  return at((lo + hi) / 2);
+}
+
 double real_tokens_per_row(const SequenceLengths& l, std::int64_t seq) {
   if (l.packing || !l.varies()) return static_cast<double>(seq);
   return expectation(length_distribution(l, seq), [](double s) { return s; });

@@ -42,6 +42,13 @@ std::vector<LengthBin> parse_lengths(std::string_view text, const std::string& f
 // (64 equally weighted points keeping the mean exact); with neither, every sample is `seq` long.
 std::vector<LengthBin> length_distribution(const SequenceLengths& l, std::int64_t seq);
 
+// Generated lengths with mean `mean` and at most `longest` tokens, nothing else known: the
+// distribution of greatest entropy (Jaynes) on 64 equal steps of (0, longest], p ∝ exp(−λ·t)
+// with λ set so the mean is exact — a decaying tail toward the limit below half of it (most
+// completions short, a few running long, as sampling produces), rising above. `mean` ≥ `longest`:
+// every one `longest` long.
+std::vector<LengthBin> max_entropy_lengths(double mean, std::int64_t longest);
+
 // Real (non-pad) tokens per row of a micro-batch: `seq` when packed or fixed, else the mean.
 double real_tokens_per_row(const SequenceLengths& l, std::int64_t seq);
 

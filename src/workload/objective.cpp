@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "workload/roles.hpp"
 #include "workload/workload.hpp"
@@ -136,10 +137,51 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
 
 const std::vector<std::string>& rollout_keys() {
   static const std::vector<std::string> keys = {
-      "group_size",   "prompts_per_step", "prompt_len",    "completion_len", "rollout",
-      "kl",           "rl_epochs",        "engine_memory", "sleep",          "rollout_gpu",
-      "rollout_gpus", "async_rollout"};
+      "group_size",     "prompts_per_step",    "prompt_len",
+      "completion_len", "completion_len_mean", "generation_rounds",
+      "rollout",        "rollout_tp",          "kl",
+      "rl_epochs",      "engine_memory",       "sleep",
+      "rollout_gpu",    "rollout_gpus",        "async_rollout"};
   return keys;
+}
+
+bool read_rollout_settings(StrictMap& r, Workload& w) {
+  RolloutSettings& s = w.rollout;
+  if (!is_online(w)) {
+    for (const std::string& key : rollout_keys())
+      if (r.has(key))
+        r.fail(key, fmt::format("{} applies to the online objectives (grpo, ppo, rloo), not to "
+                                "method {}: leave it out, or give method grpo, ppo or rloo",
+                                key, run_method_name(w)));
+    return false;
+  }
+  for (const char* key : {"seq", "seq_mean", "lengths"})
+    if (r.has(key))
+      r.fail(key, fmt::format("method {} trains on its prompts and generated completions: give "
+                              "prompt_len, completion_len and completion_len_mean instead of {}",
+                              run_method_name(w), key));
+  s.group_size = r.optional_integer("group_size", 1, 4096).value_or(0);
+  s.prompts_per_step = r.optional_integer("prompts_per_step", 1, 1 << 24).value_or(0);
+  s.prompt_len = r.optional_integer("prompt_len", 1, 1 << 22).value_or(s.prompt_len);
+  s.completion_len = r.optional_integer("completion_len", 1, 1 << 22).value_or(s.completion_len);
+  s.completion_len_mean = r.optional_number("completion_len_mean", 1, 1 << 22).value_or(0);
+  s.generation_rounds =
+      static_cast<int>(r.optional_integer("generation_rounds", 1, 4096).value_or(1));
+  s.rollout_tp = static_cast<int>(r.optional_integer("rollout_tp", 1, 64).value_or(0));
+  if (auto v = r.optional_string("rollout")) {
+    try {
+      s.mode = parse_rollout_mode(*v);
+    } catch (const UserError& e) {
+      r.fail("rollout", e.what());
+    }
+  }
+  s.kl = r.optional_number("kl", 0, 100).value_or(-1);
+  s.epochs = static_cast<int>(r.optional_integer("rl_epochs", 1, 1000).value_or(0));
+  s.engine_memory = r.optional_number("engine_memory", 0.01, 0.99).value_or(s.engine_memory);
+  s.sleep = r.optional_bool("sleep").value_or(false);
+  s.async_rollout = r.optional_bool("async_rollout").value_or(false);
+  set_online_sequence(w);
+  return true;
 }
 
 std::string run_method_name(const Workload& w) {
@@ -229,6 +271,22 @@ void validate_rollout(const Workload& w) {
                     r.engine_memory));
   if (std::isnan(r.kl) || r.kl > 100)  // below 0: the objective's default
     bad("kl", fmt::format("the KL coefficient must be 0 to 100, got {}", r.kl));
+  if (r.completion_len_mean != 0 &&
+      !(r.completion_len_mean >= 1 &&
+        r.completion_len_mean <= static_cast<double>(r.completion_len)))
+    bad("completion_len_mean",
+        fmt::format("completion_len_mean is the mean tokens per completion: 1 to completion_len "
+                    "({}), got {}",
+                    r.completion_len, r.completion_len_mean));
+  if (r.generation_rounds < 1 || r.generation_rounds > 4096)
+    bad("generation_rounds",
+        fmt::format("generation_rounds must be 1 to 4096 rollout batches per step, got {}",
+                    r.generation_rounds));
+  if (r.rollout_tp != 0 &&
+      (r.rollout_tp < 1 || r.rollout_tp > 64 || (r.rollout_tp & (r.rollout_tp - 1)) != 0))
+    bad("rollout_tp",
+        fmt::format("rollout_tp is the cards one engine spans: 1, 2, 4, 8, 16, 32 or 64, got {}",
+                    r.rollout_tp));
   if (r.epochs < 0 || r.epochs > 1000)
     bad("rl_epochs", fmt::format("rl_epochs must be 1 to 1000 passes, got {}", r.epochs));
   if (r.gpus < 1 || r.gpus > 65536)
@@ -248,14 +306,52 @@ std::int64_t rollout_sequences(const Workload& w) {
   return w.rollout.prompts_per_step * group_size(w);
 }
 
+std::vector<LengthBin> completion_length_distribution(const Workload& w) {
+  if (w.rollout.completion_len_mean <= 0)
+    return {{static_cast<double>(w.rollout.completion_len), 1}};
+  return max_entropy_lengths(w.rollout.completion_len_mean, w.rollout.completion_len);
+}
+
+double mean_completion_len(const Workload& w) {
+  return expectation(completion_length_distribution(w), [](double s) { return s; });
+}
+
+void set_online_sequence(Workload& w) {
+  w.seq = w.rollout.prompt_len + w.rollout.completion_len;
+  w.lengths.histogram.clear();
+  w.lengths.mean.reset();
+  if (w.rollout.completion_len_mean <= 0) return;
+  const double prompt = static_cast<double>(w.rollout.prompt_len);
+  for (const LengthBin& b : completion_length_distribution(w))
+    w.lengths.histogram.push_back({prompt + b.tokens, b.count});
+}
+
+namespace {
+
+// Rollout batches per step split the prompts evenly (TRL generates whole groups per batch).
+void check_generation_rounds(const Workload& w, std::string_view field) {
+  const std::int64_t rounds = w.rollout.generation_rounds;
+  if (rounds > 1 && w.rollout.prompts_per_step % rounds != 0)
+    throw UserError(ErrorCode::kInvalidValue,
+                    fmt::format("{} prompts per step do not split into {} generation rounds: "
+                                "each round generates whole groups of completions, give "
+                                "prompts_per_step a multiple of generation_rounds",
+                                w.rollout.prompts_per_step, rounds),
+                    std::string(field));
+}
+
+}  // namespace
+
 void resolve_rollout_batch(Workload& w, int dp, bool grad_accum_given, std::string_view field) {
   if (!is_online(w)) return;
-  w.seq = w.rollout.prompt_len + w.rollout.completion_len;
+  set_online_sequence(w);
   const std::int64_t g = group_size(w);
   const std::int64_t per_pass = w.micro_batch * std::max(1, dp);
   if (w.rollout.prompts_per_step <= 0 && !grad_accum_given) {
     // Neither given: the fewest prompts whose completions fill whole passes of every card.
-    w.rollout.prompts_per_step = std::lcm(g, per_pass) / g;
+    // With generation rounds, a multiple of them.
+    w.rollout.prompts_per_step =
+        std::lcm(std::lcm(g, per_pass) / g, std::int64_t{w.rollout.generation_rounds});
   }
   if (w.rollout.prompts_per_step <= 0) {
     const std::int64_t batch = per_pass * w.grad_accum;
@@ -269,6 +365,7 @@ void resolve_rollout_batch(Workload& w, int dp, bool grad_accum_given, std::stri
                       batch, w.micro_batch, w.grad_accum, std::max(1, dp), g, g, g),
           std::string(field));
     w.rollout.prompts_per_step = batch / g;
+    check_generation_rounds(w, "generation_rounds");
     return;
   }
   const std::int64_t sequences = w.rollout.prompts_per_step * g;
@@ -290,6 +387,7 @@ void resolve_rollout_batch(Workload& w, int dp, bool grad_accum_given, std::stri
                     w.grad_accum),
         std::string(field));
   w.grad_accum = accum;
+  check_generation_rounds(w, "generation_rounds");
 }
 int no_grad_forward_passes(const Workload& w) {
   return reference_forward_passes(w) + policy_no_grad_passes(w);

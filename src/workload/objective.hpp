@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "core/choices.hpp"
+#include "workload/lengths.hpp"
 
 namespace ftplan {
+
+class StrictMap;
 
 struct Workload;
 
@@ -68,8 +71,14 @@ ObjectiveAndMethod resolve_run_method(std::string_view name, std::string_view ad
                                       std::string_view precompute_field = "precompute_ref");
 // The settings of an online objective's rollout by their runs-file keys (RolloutSettings), as runs
 // files and trainer files name them: group_size, prompts_per_step, prompt_len, completion_len,
-// rollout, kl, rl_epochs, engine_memory, sleep, rollout_gpu, rollout_gpus.
+// completion_len_mean, generation_rounds, rollout, rollout_tp, kl, rl_epochs, engine_memory,
+// sleep, rollout_gpu, rollout_gpus, async_rollout.
 const std::vector<std::string>& rollout_keys();
+// Reads those keys of a run (a runs file's, a measured run's) into `w.rollout`, each range checked
+// at its key, and sets the trained sequence (set_online_sequence). The card names (rollout_gpu)
+// are left to the caller. A rollout key beside an objective that does not generate, or seq,
+// seq_mean or lengths beside one that does, fails at its key. Returns whether `w` is online.
+bool read_rollout_settings(StrictMap& r, Workload& w);
 // Every name parse_run_method takes: the adapter methods, then the objectives but "sft".
 const std::vector<std::string>& run_method_names();
 
@@ -109,6 +118,14 @@ bool holds_value_model(const Workload& w);
 void validate_rollout(const Workload& w);
 // Sequences one optimizer step trains on, all cards together: prompts × group size.
 std::int64_t rollout_sequences(const Workload& w);
+// The completions' lengths as probabilities in increasing order: one bin at completion_len, or,
+// with completion_len_mean, the greatest-entropy spread of that mean (max_entropy_lengths).
+std::vector<LengthBin> completion_length_distribution(const Workload& w);
+double mean_completion_len(const Workload& w);
+// The trained sequence of an online objective: `w.seq` = prompt + the longest completion (the
+// memory peak) and, when completions vary, `w.lengths.histogram` = the prompt + each completion
+// length (the step time, padded to a batch's longest or packed as the lengths settings say).
+void set_online_sequence(Workload& w);
 // Sets `w.seq` to prompt + completion and `w.grad_accum` from the prompts per step over `dp`
 // data-parallel replicas (prompts × group = micro-batch × grad_accum × dp), or the prompts per
 // step from the batch when only grad_accum was given; with neither, the fewest prompts whose

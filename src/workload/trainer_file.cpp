@@ -532,9 +532,23 @@ void read_trl_online(Reader& r, const std::string& prefix) {
     r.ignore(p("vllm_gpu_memory_utilization"),
              "the vLLM server's own cards are sized by ftplan (the engine's default split)");
   }
-  for (const char* key : {"generation_batch_size", "steps_per_generation", "temperature", "top_p",
-                          "top_k", "reward_funcs", "reward_weights", "loss_type", "scale_rewards",
-                          "epsilon", "epsilon_high", "mask_truncated_completions"})
+  // TRL 0.18 on generates steps_per_generation micro-batches' completions at once (default: the
+  // accumulation steps, one generation per optimizer step).
+  if (const auto per_generation = r.integer(p("steps_per_generation"), 1, 1 << 20)) {
+    const auto accum = r.integer("gradient_accumulation_steps", 1, 1 << 20).value_or(1);
+    if (accum % *per_generation == 0)
+      r.use(p("steps_per_generation"), std::to_string(*per_generation), "generation_rounds",
+            std::to_string(accum / *per_generation));
+    else
+      r.ignore(p("steps_per_generation"),
+               "not a divisor of gradient_accumulation_steps: estimated as one generation per "
+               "optimizer step");
+  }
+  if (auto tp = r.integer(p("vllm_tensor_parallel_size"), 1, 64))
+    r.use(p("vllm_tensor_parallel_size"), std::to_string(*tp), "rollout_tp", std::to_string(*tp));
+  for (const char* key :
+       {"generation_batch_size", "temperature", "top_p", "top_k", "reward_funcs", "reward_weights",
+        "loss_type", "scale_rewards", "epsilon", "epsilon_high", "mask_truncated_completions"})
     if (r.has(p(key)))
       r.ignore(p(key), "sampling, rewards and the loss's form do not change memory or time here");
 }
@@ -644,6 +658,8 @@ void read_axolotl(Reader& r) {
       r.use(tp ? "vllm.tensor_parallel_size" : "vllm.data_parallel_size",
             std::to_string(tp.value_or(1) * dp.value_or(1)), "rollout_gpus",
             std::to_string(tp.value_or(1) * dp.value_or(1)));
+    if (tp)
+      r.use("vllm.tensor_parallel_size", std::to_string(*tp), "rollout_tp", std::to_string(*tp));
     if (r.has("sequence_len"))
       r.ignore("sequence_len",
                "an online run's sequence is its prompt and completion: "

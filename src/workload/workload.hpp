@@ -71,7 +71,17 @@ struct RolloutSettings {
   std::int64_t group_size = 0;        // completions per prompt (TRL num_generations)
   std::int64_t prompts_per_step = 0;  // prompts per optimizer step, all cards (0: from the batch)
   std::int64_t prompt_len = 512;      // tokens (TRL max_prompt_length)
-  std::int64_t completion_len = 256;  // tokens (TRL max_completion_length)
+  std::int64_t completion_len = 256;  // tokens (TRL max_completion_length): the longest
+  // Mean tokens per completion when completions end at different lengths (0: every completion
+  // runs to completion_len). The lengths are spread as workload/lengths spreads a mean below the
+  // longest; the engine decodes fewer sequences as they end, training pads or packs them.
+  double completion_len_mean = 0;
+  // Rollout batches per optimizer step, each generating its share of the step's sequences before
+  // the next (TRL up to 0.17 generated per micro-batch: grad-accum rounds; later versions
+  // grad-accum / steps_per_generation). The weights move into the engine once per step.
+  int generation_rounds = 1;
+  int rollout_tp =
+      0;  // cards one engine spans (vLLM tensor_parallel_size); 0: the fewest that hold
   RolloutMode mode = RolloutMode::kColocated;
   double kl = -1;  // KL coefficient (TRL beta, kl_coef); < 0: the objective's default
   int epochs = 0;  // passes over each generated batch (GRPO num_iterations, PPO num_ppo_epochs)
