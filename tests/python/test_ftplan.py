@@ -94,7 +94,7 @@ def test_catalog_functions():
 
 def test_every_endpoint_is_a_function():
     for name in ("fit", "step", "scale", "max", "mig", "params", "plan", "explain", "models",
-                 "gpus", "words", "report"):
+                 "gpus", "words", "report", "matrix"):
         assert callable(getattr(ftplan, name)), name
     assert "micro_batch" in ftplan.fit.__doc__
 
