@@ -250,10 +250,12 @@ TEST(Matrix, BadInputIsAClearError) {
       test::run_cli({"matrix", "--model", "llama-3.1-8b", "--method", "grpo", "--json"});
   EXPECT_EQ(online.code, 2);
   EXPECT_EQ(json::parse(online.err)["error"]["field"], "method");
-  // A card: the matrix takes none (CLI11 names the option).
-  EXPECT_EQ(
-      test::run_cli({"matrix", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "l4"}).code,
-      2);
+  // A card: the matrix takes none, and says what to give instead.
+  const auto card =
+      test::run_cli({"matrix", "--model", "llama-3.1-8b", "--method", "lora", "--gpu", "l4"});
+  EXPECT_EQ(card.code, 2);
+  EXPECT_NE(card.err.find("leave out --gpu, and keep fewer cards with --nvlink"), std::string::npos)
+      << card.err;
 }
 
 // The engine alone: a filter that keeps nothing is an empty matrix, not an error.
