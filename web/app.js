@@ -311,8 +311,16 @@ function matrixPrices(inputs) {
   return inputs.matrix_prices.split(/[\s,;]+/).filter(Boolean);
 }
 
+// The planner's global batch for the form's fixed micro-batch: 64 sequences (a runs file's
+// default), or the next multiple of micro-batch × 8 so that every count up to 8 divides it.
+function matrixGlobalBatch(inputs) {
+  const step = Math.max(1, Math.floor(Number(inputs.micro_batch)) || 1) * 8;
+  return step * Math.ceil(64 / step);
+}
+
 function matrixBody(inputs) {
   const body = workloadBody(inputs);
+  body.global_batch = matrixGlobalBatch(inputs);
   const tokens = inputs.matrix_tokens.trim();
   const prices = matrixPrices(inputs);
   if (inputs.matrix_cards === 'nvlink') body.nvlink = true;
@@ -738,7 +746,8 @@ const render = {
     box.append(h('div', {'class': 'table-wrap matrix'}, h('table', {'data-sort': m.sort},
         h('thead', {}, h('tr', {}, heads)), h('tbody', {}, rows))),
     h('p', {'class': 'note'}, t('matrix_summary', format.count(m.rows.length),
-        format.count(m.catalog_cards), format.count(m.evaluations), t(sortWord))));
+        format.count(m.catalog_cards), format.count(m.evaluations), t(sortWord),
+        format.count(m.global_batch))));
     for (const button of box.querySelectorAll('button.sort')) {
       button.addEventListener('click', () => {
         app.matrixSort = button.dataset.sort;

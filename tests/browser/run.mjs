@@ -947,7 +947,7 @@ function matrixBody(run, extra = {}) {
   const body = fitBody(run, {gpu: 'x', count: 1});
   delete body.gpu;
   delete body.gpus;
-  return {...body, sort: 'cards', ...extra};
+  return {...body, global_batch: '64', sort: 'cards', ...extra};
 }
 
 for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
@@ -1029,8 +1029,18 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     check(cheap.rows.every((r) => r.price_USD !== null && r.price_USD <= 20000),
         'the price filter keeps cards listed at 20,000 USD or less');
     await page.screenshot({path: join(SCREENSHOTS, `matrix-filtered-${size}.png`), fullPage: true});
-    // A bad rental price: the server's message at the prices field.
+    // A micro-batch 64 does not divide: the page asks for 72 sequences per step (3 × 8 × 3).
     await page.fill('#matrix_max_price', '');
+    await page.fill('#micro_batch', '3');
+    await waitForResults(page);
+    await page.waitForSelector('#matrix tr[data-gpu="h200-nvl"]', {timeout: TIMEOUT_MS});
+    const odd = await cliJson('matrix', {...matrixBody(run, {...extra, sort: 'time'}),
+      micro_batch: '3', global_batch: '72'});
+    checkMatrix(await matrixShown(page), odd, 'micro-batch 3');
+    equal(await page.locator('#form-error').isHidden(), true, 'no error for micro-batch 3');
+    await page.fill('#micro_batch', '1');
+    await waitForResults(page);
+    // A bad rental price: the server's message at the prices field.
     await page.fill('#matrix_prices', 'h100sxm=2');
     await waitForResults(page);
     const error = await page.locator('#error-matrix_prices').textContent();
