@@ -118,6 +118,9 @@ std::vector<Case> cases() {
       {"plan", {"plan"}},
       {"plan", {"plan", source("examples/team-runs.yaml")}},
       {"sweep", {"sweep"}},
+      {"matrix", with({"matrix"}, {"--method", "lora", "--tokens", "1e8", "--price-per-card-hour",
+                                   "h100-sxm=2.5", "--sort", "cost"})},
+      {"matrix", {"matrix", "--model", "llama-3.1-70b", "--method", "full", "--nvlink"}},
       {"explain", with({"explain"}, {"--method", "lora", "--gpu", "h200-nvl", "memory.peak"})},
       {"explain",
        with({"explain"}, {"--method", "full", "--gpu", "h200-nvl", "--gpus", "4", "--tokens", "1e8",
@@ -240,6 +243,8 @@ TEST(JsonSchemas, EveryApiEndpointKeepsToItsSchema) {
        "explain"},
       {"POST", "/api/infer",
        R"({"model": "deepseek-v2-lite", "gpu": "h200-nvl", "context": 4096, "batch": 8})", "infer"},
+      {"POST", "/api/matrix", R"({"model": "llama-3.1-8b", "method": "qlora", "max_price": 20000})",
+       "matrix"},
       {"POST", "/api/plan",
        "runs:\n  - {name: a, model: llama-3.1-8b, method: lora, tokens: 1e8}\n", "plan"},
   };

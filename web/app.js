@@ -91,10 +91,17 @@ const DEFAULTS = Object.freeze({
   weights: 'bf16',
   kv_dtype: 'bf16',
   runs: null, // null: the seed's runs
+  // Every card (POST /api/matrix): the filter, tokens and rental prices, and the sorted column.
+  matrix_cards: '', // '', 'nvlink' or 'rentable'
+  matrix_max_price: '',
+  matrix_tokens: '',
+  matrix_prices: '', // 'h100-sxm=2.5, l40s=1.1'
+  matrix_sort: 'cards',
 });
 const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimizer', 'precision', 'seq',
   'group_size', 'prompt_len', 'completion_len', 'micro_batch', 'recompute', 'shard', 'metric', 'lang', 'infer_gpu', 'infer_gpus', 'context',
-  'batch', 'weights', 'kv_dtype'];
+  'batch', 'weights', 'kv_dtype', 'matrix_cards', 'matrix_max_price', 'matrix_tokens',
+  'matrix_prices'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -137,6 +144,7 @@ function readForm() {
     count: row.querySelector('input').value,
   }));
   inputs.runs = $('runs').value === app.seedRuns ? null : $('runs').value;
+  inputs.matrix_sort = app.matrixSort;
   return inputs;
 }
 
@@ -152,6 +160,7 @@ function writeForm(inputs) {
   $('cards').replaceChildren();
   for (const card of inputs.cards) addCardRow(card);
   $('runs').value = inputs.runs ?? app.seedRuns;
+  app.matrixSort = MATRIX_SORTS.includes(inputs.matrix_sort) ? inputs.matrix_sort : 'cards';
   showModelSource(inputs.source);
   showAdapterOptions(inputs.method);
   showObjectiveOptions(inputs.objective);
@@ -293,6 +302,38 @@ function runYaml(inputs, indent) {
   if (inputs.optimizer !== DEFAULTS.optimizer) lines.push(`  optimizer: ${inputs.optimizer}`);
   if (inputs.precision !== DEFAULTS.precision) lines.push(`  precision: ${inputs.precision}`);
   return lines.map((line) => indent + line).join('\n');
+}
+
+// POST /api/matrix: the run without a card, the filter, tokens, rental prices and the sort key.
+const MATRIX_SORTS = ['cards', 'headroom', 'step', 'time', 'cost', 'price', 'memory', 'name'];
+
+function matrixPrices(inputs) {
+  return inputs.matrix_prices.split(/[\s,;]+/).filter(Boolean);
+}
+
+// The planner's global batch for the form's fixed micro-batch: 64 sequences (a runs file's
+// default), or the next multiple of micro-batch × 8 so that every count up to 8 divides it.
+function matrixGlobalBatch(inputs) {
+  const step = Math.max(1, Math.floor(Number(inputs.micro_batch)) || 1) * 8;
+  return step * Math.ceil(64 / step);
+}
+
+function matrixBody(inputs) {
+  const body = workloadBody(inputs);
+  body.global_batch = matrixGlobalBatch(inputs);
+  const tokens = inputs.matrix_tokens.trim();
+  const prices = matrixPrices(inputs);
+  if (inputs.matrix_cards === 'nvlink') body.nvlink = true;
+  if (inputs.matrix_cards === 'rentable') body.rentable = true;
+  if (inputs.matrix_max_price.trim()) body.max_price = inputs.matrix_max_price.trim();
+  if (tokens) body.tokens = tokens;
+  if (prices.length) body.price_per_card_hour = prices;
+  // Time and cost are sorted only where they are shown (tokens; rental prices).
+  let sort = inputs.matrix_sort;
+  if ((sort === 'time' || sort === 'cost') && !tokens) sort = 'cards';
+  if (sort === 'cost' && !prices.length) sort = 'cards';
+  body.sort = sort;
+  return body;
 }
 
 // ---- 3. the API --------------------------------------------------------------------------------
@@ -670,6 +711,52 @@ const render = {
     return box;
   },
 
+  // POST /api/matrix: every card as a table; a click on a column heading sorts by it.
+  matrix(result, inputs) {
+    const box = h('div', {});
+    if (isOnline(inputs)) {
+      box.append(h('p', {'class': 'note'}, t('matrix_online')));
+      return box;
+    }
+    if (!result || !result.ok) {
+      box.append(matrixErrorNote(result, inputs));
+      return box;
+    }
+    const m = result.data;
+    if (!m.rows.length) {
+      box.append(h('p', {'class': 'note', 'data-empty': 'true'}, t('matrix_empty')));
+      return box;
+    }
+    const totals = m.tokens !== null;
+    const costs = totals && m.rows.some((r) => r.rental_USD_per_card_hour !== null);
+    const columns = [
+      ['name', 'matrix_col_card'], ['memory', 'matrix_col_memory'],
+      ['headroom', 'matrix_col_one_card'], ['cards', 'matrix_col_cards'],
+      ['step', 'matrix_col_step'], totals && ['time', 'matrix_col_time'],
+      costs && ['cost', 'matrix_col_cost'], ['price', 'matrix_col_price'],
+    ].filter(Boolean);
+    const most = m.counts[m.counts.length - 1];
+    const rows = m.rows.map((r) => matrixRow(r, most, totals, costs));
+    const descending = ['headroom', 'memory'];
+    const heads = columns.map(([key, word]) => h('th', {'scope': 'col',
+      'aria-sort': key === m.sort ? (descending.includes(key) ? 'descending' : 'ascending') : null},
+    h('button', {'type': 'button', 'class': 'sort', 'data-sort': key,
+      'aria-label': t('matrix_sort_label', t(word))}, t(word))));
+    const sortWord = columns.find(([key]) => key === m.sort)?.[1] ?? 'matrix_col_cards';
+    box.append(h('div', {'class': 'table-wrap matrix'}, h('table', {'data-sort': m.sort},
+        h('thead', {}, h('tr', {}, heads)), h('tbody', {}, rows))),
+    h('p', {'class': 'note'}, t('matrix_summary', format.count(m.rows.length),
+        format.count(m.catalog_cards), format.count(m.evaluations), t(sortWord),
+        format.count(m.global_batch))));
+    for (const button of box.querySelectorAll('button.sort')) {
+      button.addEventListener('click', () => {
+        app.matrixSort = button.dataset.sort;
+        inputsChanged();
+      });
+    }
+    return box;
+  },
+
   // POST /api/plan: the recommendation for each run.
   plan(result) {
     const box = h('div', {});
@@ -693,6 +780,46 @@ const render = {
     return box;
   },
 };
+
+// One card of the matrix: its one-card verdict and headroom, the fewest cards, the step and the
+// time with their ranges, cost and list price; a card that nothing holds says why.
+function matrixRow(r, most, totals, costs) {
+  const usd = (name, value) => (value === null || value === undefined
+    ? '–' : figure(name, value, t('matrix_usd', number(value, value < 100 ? 2 : 0))));
+  const room = r.one_card.memory_GB.headroom;
+  const f = r.fewest;
+  const ranged = (name, value, range, text) => [figure(name, value, text(value)), h('br'),
+    h('span', {'class': 'small', 'data-figure': `${name}_range`, 'data-value': range.join(',')},
+        `${text(range[0])} – ${text(range[1])}`)];
+  const cells = [
+    h('th', {'scope': 'row'}, r.name.replace(/^NVIDIA /, '')),
+    h('td', {}, gbFigure('memory_GB', r.memory_GB)),
+    h('td', {}, verdictBadge(r.one_card.verdict), h('br'), figure('headroom', room,
+        room >= 0 ? t('fit_headroom', format.GB(room)) : t('fit_shortfall', format.GB(-room)))),
+    h('td', {}, f
+      ? [figure('cards_needed', f.count, format.count(f.count)),
+        f.count > 1 ? h('span', {'class': 'small', 'lang': 'en'}, ` ${layoutText(f)}`) : '']
+      : h('details', {'class': 'why-not'},
+          h('summary', {'data-figure': 'cards_needed', 'data-value': ''}, t('matrix_none', most)),
+          h('span', {'class': 'small why'}, r.why_not ?? ''))),
+    h('td', {}, f ? ranged('step_seconds', f.step_seconds, f.step_seconds_range, format.seconds)
+      : '–'),
+  ];
+  if (totals) {
+    cells.push(h('td', {}, f ? ranged('time_to_train_hours', f.time_to_train_hours,
+        f.time_to_train_hours_range, format.hours) : '–'));
+  }
+  if (costs) cells.push(h('td', {}, usd('cost_USD', f?.cost_USD)));
+  cells.push(h('td', {}, usd('price_USD', r.price_USD)));
+  return h('tr', {'data-gpu': r.gpu, 'data-verdict': r.verdict}, cells);
+}
+
+// How the fewest cards split the run: model-parallel degrees above 1, then the sharding.
+function layoutText(option) {
+  const degrees = ['tp', 'pp', 'cp', 'ep'].filter((key) => option.layout?.[key] > 1)
+      .map((key) => `${key} ${option.layout[key]}`);
+  return [...degrees, option.shard].join(' · ');
+}
 
 // A text with figures (nodes) at its {0}, {1}, ...: t()'s template, kept as DOM nodes.
 function tNodes(key, ...nodes) {
@@ -1005,6 +1132,26 @@ function inferErrorNote(result, inputs) {
       placed ? t('error_elsewhere') : error.message);
 }
 
+// The matrix's own inputs; the run's errors are shown where the fit's are.
+const MATRIX_SLOTS = {price_per_card_hour: 'matrix_prices', tokens: 'matrix_tokens',
+  max_price: 'matrix_max_price', rentable: 'matrix_cards', nvlink: 'matrix_cards'};
+
+function reportMatrixError(result, inputs) {
+  if (!result || result.ok || !result.data.error) return;
+  const {field, message} = result.data.error;
+  if (field in MATRIX_SLOTS) showFieldError(MATRIX_SLOTS[field], message);
+  else reportError(result, inputs);
+}
+
+function matrixErrorNote(result, inputs) {
+  if (!result) return errorNote(result);
+  const error = result.data.error ?? {message: `HTTP ${result.status}`};
+  const field = error.field ?? '';
+  const placed = field in MATRIX_SLOTS || slotFor(field, inputs) !== 'form';
+  return h('p', {'class': 'note error', 'data-error': error.code ?? ''},
+      placed ? t('error_elsewhere') : error.message);
+}
+
 function clearFieldErrors() {
   for (const el of document.querySelectorAll('.field-error')) {
     if (el.id === 'error-runs') continue;
@@ -1038,7 +1185,9 @@ const app = {
   lang: DEFAULTS.lang,
   catalog: {gpus: [], models: []},
   seedRuns: '',
-  results: {fits: [], steps: {}, rl: {}, scale: null, migs: {}, infer: null, plan: null},
+  results: {fits: [], steps: {}, rl: {}, scale: null, migs: {}, infer: null, matrix: null,
+    plan: null},
+  matrixSort: DEFAULTS.matrix_sort,
   inputs: null,
   controller: null,
   planController: null,
@@ -1072,8 +1221,9 @@ function setBusy(name, busy) {
 // Results of every section set to `value` (null: still calculating); the plan is kept.
 function emptyResults(inputs, value) {
   const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
+  // The matrix keeps its last table while the next one is calculated (a sort keeps its place).
   return {fits: inputs.cards.map(() => value), steps: perGpu(), rl: perGpu(), scale: value,
-    migs: perGpu(), infer: value, plan: app.results.plan};
+    migs: perGpu(), infer: value, matrix: value ?? app.results.matrix, plan: app.results.plan};
 }
 
 // Sends every request for the current inputs; a newer update aborts the older one's requests.
@@ -1134,6 +1284,10 @@ function update(inputs) {
   track(post('/api/scale', scaleBody, controller.signal), (r) => { app.results.scale = r; });
   track(post('/api/infer', inferBody(inputs), controller.signal), (r) => { app.results.infer = r; },
       reportInferError);
+  if (!isOnline(inputs)) {
+    track(post('/api/matrix', matrixBody(inputs), controller.signal),
+        (r) => { app.results.matrix = r; }, reportMatrixError);
+  }
   Promise.allSettled(requests).then(() => {
     if (app.controller === controller) setBusy('busy', false);
   });
@@ -1175,6 +1329,11 @@ function renderResults() {
   $('scale').replaceChildren(render.scale(r.scale, $('metric').value, gpus.length));
   $('mig').replaceChildren(...gpus.map((gpu) => render.mig(gpu, r.migs[gpu])));
   $('infer').replaceChildren(render.infer(r.infer, inputs));
+  // A sort heading that had the focus keeps it in the new table.
+  const focused = $('matrix').contains(document.activeElement) ?
+    document.activeElement.dataset.sort : undefined;
+  $('matrix').replaceChildren(render.matrix(r.matrix, inputs));
+  if (focused) $('matrix').querySelector(`button.sort[data-sort="${focused}"]`)?.focus();
   renderStatus(inputs, r);
 }
 
@@ -1266,6 +1425,8 @@ function bindEvents() {
   // The inference inputs sit beside their results, outside the form.
   $('infer-inputs').addEventListener('input', inputsChanged);
   $('infer-inputs').addEventListener('change', inputsChanged);
+  $('matrix-inputs').addEventListener('input', inputsChanged);
+  $('matrix-inputs').addEventListener('change', inputsChanged);
   $('add-card').addEventListener('click', () => {
     const last = readForm().cards.at(-1);
     addCardRow({gpu: last?.gpu === 'h200-nvl' ? 'rtx-pro-6000' : 'h200-nvl', count: '1'});

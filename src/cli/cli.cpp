@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "catalog/preparsed_yaml.hpp"
 #include "cli/hf_hub.hpp"
@@ -616,6 +617,14 @@ std::vector<const CLI::Option*> options_of(const CLI::App& app) {
   return out;
 }
 
+// Options a command leaves out on purpose, with what to give instead (the API's words for the
+// same case are in server/api.cpp).
+constexpr std::tuple<std::string_view, std::string_view, std::string_view> kLeftOut[] = {
+    {"matrix", "--gpu",
+     "the matrix evaluates every card of the catalog: leave out --gpu, and keep fewer cards with "
+     "--nvlink, --rentable, --max-price, --min-memory or --vendor"},
+};
+
 // An argument CLI11 did not expect, as an error that names it and the closest options of the
 // command: "unknown option '--micro-btch' for fit; did you mean --micro-batch?".
 [[noreturn]] void throw_unexpected(const CLI::ParseError& e, const CLI::App& app,
@@ -629,6 +638,9 @@ std::vector<const CLI::Option*> options_of(const CLI::App& app) {
     if (!a.starts_with("--")) continue;
     const std::string name = a.substr(0, a.find('='));
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    for (const auto& [left_command, option, instead] : kLeftOut)
+      if (left_command == command && option == name)
+        throw UserError(ErrorCode::kUnknownName, std::string(instead), name.substr(2));
     auto near = closest_names(name, known, 3);
     const std::string message = fmt::format(
         "unknown option '{}'{}{}", name, command.empty() ? "" : fmt::format(" for {}", command),

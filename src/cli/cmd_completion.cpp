@@ -11,6 +11,7 @@
 #include "core/choices.hpp"
 #include "core/error.hpp"
 #include "infer/generation.hpp"
+#include "plan/matrix.hpp"
 #include "workload/optimizer.hpp"
 
 namespace ftplan::cli {
@@ -104,6 +105,7 @@ CompletionModel completion_model(Context& ctx) {
   m.values["--lang"] = {"en", "de"};
   m.values["--kv-dtype"] = plain_words(kv_dtype_names());
   m.values["--weights"] = plain_words(weight_format_names());
+  m.values["--sort"] = plain_words(matrix_sort_names());
   return m;
 }
 

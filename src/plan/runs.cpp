@@ -314,14 +314,14 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   const auto tokens = r.optional_number("tokens", 1, 1e16);
   const auto epochs = r.optional_number("epochs", 1e-3, 1e6);
   const auto dataset = r.optional_number("dataset_tokens", 1, 1e16);
-  if (tokens && (epochs || dataset))
-    r.fail("tokens", "give either 'tokens' or 'epochs' with 'dataset_tokens', not both");
-  if (epochs.has_value() != dataset.has_value())
-    r.fail(epochs ? "dataset_tokens" : "epochs", "'epochs' and 'dataset_tokens' go together");
+  try {
+    run.tokens = tokens_to_train(tokens, epochs, dataset);
+  } catch (const UserError& e) {
+    r.fail(e.field(), e.what());
+  }
   if (!tokens && !epochs)
     r.fail("tokens",
            "how much to train is missing: give 'tokens', or 'epochs' with 'dataset_tokens'");
-  run.tokens = tokens ? *tokens : *epochs * *dataset;
   run.deadline_hours = r.optional_number("deadline_hours", 1e-3, 1e6);
   run.count = static_cast<int>(r.optional_integer("count", 1, 100000).value_or(1));
   run.gpus = read_gpus(r, catalog);
@@ -358,6 +358,18 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
 }
 
 }  // namespace
+
+double tokens_to_train(std::optional<double> tokens, std::optional<double> epochs,
+                       std::optional<double> dataset_tokens) {
+  if (tokens && (epochs || dataset_tokens))
+    throw UserError(ErrorCode::kInvalidValue,
+                    "give either 'tokens' or 'epochs' with 'dataset_tokens', not both", "tokens");
+  if (epochs.has_value() != dataset_tokens.has_value())
+    throw UserError(ErrorCode::kInvalidValue, "'epochs' and 'dataset_tokens' go together",
+                    epochs ? "dataset_tokens" : "epochs");
+  if (tokens) return *tokens;
+  return epochs ? *epochs * *dataset_tokens : 0;
+}
 
 std::string price_problem(double price_USD, double max_USD) {
   if (price_USD > 0 && price_USD <= max_USD) return {};  // NaN fails both

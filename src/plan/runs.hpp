@@ -30,6 +30,12 @@ struct PlannedRun {
   double steps() const;  // tokens / (global_batch × seq), rounded up
 };
 
+// How much a run trains, from a runs file's keys: `tokens`, or `epochs` × `dataset_tokens`;
+// neither: 0 (whether that is allowed is the caller's question). A UserError naming the key when
+// they do not go together.
+double tokens_to_train(std::optional<double> tokens, std::optional<double> epochs,
+                       std::optional<double> dataset_tokens);
+
 struct Prices {
   std::map<std::string, double, std::less<>> per_card_hour_USD;  // rental price per card and hour
   std::optional<double> per_kWh_USD;

@@ -81,7 +81,7 @@ constexpr Endpoint kEndpoints[] = {
     {"/api/max", "max", "POST"},         {"/api/params", "params", "POST"},
     {"/api/plan", "plan", "POST"},       {"/api/report", "report", "GET"},
     {"/api/explain", "explain", "POST"}, {"/api/words", "words", "GET"},
-    {"/api/infer", "infer", "POST"},
+    {"/api/infer", "infer", "POST"},     {"/api/matrix", "matrix", "POST"},
 };
 
 std::string to_option(std::string key) {
@@ -135,6 +135,12 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
       const std::string& wanted = key;  // clang 14 cannot capture a structured binding
       const auto it = std::find_if(options.begin(), options.end(),
                                    [&](const OptionInfo& o) { return o.key == wanted; });
+      if (it == options.end() && key == "gpu" && endpoint == "/api/matrix")
+        throw UserError(ErrorCode::kUnknownName,
+                        "the matrix evaluates every card of the catalog: leave out 'gpu' (the "
+                        "body of /api/fit without the card), and keep fewer cards with nvlink, "
+                        "rentable, max_price, min_memory or vendor",
+                        key, {"nvlink", "rentable", "max_price", "min_memory", "vendor"});
       if (it == options.end()) {
         std::vector<std::string> keys;
         for (const auto& o : options)

@@ -51,7 +51,11 @@ const run = promisify(execFile);
 async function cliJson(command, body) {
   const args = [command];
   for (const [key, value] of Object.entries(body)) {
-    for (const item of [value].flat()) args.push(`--${key.replaceAll('_', '-')}`, String(item));
+    for (const item of [value].flat()) {
+      // A flag (true) is its option alone.
+      if (item === true) args.push(`--${key.replaceAll('_', '-')}`);
+      else args.push(`--${key.replaceAll('_', '-')}`, String(item));
+    }
   }
   args.push('--json');
   const {stdout} = await run(BIN, args, {maxBuffer: 64 << 20});
@@ -882,6 +886,179 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     const top = await page.locator('#results').evaluate((el) => el.getBoundingClientRect().top);
     check(top >= -1 && top < viewport.height / 2, `the results are in view (top ${top})`);
     await page.close();
+  });
+}
+
+// Every card (POST /api/matrix): the table as the page shows it.
+async function waitForMatrix(page) {
+  await waitForResults(page);
+  await page.waitForSelector('#matrix table, #matrix [data-empty], #matrix .error',
+      {timeout: TIMEOUT_MS});
+}
+
+async function matrixShown(page) {
+  return page.locator('#matrix').evaluate((box) => ({
+    sort: box.querySelector('table')?.dataset.sort,
+    sorted: box.querySelector('th[aria-sort] button')?.dataset.sort,
+    headings: [...box.querySelectorAll('thead button.sort')].map((b) => b.dataset.sort),
+    rows: [...box.querySelectorAll('tbody tr')].map((tr) => {
+      const value = (name) => tr.querySelector(`[data-figure="${name}"]`)?.dataset.value;
+      return {gpu: tr.dataset.gpu, verdict: tr.dataset.verdict,
+        oneCard: tr.querySelector('[data-verdict]')?.dataset.verdict,
+        headroom: value('headroom'), headroomText: tr.querySelector('[data-figure="headroom"]')
+            ?.textContent,
+        cards: value('cards_needed'), step: value('step_seconds'),
+        stepRange: value('step_seconds_range'), hours: value('time_to_train_hours'),
+        hoursRange: value('time_to_train_hours_range'), cost: value('cost_USD'),
+        why: tr.querySelector('.why')?.textContent};
+    }),
+  }));
+}
+
+// What the page shows against `ftplan matrix --json` for the same body.
+function checkMatrix(shown, cli, what, lang = 'en') {
+  equal(shown.rows.map((r) => r.gpu), cli.rows.map((r) => r.gpu), `${what}: cards in order`);
+  cli.rows.forEach((r, i) => {
+    const row = shown.rows[i];
+    const room = r.one_card.memory_GB.headroom;
+    equal(row.verdict, r.verdict, `${what}: ${r.gpu} verdict`);
+    equal(row.oneCard, r.one_card.verdict, `${what}: ${r.gpu} one-card verdict`);
+    equal(Number(row.headroom), room, `${what}: ${r.gpu} headroom`);
+    check(row.headroomText.includes(gbText(Math.abs(room), lang)),
+        `${what}: ${r.gpu} headroom text "${row.headroomText}" shows ${gbText(Math.abs(room), lang)}`);
+    if (r.fewest) {
+      equal(Number(row.cards), r.cards_needed, `${what}: ${r.gpu} fewest cards`);
+      equal(Number(row.step), r.fewest.step_seconds, `${what}: ${r.gpu} step`);
+      equal(row.stepRange, r.fewest.step_seconds_range.join(','), `${what}: ${r.gpu} step range`);
+      if (cli.tokens !== null) {
+        equal(Number(row.hours), r.fewest.time_to_train_hours, `${what}: ${r.gpu} hours`);
+        equal(row.hoursRange, r.fewest.time_to_train_hours_range.join(','),
+            `${what}: ${r.gpu} hours range`);
+      }
+    } else {
+      equal(row.cards, '', `${what}: ${r.gpu} no count`);
+      equal(row.why, r.why_not, `${what}: ${r.gpu} why not`);
+    }
+  });
+}
+
+// The page's body for the form's run and the matrix inputs (the CLI's defaults made explicit).
+function matrixBody(run, extra = {}) {
+  const body = fitBody(run, {gpu: 'x', count: 1});
+  delete body.gpu;
+  delete body.gpus;
+  return {...body, global_batch: '64', sort: 'cards', ...extra};
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`every card (${size}): the matrix is the CLI's, sorts by a heading, filters; screenshots`,
+      async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const run = {model: 'llama-3.1-70b', method: 'lora'};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-70b&method=lora&cards=h200-nvl:1&matrix_tokens=1e8' +
+        '&matrix_prices=h100-sxm%3D2.5%2Cl40s%3D1.1', viewport);
+    await waitForMatrix(page);
+    const extra = {tokens: '1e8', price_per_card_hour: ['h100-sxm=2.5', 'l40s=1.1']};
+    const cli = await cliJson('matrix', matrixBody(run, extra));
+    const api = await apiJson(env.origin, '/api/matrix', matrixBody(run, extra));
+    equal(api.status, 200, 'matrix: API status');
+    equal(api.data, cli, 'matrix: API JSON vs CLI JSON');
+    let shown = await matrixShown(page);
+    equal(shown.sort, 'cards', 'the default sort');
+    equal(shown.headings, ['name', 'memory', 'headroom', 'cards', 'step', 'time', 'cost', 'price'],
+        'the sortable columns');
+    checkMatrix(shown, cli, 'default order');
+    check(new Set(cli.rows.map((r) => r.verdict)).size === 3,
+        'the run shows every kind of row (one card, more cards, none)');
+    const costs = shown.rows.filter((r) => r.cost !== undefined).map((r) => r.gpu).sort();
+    equal(costs, cli.rows.filter((r) => r.fewest?.cost_USD != null).map((r) => r.gpu).sort(),
+        'a cost where a rental price was given');
+    // The table scrolls inside its own box; the page does not.
+    const widths = await page.evaluate(() => ({page: document.documentElement.scrollWidth,
+      body: document.body.scrollWidth, box: document.querySelector('#matrix .table-wrap').clientWidth,
+      table: document.querySelector('#matrix table').scrollWidth}));
+    check(widths.page <= viewport.width && widths.body <= viewport.width,
+        `the page is wider than the window: ${JSON.stringify(widths)}`);
+    if (viewport.width < 500) {
+      check(widths.table > widths.box, `on a phone the table scrolls in its box: ${JSON.stringify(widths)}`);
+    }
+    await page.locator('#matrix-heading').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `matrix-${size}.png`), fullPage: true});
+    await page.locator('section[aria-labelledby="matrix-heading"]').screenshot(
+        {path: join(SCREENSHOTS, `matrix-section-${size}.png`)});
+    // Sort by headroom with the keyboard: the focus stays on the heading, the order is the CLI's.
+    await page.focus('#matrix button.sort[data-sort="headroom"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#matrix table[data-sort="headroom"]', {timeout: TIMEOUT_MS});
+    await waitForResults(page);
+    shown = await matrixShown(page);
+    equal(shown.sorted, 'headroom', 'the sorted heading');
+    equal(await page.evaluate(() => document.activeElement.dataset.sort), 'headroom',
+        'the focus stays on the heading');
+    const byHeadroom = await cliJson('matrix', matrixBody(run, {...extra, sort: 'headroom'}));
+    checkMatrix(shown, byHeadroom, 'by headroom');
+    const rooms = shown.rows.map((r) => Number(r.headroom));
+    check(rooms.every((v, i) => i === 0 || rooms[i - 1] >= v), 'headroom falls down the table');
+    equal(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('matrix_sort'), 'headroom',
+        'the URL keeps the sort');
+    // A click on the time heading.
+    await page.click('#matrix button.sort[data-sort="time"]');
+    await page.waitForSelector('#matrix table[data-sort="time"]', {timeout: TIMEOUT_MS});
+    await waitForResults(page);
+    checkMatrix(await matrixShown(page), await cliJson('matrix',
+        matrixBody(run, {...extra, sort: 'time'})), 'by time');
+    // Filters: NVLink only, then a highest list price.
+    await page.selectOption('#matrix_cards', 'nvlink');
+    await waitForResults(page);
+    await page.waitForFunction(() => !document.querySelector('#matrix tr[data-gpu="l40s"]'),
+        null, {timeout: TIMEOUT_MS});
+    const nvlink = await cliJson('matrix', matrixBody(run, {...extra, sort: 'time', nvlink: true}));
+    checkMatrix(await matrixShown(page), nvlink, 'NVLink only');
+    check(nvlink.rows.length < cli.rows.length && nvlink.rows.every((r) => r.link !== 'none'),
+        'NVLink only keeps the linked cards');
+    await page.selectOption('#matrix_cards', '');
+    await page.fill('#matrix_max_price', '20000');
+    await waitForResults(page);
+    await page.waitForFunction(() => !document.querySelector('#matrix tr[data-gpu="h200-nvl"]'),
+        null, {timeout: TIMEOUT_MS});
+    const cheap = await cliJson('matrix', matrixBody(run, {...extra, sort: 'time', max_price: '20000'}));
+    checkMatrix(await matrixShown(page), cheap, 'list price up to 20,000 USD');
+    check(cheap.rows.every((r) => r.price_USD !== null && r.price_USD <= 20000),
+        'the price filter keeps cards listed at 20,000 USD or less');
+    await page.screenshot({path: join(SCREENSHOTS, `matrix-filtered-${size}.png`), fullPage: true});
+    // A micro-batch 64 does not divide: the page asks for 72 sequences per step (3 × 8 × 3).
+    await page.fill('#matrix_max_price', '');
+    await page.fill('#micro_batch', '3');
+    await waitForResults(page);
+    await page.waitForSelector('#matrix tr[data-gpu="h200-nvl"]', {timeout: TIMEOUT_MS});
+    const odd = await cliJson('matrix', {...matrixBody(run, {...extra, sort: 'time'}),
+      micro_batch: '3', global_batch: '72'});
+    checkMatrix(await matrixShown(page), odd, 'micro-batch 3');
+    equal(await page.locator('#form-error').isHidden(), true, 'no error for micro-batch 3');
+    await page.fill('#micro_batch', '1');
+    await waitForResults(page);
+    // A bad rental price: the server's message at the prices field.
+    await page.fill('#matrix_prices', 'h100sxm=2');
+    await waitForResults(page);
+    const error = await page.locator('#error-matrix_prices').textContent();
+    check(error.includes('did you mean h100-sxm'), `the prices field shows the error, got "${error}"`);
+    await page.close();
+    // German: numbers with a decimal comma, the same rows.
+    const de = await openPage(env.context, env.origin,
+        'model=llama-3.1-70b&method=lora&cards=h200-nvl:1&lang=de', viewport);
+    await waitForMatrix(de);
+    const deCli = await cliJson('matrix', {...matrixBody(run), lang: 'de'});
+    checkMatrix(await matrixShown(de), deCli, 'German', 'de');
+    const heading = await de.locator('#matrix-heading').textContent();
+    equal(heading, 'Alle Karten', 'German heading');
+    await de.locator('#matrix-heading').scrollIntoViewIfNeeded();
+    await de.screenshot({path: join(SCREENSHOTS, `matrix-${size}-de.png`), fullPage: true});
+    await de.locator('section[aria-labelledby="matrix-heading"]').screenshot(
+        {path: join(SCREENSHOTS, `matrix-section-${size}-de.png`)});
+    await de.close();
   });
 }
 

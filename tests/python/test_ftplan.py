@@ -26,6 +26,18 @@ def test_fit_is_the_cli_json():
                            "h200-nvl")
 
 
+def test_matrix_is_the_cli_json_and_refuses_a_card():
+    got = ftplan.matrix(model="llama-3.1-8b", method="qlora", nvlink=True, tokens=1e8,
+                        price_per_card_hour=["h100-sxm=2.5"], sort="time")
+    assert got == cli_json("matrix", "--model", "llama-3.1-8b", "--method", "qlora", "--nvlink",
+                           "--tokens", "1e8", "--price-per-card-hour", "h100-sxm=2.5", "--sort",
+                           "time")
+    assert all(row["link"] != "none" for row in got["rows"])
+    with pytest.raises(ftplan.UserError) as e:
+        ftplan.matrix(model="llama-3.1-8b", method="qlora", gpu="l4")
+    assert "leave out 'gpu'" in str(e.value)
+
+
 def test_numbers_and_flags_pass_as_json():
     got = ftplan.fit(model="llama-3.1-8b", method="lora", gpu="h200-nvl", micro_batch=4, seq=4096,
                      chunked_loss=True)
@@ -94,7 +106,7 @@ def test_catalog_functions():
 
 def test_every_endpoint_is_a_function():
     for name in ("fit", "step", "scale", "max", "mig", "params", "plan", "explain", "models",
-                 "gpus", "words", "report"):
+                 "gpus", "words", "report", "matrix"):
         assert callable(getattr(ftplan, name)), name
     assert "micro_batch" in ftplan.fit.__doc__
 
