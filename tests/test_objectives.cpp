@@ -154,8 +154,24 @@ TEST(Objectives, FsdpGathersTheReferenceForItsPass) {
   const CommPlan plan = plan_communication(dpo, model_states(dpo), p, t, k);
   bool found = false;
   for (const CommCall& c : plan.calls())
-    if (c.what == "all-gather reference weights") found = true;
+    if (c.what == "all-gather reference weights") {
+      found = true;
+      EXPECT_DOUBLE_EQ(c.cost.size.value, 2.0 * static_cast<double>(dpo.model->params.total));
+    }
   EXPECT_TRUE(found);
+
+  // PPO, full fine-tune: the reference copy (the whole model, 2 B per parameter) for its pass, the
+  // reward model and the value model (sequence classifiers: no lm_head of 128,256 × 4,096) for
+  // one pass each.
+  Workload ppo = test::workload("llama-3.1-8b", Method::kFull);
+  ppo.objective = Objective::kPpo;
+  const CommPlan ppo_plan = plan_communication(ppo, model_states(ppo), p, t, k);
+  const double params = static_cast<double>(ppo.model->params.total);
+  const double classifier = params - 128256.0 * 4096.0;
+  double gathered = 0;
+  for (const CommCall& c : ppo_plan.calls())
+    if (c.what == "all-gather reference weights") gathered = c.cost.size.value;
+  EXPECT_DOUBLE_EQ(gathered, 2.0 * params + 2 * 2.0 * classifier);
 }
 
 TEST(Objectives, NamesAndErrors) {

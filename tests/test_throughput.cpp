@@ -3,6 +3,7 @@
 // kernel it runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "perf/ops.hpp"
 #include "perf/step.hpp"
 #include "plan/evaluate.hpp"
+#include "plan/online_validation.hpp"
 #include "plan/throughput.hpp"
 #include "render/calibration_yaml.hpp"
 #include "support.hpp"
@@ -426,6 +428,88 @@ TEST(Throughput, LargeScaleRunsArePredictedWithTheirLayout) {
     EXPECT_GT(row.measured, 0) << row.run->id;
     EXPECT_TRUE(std::isfinite(row.error)) << row.run->id;
   }
+}
+
+TEST(Online, PublishedRlStepsAreTimedAsScaleTimesThemApartFromTheFit) {
+  const DataFile* f = test::catalog().file("measured/online.yaml");
+  ASSERT_NE(f, nullptr);
+  const std::vector<MeasuredRun> runs =
+      parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks());
+  const OnlineReport r = validate_online(runs, data());
+  EXPECT_GE(r.compared, 3);
+  for (const auto& row : r.rows) {
+    if (!row.compared) {
+      EXPECT_TRUE(!row.reason.empty() || !row.no_step.empty()) << row.run->id;
+      continue;
+    }
+    // The parts add up to the predicted step, as scale adds them.
+    const RlStep& s = row.step;
+    EXPECT_NEAR(row.predicted,
+                (s.rollout.total() + s.weight_sync + s.sleep_wake + s.scoring + s.training).value,
+                1e-9 * row.predicted)
+        << row.run->id;
+    EXPECT_NEAR(row.error, (row.predicted - row.measured) / row.measured, 1e-12);
+  }
+  // No constant is fitted to them: the training-throughput comparison leaves them out.
+  const ThroughputReport speed = validate_throughput(all_measured(), data(), false);
+  for (const auto& row : speed.rows)
+    EXPECT_NE(row.run->source, "measured-nemo-rl-performance") << row.run->id;
+
+  // RL1 as `ftplan scale` gives it, from the same settings on the command line.
+  const auto cli = test::run_cli({"scale",
+                                  "--model",
+                                  "llama-3.1-8b",
+                                  "--method",
+                                  "grpo",
+                                  "--optimizer",
+                                  "adamw",
+                                  "--recompute",
+                                  "full",
+                                  "--attention",
+                                  "flash",
+                                  "--micro-batch",
+                                  "1",
+                                  "--padding-free",
+                                  "--gpu",
+                                  "h100-sxm",
+                                  "--gpus",
+                                  "16",
+                                  "--shard",
+                                  "zero1",
+                                  "--pp",
+                                  "2",
+                                  "--network",
+                                  "ib-ndr-400",
+                                  "--group-size",
+                                  "32",
+                                  "--prompts-per-step",
+                                  "64",
+                                  "--prompt-len",
+                                  "132",
+                                  "--completion-len",
+                                  "3964",
+                                  "--completion-len-mean",
+                                  "1060",
+                                  "--rollout",
+                                  "colocated",
+                                  "--engine-memory",
+                                  "0.6",
+                                  "--sleep",
+                                  "--compile",
+                                  "--kl",
+                                  "0.01",
+                                  "--stack",
+                                  "megatron",
+                                  "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const auto rl1 = std::find_if(r.rows.begin(), r.rows.end(),
+                                [](const OnlineRow& row) { return row.run->id == "RL1"; });
+  ASSERT_NE(rl1, r.rows.end());
+  ASSERT_TRUE(rl1->compared);
+  EXPECT_NEAR(nlohmann::json::parse(cli.out)["rl"]["seconds"]["step"].get<double>(), rl1->predicted,
+              1e-3);
+  // The worst row stated in docs/method.md stays within what it says.
+  EXPECT_LT(r.median_abs_error, 0.25);
 }
 
 }  // namespace

@@ -23,6 +23,29 @@ std::vector<MeasuredRun> published_runs() {
   return parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks());
 }
 
+TEST(Validation, PublishedPreferenceRunsArePredictedWithTheirReference) {
+  const DataFile* f = test::catalog().file("measured/preference.yaml");
+  ASSERT_NE(f, nullptr);
+  const std::vector<MeasuredRun> runs =
+      parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks());
+  const ValidationReport r = validate_runs(runs);
+  int predicted = 0;
+  for (const auto& row : r.rows) {
+    if (row.skipped) {
+      EXPECT_FALSE(row.reason.empty()) << row.run->id;
+      continue;
+    }
+    ++predicted;
+    const Workload& w = row.run->workload;
+    EXPECT_NE(w.objective, Objective::kSft) << row.run->id;
+    // The same run as supervised fine-tuning holds no reference copy: less memory.
+    MeasuredRun sft = *row.run;
+    sft.workload.objective = Objective::kSft;
+    EXPECT_LT(validate_runs({sft}).rows[0].predicted.value, row.predicted.value) << row.run->id;
+  }
+  EXPECT_GE(predicted, 2);
+}
+
 TEST(Validation, PublishedRunsMedianWithin15PercentNoneWorseThan30) {
   const std::vector<MeasuredRun> runs = published_runs();
   const ValidationReport r = validate_runs(runs);

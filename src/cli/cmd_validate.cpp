@@ -107,15 +107,18 @@ const bool registered = register_command(
          const ThroughputReport speed =
              with_runs ? validate_throughput(runs, data, true) : ThroughputReport{};
          const GenerationValidationReport serving = validate_generation(generation, data);
+         const OnlineReport online = validate_online(runs, data);
          if (o->json) {
            nlohmann::json j = validation_json(report);
            j["throughput"] = throughput_json(speed);
+           j["online"] = online_json(online);
            if (!generation.empty()) j["inference"] = generation_validation_json(serving);
            print_json(ctx, "validate", std::move(j));
          } else {
            if (with_runs) {
              print_validation(ctx.out, shown, report);
              print_throughput_validation(ctx.out, speed);
+             print_online_validation(ctx.out, online);
            } else {
              ctx.out << fmt::format("Published measurements ({})\n", shown);
            }

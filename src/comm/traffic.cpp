@@ -66,6 +66,21 @@ PayloadTraffic per_micro_batch(const CommPlan& plan, CommPayload payload) {
   return out;
 }
 
+namespace {
+
+// The frozen and scoring models' weights a sharded step gathers for its passes without gradient,
+// per card: the reference copy (reference_weights less the reward model) once per reference pass,
+// PPO's reward model once and its value model (the same classifier, trained) once.
+Bytes frozen_pass_gathers(const Workload& w, const ModelStates& s) {
+  const ObjectiveTraits& t = objective_traits(w.objective);
+  const Bytes reference_copy = s.reference_weights - s.reward_weights;
+  Bytes out = reference_copy * static_cast<double>(uses_reference(w) ? t.reference_passes : 0);
+  out += s.reward_weights * static_cast<double>((t.reward_model ? 1 : 0) + (t.value_model ? 1 : 0));
+  return out;
+}
+
+}  // namespace
+
 CommPlan plan_communication(const Workload& w, const ModelStates& s, const Placement& p,
                             const Topology& t, const CommConstants& k, Trace* trace) {
   CommPlan plan;
@@ -127,14 +142,11 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
       add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
           gradients, true, OverlapWith::kBackward);
       // Forward passes without gradient gather their weights as well: the reference copy, sharded
-      // like the policy, and the policy again for KTO's KL batch.
-      // Each pass gathers one model the size of a frozen copy (PPO: the reference, the reward and
-      // the value model one pass each).
-      if (const int passes = reference_forward_passes(w);
-          passes > 0 && s.reference_weights > Bytes() && frozen_model_copies(w) > 0)
+      // like the policy, each of its passes; PPO's reward model and its value model (a trained
+      // copy of the same sequence classifier) one pass each; the policy again for KTO's KL batch.
+      if (const Bytes scoring = frozen_pass_gathers(w, s); scoring > Bytes())
         add("all-gather reference weights", CommPayload::kFrozenBase, Collective::kAllGather,
-            s.reference_weights * (static_cast<double>(passes) / frozen_model_copies(w)), true,
-            OverlapWith::kForward);
+            scoring, true, OverlapWith::kForward);
       if (const int passes = policy_no_grad_passes(w); passes > 0)
         add("all-gather weights (forward without gradient)", CommPayload::kTrainedWeights,
             Collective::kAllGather, trained * static_cast<double>(passes), true,

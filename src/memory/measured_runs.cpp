@@ -176,6 +176,9 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       run.stack = &stacks.find(*stack);
     if (auto t = r.optional_map("throughput")) run.throughput = read_throughput(*t);
     run.seq_mean = r.optional_number("seq_mean", 1e-3, 1 << 24);
+    run.nodes.network = r.optional_string("network").value_or("");
+    run.nodes.nics_per_node =
+        static_cast<int>(r.optional_integer("nics_per_node", 1, 1024).value_or(0));
     const bool packing = r.optional_bool("packing").value_or(false);
     const bool padding_free = r.optional_bool("padding_free").value_or(false);
     // An online objective's rollout (its objective resolved again below, where a bad method is
@@ -186,6 +189,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     } catch (const UserError&) {
     }
     const bool is_online_run = read_rollout_settings(r, online);
+    run.online = is_online_run;
     const auto rollout_gpu = is_online_run ? r.optional_string("rollout_gpu") : std::nullopt;
     if (is_online_run)
       online.rollout.gpus =

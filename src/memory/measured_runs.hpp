@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "comm/topology.hpp"
 #include "memory/fit.hpp"
 #include "memory/overheads.hpp"
 #include "workload/workload.hpp"
@@ -56,6 +57,9 @@ struct MeasuredRun {
   std::string skip;
   Workload workload;    // valid when not skipped
   Placement placement;  // valid when not skipped
+  // The node network the source ran on (network, nics_per_node; empty: the default of
+  // data/comm), for runs beyond one node.
+  NodeOptions nodes;
   MeasuredPeak peak = MeasuredPeak::kAllocated;
   bool peak_stated = true;  // false: the source does not say which peak; the file assumes one
   std::optional<double> measured;  // in `unit`
@@ -74,6 +78,8 @@ struct MeasuredRun {
   // `workload` and `placement` hold every setting of the run (sequence length, batch, optimizer,
   // recompute, attention, cards), whether or not its memory is predicted.
   bool settings_complete = false;
+  // An online objective (GRPO, PPO, RLOO): its throughput is the whole step with its rollout.
+  bool online = false;
 };
 
 // Parses a measured-runs file strictly: unknown keys, wrong types, unknown model, GPU, method,

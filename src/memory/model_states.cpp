@@ -98,7 +98,10 @@ ModelStates states_of(const Workload& w, const TrainedSet& set,
     // Frozen copies in the 16-bit compute dtype, as loaded for inference: the reference (the
     // policy's architecture) and PPO's reward model (without the language-model head).
     if (reference) s.reference_weights += Bytes(bf16);
-    if (reward && !is_head(&t)) s.reference_weights += Bytes(bf16);
+    if (reward && !is_head(&t)) {
+      s.reference_weights += Bytes(bf16);
+      s.reward_weights += Bytes(bf16);
+    }
     ModelStates& into = is_head(&t) ? head : s;
     if (r.base == BaseRole::kFrozen16) {
       into.frozen_weights += Bytes(bf16);
@@ -211,6 +214,7 @@ ModelStates shard_states(const ModelStates& s, Sharding sharding, int cards) {
       // A reference model is prepared like the policy: sharded under ZeRO-3 / FSDP, whole on every
       // card otherwise (TRL _prepare_deepspeed sets stage 0 below stage 3).
       out.reference_weights /= n;
+      out.reward_weights /= n;
       out.frozen_weights /= n;
       out.trained_weights /= n;
       out.quantization_constants /= n;

@@ -32,6 +32,9 @@ struct ModelStates {
   // frozen_model_copies): a preference or RL objective's reference (none with adapters: the base
   // with them switched off is the reference) and PPO's reward model.
   Bytes reference_weights;
+  // Of reference_weights: PPO's reward model (a sequence classifier, no language-model head). Not
+  // added to the total again; the traffic of its pass and of the value model's is sized by it.
+  Bytes reward_weights;
   Bytes total() const {
     return frozen_weights + trained_weights + gradients + master_weights + optimizer_states +
            quantization_constants + reference_weights;

@@ -43,7 +43,7 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.host += s.frozen_weights + s.trained_weights + s.quantization_constants + s.gradients +
                 s.reference_weights;
     s.frozen_weights = s.trained_weights = s.quantization_constants = s.reference_weights =
-        Bytes(0);
+        s.reward_weights = Bytes(0);
   }
   // Gradients: they persist across the step when micro-batches accumulate into them, or when
   // DDP / ZeRO-1/2 keep them in communication buckets; otherwise zero_grad(set_to_none=True)

@@ -8,6 +8,7 @@
 #include "core/numeric.hpp"
 #include "memory/model_states.hpp"
 #include "perf/ops.hpp"
+#include "plan/online_validation.hpp"
 
 namespace ftplan {
 
@@ -210,7 +211,8 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
   ThroughputReport report;
   std::vector<Case> cases;
   for (const auto& run : runs) {
-    if (!run.throughput) continue;
+    // Online runs are timed as a whole step (plan/online_validation), apart from this fit.
+    if (!run.throughput || is_online_measurement(run)) continue;
     ThroughputRow row;
     row.run = &run;
     if (!run.throughput->skip.empty()) {
@@ -228,7 +230,7 @@ ThroughputReport validate_throughput(const std::vector<MeasuredRun>& runs, const
       // Unpacked data: the step runs on the real tokens (batches bucketed by length).
       if (run.seq_mean) c.workload.seq = std::max<std::int64_t>(1, std::llround(*run.seq_mean));
       c.topology = build_topology(*run.placement.gpu, run.placement.count, run.placement.topology,
-                                  data.comm);
+                                  data.comm, run.nodes);
       c.replica = model_states(c.workload);
       c.ops = build_step_ops(c.workload);
       c.measured = measured_per_card(c);

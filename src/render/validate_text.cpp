@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "core/format.hpp"
+#include "render/reason_words.hpp"
 #include "render/table.hpp"
+#include "workload/objective.hpp"
 #include "workload/roles.hpp"
 
 namespace ftplan {
@@ -180,6 +182,72 @@ nlohmann::json throughput_json(const ThroughputReport& r) {
           {"loso_error_p10", r.loso_error_p10},
           {"loso_error_p90", r.loso_error_p90},
           {"fitted", fitted},
+          {"runs", rows}};
+}
+
+namespace {
+
+std::string online_reason(const OnlineRow& row) {
+  return row.no_step.empty() ? row.reason : "the model finds no step: " + word_reason(row.no_step);
+}
+
+}  // namespace
+
+void print_online_validation(std::ostream& out, const OnlineReport& r) {
+  if (r.rows.empty()) return;
+  out << "\nOnline runs (GRPO, PPO, RLOO) vs published step times (seconds per step)\n"
+         "the whole step: rollout, weight sync, scoring and training, as `ftplan scale` times "
+         "it; no constant fitted to these runs\n\n";
+  TextTable t({"run", "model", "method", "cards", "measured>", "predicted>", "error>", "rollout>",
+               "scoring>", "training>", "slowest"});
+  for (const auto& row : r.rows) {
+    if (!row.compared) continue;
+    const MeasuredRun& run = *row.run;
+    const RlStep& s = row.step;
+    t.row({run.id, run.model, run_method_short(run.workload),
+           fmt::format("{}× {}", run.placement.count, run.gpu), fmt::format("{:.1f}", row.measured),
+           fmt::format("{:.1f}", row.predicted), percent(row.error),
+           fmt::format("{:.1f}", s.rollout.total().value), fmt::format("{:.1f}", s.scoring.value),
+           fmt::format("{:.1f}", s.training.value), std::string(rl_part_name(s.bottleneck))});
+  }
+  t.print(out);
+  for (const auto& row : r.rows)
+    if (!row.compared)
+      out << fmt::format("  not compared: {} {}\n", row.run->id, online_reason(row));
+  if (r.compared > 0)
+    out << fmt::format(
+        "summary: {} runs from {} source(s); median |error| {:.1f} % (median error {:+.1f} %), "
+        "worst {:.1f} % ({})\n",
+        r.compared, r.sources, 100 * r.median_abs_error, 100 * r.median_error,
+        100 * r.worst_abs_error, r.worst_id);
+}
+
+nlohmann::json online_json(const OnlineReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json j = {
+        {"id", row.run->id}, {"source", row.run->source}, {"compared", row.compared}};
+    if (row.compared) {
+      const RlStep& s = row.step;
+      j["measured_step_seconds"] = row.measured;
+      j["predicted_step_seconds"] = row.predicted;
+      j["error"] = row.error;
+      j["parts_seconds"] = {{"rollout", s.rollout.total().value},
+                            {"weight_sync", (s.weight_sync + s.sleep_wake).value},
+                            {"scoring", s.scoring.value},
+                            {"training", s.training.value}};
+      j["bottleneck"] = rl_part_name(s.bottleneck);
+    } else {
+      j["reason"] = online_reason(row);
+    }
+    rows.push_back(std::move(j));
+  }
+  return {{"rows", r.compared},
+          {"sources", r.sources},
+          {"median_abs_error", r.median_abs_error},
+          {"median_error", r.median_error},
+          {"worst_abs_error", r.worst_abs_error},
+          {"worst_id", r.worst_id},
           {"runs", rows}};
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "memory/measured_runs.hpp"
+#include "plan/online_validation.hpp"
 #include "plan/throughput.hpp"
 
 namespace ftplan {
@@ -24,5 +25,8 @@ namespace ftplan {
 // summary with the fitted constants.
 void print_throughput_validation(std::ostream& out, const ThroughputReport& r);
 nlohmann::json throughput_json(const ThroughputReport& r);
+// Online runs (GRPO, PPO, RLOO): the whole step against the published step time, with its parts.
+void print_online_validation(std::ostream& out, const OnlineReport& r);
+nlohmann::json online_json(const OnlineReport& r);
 
 }  // namespace ftplan
