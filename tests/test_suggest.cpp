@@ -141,6 +141,32 @@ TEST(Suggest, AMigInstanceGetsNoCardsOrSharding) {
   }
 }
 
+TEST(Suggest, AutoShardingReplicatesWhatOneCardHoldsAndShardsTheRest) {
+  const auto shard = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "fit");
+    args.insert(args.end(), {"--shard", "auto", "--json"});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  };
+  // 70B LoRA: the 141 GB base does not fit one H100, so the four cards shard it (FSDP), and fit.
+  const auto big =
+      shard({"--model", "llama-3.1-70b", "--method", "lora", "--gpu", "h100-sxm", "--gpus", "4"});
+  EXPECT_EQ(big["shard"], "fsdp");
+  EXPECT_EQ(big["verdict"], "fits");
+  // As given by hand, the same.
+  const auto fsdp = test::run_cli({"fit", "--model", "llama-3.1-70b", "--method", "lora", "--gpu",
+                                   "h100-sxm", "--gpus", "4", "--shard", "fsdp", "--json"});
+  ASSERT_EQ(fsdp.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(fsdp.out)["memory_GB"], big["memory_GB"]);
+  // 8B LoRA fits one card: replicated (DDP); one card: none.
+  EXPECT_EQ(shard({"--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h100-sxm", "--gpus",
+                   "2"})["shard"],
+            "ddp");
+  EXPECT_EQ(shard({"--model", "llama-3.1-8b", "--method", "lora", "--gpu", "h100-sxm"})["shard"],
+            "none");
+}
+
 TEST(Suggest, ARunThatFitsGetsNone) {
   const json fit = post_fit({{"model", "llama-3.1-8b"}, {"method", "lora"}, {"gpu", "h200-nvl"}});
   EXPECT_EQ(fit["verdict"], "fits");

@@ -45,11 +45,11 @@ Sharding choose_sharding(const std::string& shard, const Workload& w, const Mode
                          const GpuSpec& gpu, int count, const Layout& layout) {
   if (count <= 1) return Sharding::kNone;
   if (shard != "auto") return parse_sharding(shard, "shard");
-  if (!layout.trivial()) return layout_sharding(w);
-  Placement one;
-  one.gpu = &gpu;
-  return estimate_memory(w, replica, one).verdict == Verdict::kFits ? Sharding::kDdp
-                                                                    : Sharding::kFsdp;
+  Placement p;
+  p.gpu = &gpu;
+  p.count = count;
+  p.layout = layout;
+  return auto_sharding(w, replica, p);
 }
 
 ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates& replica,

@@ -6,6 +6,7 @@
 #include "cli/from_files.hpp"
 #include "cli/perf_options.hpp"
 #include "core/error.hpp"
+#include "memory/fit.hpp"
 #include "parallel/layout.hpp"
 #include "workload/loss.hpp"
 #include "workload/objective.hpp"
@@ -358,7 +359,8 @@ void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, boo
                                  "Number of cards (default 1; with --gpu local: the machine's)");
     app.add_option("--shard", shard,
                    "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp | "
-                   "hsdp (default: ddp for several cards)");
+                   "hsdp | auto (ddp when one card holds the replica, else fsdp; with --tp/--pp, "
+                   "the layout's) (default: ddp for several cards)");
     app.add_option("--shard-group", shard_group, kShardGroupHelp);
   }
   if (with_mig)
@@ -379,7 +381,8 @@ Placement PlacementOptions::build(Context& ctx) const {
   // A layout without --gpus: the fewest cards it runs on (Layout::min_cards).
   if (!layout.layout.trivial() && gpus_option && gpus_option->count() == 0)
     p.count = layout.layout.min_cards();
-  p.sharding = shard.empty() ? default_sharding(p.count) : parse_sharding(shard);
+  // auto is resolved once the run is known (build(ctx, w)).
+  p.sharding = shard.empty() || shard == "auto" ? default_sharding(p.count) : parse_sharding(shard);
   const bool shards = p.sharding != Sharding::kNone && p.sharding != Sharding::kDdp;
   if (shards && p.count == 1) warn_one_card_sharding(ctx, shard);
   p.topology = topology;
@@ -395,6 +398,7 @@ Placement PlacementOptions::build(Context& ctx, const Workload& w) const {
   Placement p = build(ctx);
   require_format_support(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
   p.layout = layout.layout;
+  if (shard == "auto") p.sharding = auto_sharding(w, model_states(w), p);
   check_layout(w, p);
   // Hybrid sharding's default group: one node's data-parallel cards (nodes as data/comm builds
   // them by default; ftplan scale takes --cards-per-node).

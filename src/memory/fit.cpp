@@ -281,4 +281,13 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
   return m;
 }
 
+Sharding auto_sharding(const Workload& w, const ModelStates& replica, const Placement& p) {
+  if (p.count <= 1 || p.mig) return Sharding::kNone;
+  if (!p.layout.trivial()) return layout_sharding(w);
+  Placement one;
+  one.gpu = p.gpu;
+  return estimate_memory(w, replica, one).verdict == Verdict::kFits ? Sharding::kDdp
+                                                                    : Sharding::kFsdp;
+}
+
 }  // namespace ftplan

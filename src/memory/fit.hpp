@@ -69,6 +69,11 @@ struct MemoryEstimate {
 // Per-card memory of `w` placed as `p`. `replica` lets a caller that evaluates many placements of
 // one workload (the planner) compute the model states once.
 MemoryEstimate estimate_memory(const Workload& w, const Placement& p, Trace* trace = nullptr);
+
+// `--shard auto`: how `p`'s cards split the run. One card: none; a model-parallel layout: its
+// sharding (layout_sharding); else data parallel (ddp) when the replica fits on one card, and
+// FSDP, which splits every state, when it does not.
+Sharding auto_sharding(const Workload& w, const ModelStates& replica, const Placement& p);
 MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica, const Placement& p,
                                Trace* trace = nullptr);
 // As above with the workload's activation profile computed once (solvers, planner).
