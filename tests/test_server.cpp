@@ -462,7 +462,7 @@ runs:
     rank: 8
     seq: 4096
     micro_batch: 2
-    recompute: selective
+    recompute: full
     tokens: 20e6
 )";
 
@@ -509,8 +509,8 @@ TEST(ServerApi, ReportOfPostedRunsGivesA400NamingTheField) {
                          {}, "application/json"),
                400, "invalid_value", "runs[0].method");
   // Not JSON although it says so; no body at all.
-  expect_error(post_runs("/api/report", "{\"runs\": [", {}, "application/json"), 400,
-               "invalid_value", "body");
+  expect_error(post_runs("/api/report", "{\"runs\": [", {}, "application/json"), 400, "bad_file",
+               "body");
   expect_error(post_runs("/api/report", "  \n", {}), 400, "invalid_value", "body");
   // Query parameters: an unknown card, an empty list, a typo with the closest name, a bad format.
   expect_error(post_runs("/api/report", kTeamRuns, {{"gpu", "h200-nvk"}}), 400, "unknown_name",
@@ -533,10 +533,14 @@ TEST(ServerApi, PlanTakesTheCandidateCardsInTheQuery) {
   const auto cli =
       test::run_cli({"plan", "-", "--gpu", "l40s", "--gpu", "h100-sxm", "--json"}, kTeamRuns);
   ASSERT_EQ(cli.code, 0) << cli.err;
-  EXPECT_EQ(json::parse(r.body), json::parse(cli.out));
+  const json plan = json::parse(r.body);
+  json expected = json::parse(cli.out);
+  expected["file"] = "the request body";  // where the command line names its file
+  EXPECT_EQ(plan, expected);
   std::vector<std::string> cards;
-  for (const auto& g : json::parse(r.body)["runs"][0]["per_gpu"])
+  for (const auto& g : plan["runs"][0]["per_gpu"])
     cards.push_back(g["gpu"]);
+  EXPECT_FALSE(plan["runs"][0]["recommendation"].is_null()) << r.body;
   EXPECT_EQ(cards, (std::vector<std::string>{"l40s", "h100-sxm"}));
   expect_error(post_runs("/api/plan", kTeamRuns, {{"gpus", "l40s"}}), 400, "unknown_name", "gpus");
 }

@@ -231,8 +231,9 @@ Response run_command(const Commands& commands, CommandCall call, const std::stri
   try {
     commands.run(call, out);
   } catch (const UserError& e) {
-    return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()),
-                 e.suggestions());
+    // A runs document that cannot be read names its file as the field: here the request's body.
+    const std::string field = e.field() == kInlineRuns ? "body" : to_field(e.field());
+    return error(400, std::string(error_code_name(e.code())), e.what(), field, e.suggestions());
   } catch (const OverBudget& e) {
     return error(422, "over_budget", e.what() + narrowing_hint(e.which()), e.which());
   }
