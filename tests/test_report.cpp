@@ -16,6 +16,7 @@
 #include "render/html_escape.hpp"
 #include "render/localized_number.hpp"
 #include "render/report.hpp"
+#include "render/report_svg.hpp"
 #include "render/translations.hpp"
 #include "support.hpp"
 
@@ -259,6 +260,19 @@ TEST(Report, EveryTableAndChartIsWrittenInBothFormats) {
   }
   if (!open.empty()) return ::testing::AssertionFailure() << "<" << open.back() << "> not closed";
   return ::testing::AssertionSuccess();
+}
+
+// A run that fits on no card count has a scaling chart without points: its axes are drawn, and
+// no coordinate is NaN (a zero top once divided by zero).
+TEST(Report, AScalingChartWithoutPointsHasNoNaN) {
+  LineChart chart;
+  chart.x_label = "cards";
+  chart.y_label = "tokens/s";
+  chart.x_ticks = {1, 2, 4, 8};
+  chart.series = {{"L40S", 0, false, {}}, {"L40S (PCIe)", 0, true, {}}};
+  const std::string svg = line_chart_svg(chart, NumberStyle{});
+  EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<line"), std::string::npos);
 }
 
 TEST(Report, HtmlIsOneWellFormedSelfContainedFile) {

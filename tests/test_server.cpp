@@ -313,10 +313,9 @@ TEST(ServerApi, ServesThePageAndTheSeedRunsFromEmbeddedFiles) {
     ++references;
     ASSERT_TRUE(target.starts_with("/") && !target.starts_with("//")) << target;
     const std::string path = target.substr(0, target.find('?'));
-    if (path.starts_with("/api/")) continue;  // the report link
     EXPECT_EQ(call("GET", path).status, 200) << path;
   }
-  EXPECT_GE(references, 3);  // style.css, app.js, the report link
+  EXPECT_GE(references, 2);  // style.css, app.js
   EXPECT_EQ(call("GET", "/app.js").content_type, "text/javascript; charset=utf-8");
   EXPECT_EQ(call("GET", "/style.css").content_type, "text/css; charset=utf-8");
   // The page's default runs: the embedded examples/seed-runs.yaml, byte for byte.
@@ -433,7 +432,117 @@ TEST(ServerApi, ReportWithABadFormatOrLanguageIs400NamingTheParameter) {
   const Response lang = get("/api/report", {{"format", "html"}, {"lang", "fr"}});
   expect_error(lang, 400, "unknown_name", "lang");
   EXPECT_EQ(lang.content_type, "application/json");
-  expect_error(call("POST", "/api/report"), 405, "method_not_allowed");
+  // POST takes a runs document; without one it says so and names the body.
+  expect_error(call("POST", "/api/report"), 400, "invalid_value", "body");
+  const Response put = call("PUT", "/api/report");
+  expect_error(put, 405, "method_not_allowed");
+  EXPECT_NE(put.body.find("use GET or POST for /api/report"), std::string::npos) << put.body;
+}
+
+Response post_runs(const std::string& path, const std::string& body,
+                   const std::map<std::string, std::string>& query,
+                   const std::string& content_type = "application/yaml") {
+  Request r;
+  r.method = "POST";
+  r.path = path;
+  r.body = body;
+  r.query = query;
+  r.content_type = content_type;
+  return server::handle(r, commands());
+}
+
+// Runs of the page's own: a model and a name the seed's runs do not have.
+constexpr const char* kTeamRuns = R"(candidates:
+  gpus: [h200-nvl, rtx-pro-6000]
+  counts: [1, 2]
+runs:
+  - name: support-bot qwen3-14b qlora
+    model: qwen3-14b
+    method: qlora
+    rank: 8
+    seq: 4096
+    micro_batch: 2
+    recompute: full
+    tokens: 20e6
+)";
+
+// POST /api/report: the user's runs (YAML or JSON), the report `ftplan report FILE` writes.
+TEST(ServerApi, ReportOfPostedRunsIsTheCliReportOfThatFile) {
+  const Response html = post_runs("/api/report", kTeamRuns,
+                                  {{"format", "html"}, {"lang", "de"}, {"gpu", "h200-nvl, l40s"}});
+  ASSERT_EQ(html.status, 200) << html.body;
+  EXPECT_EQ(html.content_type, "text/html; charset=utf-8");
+  const auto cli = test::run_cli(
+      {"report", "-", "--format", "html", "--lang", "de", "--gpu", "h200-nvl", "--gpu", "l40s"},
+      kTeamRuns);
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  // The same report; where the command line names its file (here standard input), the API names
+  // the request body.
+  std::string expected = cli.out;
+  const std::string file = "<code>standard input</code>";
+  ASSERT_NE(expected.find(file), std::string::npos);
+  expected.replace(expected.find(file), file.size(), "<code>the request body</code>");
+  EXPECT_EQ(html.body, expected);
+  EXPECT_NE(html.body.find("support-bot qwen3-14b qlora"), std::string::npos);
+  EXPECT_NE(html.body.find("L40S"), std::string::npos);  // the query's cards replace the file's
+  EXPECT_EQ(html.body.find("8B full fine-tune"), std::string::npos);  // no seed run
+
+  // JSON, Markdown by default for format=md, the file's own cards.
+  const json runs = {
+      {"candidates", {{"gpus", {"h200-nvl"}}, {"counts", {1}}}},
+      {"runs",
+       {{{"name", "tiny gemma"}, {"model", "gemma-3-4b"}, {"method", "lora"}, {"tokens", 1e7}}}}};
+  const Response md = post_runs("/api/report", runs.dump(), {{"format", "md"}}, "application/json");
+  ASSERT_EQ(md.status, 200) << md.body;
+  EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
+  std::string expected_md = test::run_cli({"report", "-", "--format", "md"}, runs.dump()).out;
+  ASSERT_NE(expected_md.find("`standard input`"), std::string::npos);
+  expected_md.replace(expected_md.find("`standard input`"), 16, "`the request body`");
+  EXPECT_EQ(md.body, expected_md);
+  EXPECT_NE(md.body.find("tiny gemma"), std::string::npos);
+}
+
+TEST(ServerApi, ReportOfPostedRunsGivesA400NamingTheField) {
+  // A bad run names its key, as for /api/plan.
+  expect_error(post_runs("/api/report", R"({"runs": [{"name": "a", "model": "llama-3.1-8b",
+    "method": "lorra", "tokens": 1e8}]})",
+                         {}, "application/json"),
+               400, "invalid_value", "runs[0].method");
+  // Not JSON although it says so; no body at all.
+  expect_error(post_runs("/api/report", "{\"runs\": [", {}, "application/json"), 400, "bad_file",
+               "body");
+  expect_error(post_runs("/api/report", "  \n", {}), 400, "invalid_value", "body");
+  // Query parameters: an unknown card, an empty list, a typo with the closest name, a bad format.
+  expect_error(post_runs("/api/report", kTeamRuns, {{"gpu", "h200-nvk"}}), 400, "unknown_name",
+               "gpu");
+  expect_error(post_runs("/api/report", kTeamRuns, {{"gpu", " , "}}), 400, "invalid_value", "gpu");
+  const Response typo = post_runs("/api/report", kTeamRuns, {{"formt", "md"}});
+  expect_error(typo, 400, "unknown_name", "formt");
+  EXPECT_EQ(json::parse(typo.body)["error"]["suggestions"], json::array({"format"})) << typo.body;
+  expect_error(post_runs("/api/report", kTeamRuns, {{"format", "pdf"}}), 400, "unknown_name",
+               "format");
+  // A body a cross-site form could send is refused before it is read.
+  expect_error(post_runs("/api/report", kTeamRuns, {}, "text/plain"), 415, "unsupported_media_type",
+               "content_type");
+}
+
+// POST /api/plan?gpu=...: the page's cards replace the runs document's candidates, as --gpu does.
+TEST(ServerApi, PlanTakesTheCandidateCardsInTheQuery) {
+  const Response r = post_runs("/api/plan", kTeamRuns, {{"gpu", "l40s,h100-sxm"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto cli =
+      test::run_cli({"plan", "-", "--gpu", "l40s", "--gpu", "h100-sxm", "--json"}, kTeamRuns);
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const json plan = json::parse(r.body);
+  json expected = json::parse(cli.out);
+  expected["file"] = "the request body";  // where the command line names its file
+  EXPECT_EQ(plan, expected);
+  std::vector<std::string> cards;
+  for (const auto& g : plan["runs"][0]["per_gpu"])
+    cards.push_back(g["gpu"]);
+  EXPECT_FALSE(plan["runs"][0]["recommendation"].is_null()) << r.body;
+  EXPECT_EQ(cards, (std::vector<std::string>{"l40s", "h100-sxm"}));
+  expect_error(post_runs("/api/plan", kTeamRuns, {{"gpus", "l40s"}}), 400, "unknown_name", "gpus");
 }
 
 TEST(ServerSocket, ServesOverLoopbackAndKeepsServingAfterBadRequests) {

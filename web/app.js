@@ -284,24 +284,40 @@ function hasMig(id) {
   return Boolean(gpu && gpu.mig && Array.isArray(gpu.mig.profiles));
 }
 
-// A YAML item for the runs list, from the form (catalog models only).
-function runYaml(inputs, indent) {
+// A YAML item for the runs list, from the form (catalog models only): every setting of the form
+// a run keeps (the planner searches the card count and the sharding), the form's card types as
+// the run's candidates. `taken`: the names already in the list, so that the new one differs.
+function runYaml(inputs, indent, taken = []) {
   const preference = inputs.objective && inputs.objective !== 'sft';
-  const name = preference ? `${inputs.objective} ${inputs.method}` : inputs.method;
-  const lines = [`- name: ${inputs.model} ${name}`, `  model: ${inputs.model}`];
+  const base = `${inputs.model} ${preference ? `${inputs.objective} ${inputs.method}` : inputs.method}`;
+  let name = base;
+  for (let n = 2; taken.includes(name); n++) name = `${base} (${n})`;
+  const lines = [`- name: ${name}`, `  model: ${inputs.model}`];
   if (preference) lines.push(`  method: ${inputs.objective}`, `  adapter: ${inputs.method}`);
   else lines.push(`  method: ${inputs.method}`);
   if (isOnline(inputs)) {
     lines.push(`  prompt_len: ${inputs.prompt_len}`, `  completion_len: ${inputs.completion_len}`);
     if (inputs.group_size !== '') lines.push(`  group_size: ${inputs.group_size}`);
+  } else {
+    lines.push(`  seq: ${inputs.seq}`);
   }
   if (inputs.method !== 'full') lines.push(`  rank: ${inputs.rank}`);
   if (inputs.method !== 'full' && inputs.targets !== ALL_TARGETS) {
     lines.push(`  targets: ${inputs.targets}`);
   }
-  if (inputs.optimizer !== DEFAULTS.optimizer) lines.push(`  optimizer: ${inputs.optimizer}`);
-  if (inputs.precision !== DEFAULTS.precision) lines.push(`  precision: ${inputs.precision}`);
+  lines.push(`  optimizer: ${inputs.optimizer}`, `  precision: ${inputs.precision}`,
+      `  micro_batch: ${inputs.micro_batch}`, `  recompute: ${inputs.recompute}`);
+  // A micro-batch that does not divide the default 64 sequences: the matrix's global batch.
+  if (!isOnline(inputs) && matrixGlobalBatch(inputs) !== 64) {
+    lines.push(`  global_batch: ${matrixGlobalBatch(inputs)}`);
+  }
+  lines.push(`  gpus: [${uniqueGpus(inputs).join(', ')}]`);
   return lines.map((line) => indent + line).join('\n');
+}
+
+// The run names of a runs text (YAML items "- name: ..."), for a new name that differs.
+function runNames(text) {
+  return [...text.matchAll(/^[ \t]*- name:[ \t]*(.*?)[ \t]*$/gm)].map((m) => m[1]);
 }
 
 // POST /api/matrix: the run without a card, the filter, tokens, rental prices and the sort key.
@@ -563,7 +579,9 @@ const render = {
         ...stackedBar(segments, scale, label,
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
-        figureList(keys.map((key) => [t(key), gbFigure(key, m[key])])),
+        figureList(keys.map((key) => [t(key), key in EXPLAINED
+          ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key), gbFigure(key, m[key]))
+          : gbFigure(key, m[key])])),
         h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     if (fit.suggestions?.length) box.append(suggestionList(fit.suggestions, index));
@@ -606,12 +624,17 @@ const render = {
       if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
       return box;
     }
+    const explained = (key, label, node) =>
+      explainButton(EXPLAINED[key], {...workloadBody(app.inputs), gpu}, label, node);
     box.append(
         h('p', {'class': 'headline'}, `${t('step')}: `,
-            figure('step_seconds', step.step_seconds, stepText), ' · ',
-            figure('tokens_per_second', step.tokens_per_second,
-                format.tokensPerSecond(step.tokens_per_second)),
-            ' · ', `${t('mfu')} `, figure('mfu', step.mfu, format.percent(step.mfu))),
+            explained('step_seconds', t('step'),
+                figure('step_seconds', step.step_seconds, stepText)), ' · ',
+            explained('tokens_per_second', t('tokens_per_second'),
+                figure('tokens_per_second', step.tokens_per_second,
+                    format.tokensPerSecond(step.tokens_per_second))),
+            ' · ', `${t('mfu')} `,
+            explained('mfu', t('mfu'), figure('mfu', step.mfu, format.percent(step.mfu)))),
         h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
         rangeNote(step),
         ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
@@ -780,6 +803,121 @@ const render = {
     return box;
   },
 };
+
+// ---- how far the run stretches (POST /api/max) and where a figure comes from (/api/explain) ----
+
+// The run on one card row, as /api/fit gets it: its card, count and (for several) the sharding.
+function cardBody(inputs, card) {
+  const body = {...workloadBody(inputs), gpu: card.gpu, gpus: card.count};
+  if (Number(card.count) > 1 && inputs.shard) body.shard = inputs.shard;
+  return body;
+}
+
+// What /api/max solves for (the CLI's --solve), each a column of the limits table.
+const SOLVES = ['micro-batch', 'seq'];
+
+function limitsRequests(inputs, controller, track) {
+  for (const solve of SOLVES.filter((x) => app.limitsAsked.has(x))) {
+    inputs.cards.forEach((card, i) => {
+      track(post('/api/max', {...cardBody(inputs, card), solve}, controller.signal), (r) => {
+        app.results.limits[`${solve} ${i}`] = r;
+      }, () => {});
+    });
+  }
+}
+
+function renderLimits(inputs, results) {
+  const asked = SOLVES.filter((x) => app.limitsAsked.has(x));
+  if (!asked.length) return [];
+  const cell = (result) => {
+    if (!result) return h('td', {}, h('span', {'class': 'note loading'}, t('loading')));
+    if (!result.ok) {
+      return h('td', {}, h('span', {'class': 'note error'},
+          result.data.error?.message ?? `HTTP ${result.status}`));
+    }
+    const x = result.data;
+    if (!x.largest) return h('td', {'data-largest': '0'}, t('limits_none'));
+    return h('td', {'data-largest': String(x.largest)},
+        figure(x.solve === 'seq' ? 'longest_seq' : 'largest_micro_batch', x.largest,
+            format.count(x.largest)), h('br'),
+        h('span', {'class': 'small', 'data-figure': 'binding', 'data-value': x.binding},
+            t('limits_binding', x.binding)), h('br'),
+        h('span', {'class': 'small'}, t('limits_peak', format.GB(x.peak_GB_at_largest),
+            format.GB(x.capacity_GB))),
+        x.largest_tight > x.largest
+          ? [h('br'), h('span', {'class': 'small'}, t('limits_tight', format.count(x.largest_tight)))]
+          : null);
+  };
+  const rows = inputs.cards.map((card, i) => h('tr', {'data-gpu': card.gpu,
+    'data-count': card.count}, h('th', {'scope': 'row'}, `${shortName(card.gpu)} × ${card.count}`),
+  asked.map((solve) => cell(results[`${solve} ${i}`]))));
+  const headings = [t('limits_col_card'),
+    ...asked.map((solve) => t(solve === 'seq' ? 'limits_col_seq' : 'limits_col_micro_batch'))];
+  return [table(headings, rows)];
+}
+
+function askLimits(solve) {
+  app.limitsAsked.add(solve);
+  history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+  inputsChanged();
+}
+
+// A figure that opens its derivation: a button around the figure, for keyboard and pointer.
+function explainButton(id, body, label, node) {
+  const button = h('button', {'type': 'button', 'class': 'explain', 'data-explain': id,
+    'aria-haspopup': 'dialog', 'aria-label': `${t('explain_label', label)} (${node.textContent})`},
+  node);
+  button.addEventListener('click', () => openExplain(id, body, button));
+  return button;
+}
+
+const EXPLAINED = {peak: 'memory.peak', model_states: 'memory.model_states',
+  step_seconds: 'perf.step_seconds', tokens_per_second: 'perf.tokens_per_second',
+  mfu: 'perf.mfu'};
+
+async function openExplain(id, body, opener) {
+  const dialog = $('explain-dialog');
+  $('explain-body').replaceChildren(h('p', {'class': 'note loading'}, t('loading')));
+  dialog.dataset.figure = id;
+  dialog.dataset.busy = 'true';
+  app.explainOpener = opener;
+  if (!dialog.open) dialog.showModal();
+  $('explain-close').focus();
+  const result = await post('/api/explain', {...body, figure: id, depth: 1})
+      .catch((error) => failure(`${t('request_failed')} ${error.message}`));
+  if (dialog.dataset.figure !== id) return;
+  $('explain-body').replaceChildren(...(result.ok
+    ? result.data.figures.map((f) => explainFigure(f))
+    : [h('p', {'class': 'note error'}, result.data.error?.message ?? `HTTP ${result.status}`)]));
+  dialog.dataset.busy = 'false';
+}
+
+function explainValue(value, unit) {
+  if (typeof value !== 'number') return String(value ?? '');
+  const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 :
+    Math.abs(value) >= 0.1 ? 2 : 4;
+  return `${number(value, digits)}${unit ? ` ${unit}` : ''}`;
+}
+
+// One figure of /api/explain: value, formula, inputs, source, and the figures it comes from.
+function explainFigure(f) {
+  const inputs = Object.entries(f.inputs ?? {}).map(([name, input]) => h('tr', {},
+      h('th', {'scope': 'row'}, name),
+      h('td', {}, typeof input === 'object' && input !== null
+        ? explainValue(input.value, input.unit) + (input.text ? ` ${input.text}` : '')
+        : String(input))));
+  return h('article', {'class': 'explained', 'data-id': f.id},
+      h('h3', {}, h('code', {}, f.id), ' = ',
+          figure('explained_value', f.value, explainValue(f.value, f.unit)), ` — ${f.label}`),
+      h('dl', {'class': 'figures'},
+          h('dt', {}, t('explain_formula')), h('dd', {'class': 'formula', 'lang': 'en'}, f.formula),
+          h('dt', {}, t('explain_source')), h('dd', {'class': 'source', 'lang': 'en'}, f.source)),
+      inputs.length ? [h('h4', {}, t('explain_inputs')), h('div', {'class': 'table-wrap'},
+          h('table', {'class': 'inputs', 'lang': 'en'}, h('tbody', {}, inputs)))] : null,
+      f.from?.length ? [h('h4', {}, t('explain_from')), h('ul', {}, f.from.map((g) =>
+        h('li', {'lang': 'en'}, h('code', {}, g.id), ` = ${explainValue(g.value, g.unit)} — ${g.label}`)))]
+        : null);
+}
 
 // One card of the matrix: its one-card verdict and headroom, the fewest cards, the step and the
 // time with their ranges, cost and list price; a card that nothing holds says why.
@@ -1086,6 +1224,87 @@ function scaleTable(points, gpus) {
   return table([t('cards_word'), ...gpus.map(shortName)], rows);
 }
 
+// ---- exports: every table as CSV and JSON, made here from the figures it shows ----------------
+
+// A cell's data: its figures' raw values (data-value: the API's numbers, GB = 1e9 bytes, seconds,
+// fractions) and verdicts; a cell without one, its text.
+function cellData(cell) {
+  const marks = [...cell.querySelectorAll('[data-figure], [data-verdict]')];
+  const raw = (el) => {
+    const text = el.dataset.figure ? el.dataset.value : el.dataset.verdict;
+    return text !== '' && text !== undefined && Number.isFinite(Number(text)) ? Number(text) : text;
+  };
+  if (!marks.length) return cell.textContent.replace(/\s+/g, ' ').trim();
+  if (marks.length === 1 && marks[0].dataset.figure) return raw(marks[0]);
+  return Object.fromEntries(marks.map((el) => [el.dataset.figure ?? 'verdict', raw(el)]));
+}
+
+// {columns, rows}: one object per body row, keyed by the column headings.
+function tableData(tableEl) {
+  const columns = [...(tableEl.tHead?.rows[0]?.cells ?? [])].map((c, i) =>
+    c.textContent.replace(/[▲▼]/g, '').replace(/\s+/g, ' ').trim() || `column ${i + 1}`);
+  const rows = [...tableEl.tBodies].flatMap((body) => [...body.rows]).map((tr) =>
+    Object.fromEntries([...tr.cells].map((cell, i) => [columns[i] ?? `column ${i + 1}`,
+      cellData(cell)])));
+  return {columns, rows};
+}
+
+// CSV with a comma between fields and a decimal point in numbers, in both languages (a German
+// spreadsheet asks which separator on import); a cell of several figures spreads over columns.
+function tableCsv({columns, rows}) {
+  const keysOf = (column) => [...new Set(rows.flatMap((r) =>
+    (r[column] !== null && typeof r[column] === 'object' ? Object.keys(r[column]) : [])))];
+  const header = [];
+  const getters = [];
+  for (const column of columns) {
+    const keys = keysOf(column);
+    if (rows.some((r) => r[column] !== undefined && typeof r[column] !== 'object')) {
+      header.push(column);
+      getters.push((r) => (typeof r[column] === 'object' ? '' : r[column]));
+    }
+    for (const key of keys) {
+      header.push(`${column}: ${key}`);
+      getters.push((r) => (typeof r[column] === 'object' ? r[column]?.[key] : ''));
+    }
+  }
+  const field = (value) => {
+    const text = value === undefined || value === null ? '' : String(value);
+    return /[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  return [header, ...rows.map((r) => getters.map((get) => get(r)))]
+      .map((line) => line.map(field).join(',')).join('\r\n') + '\r\n';
+}
+
+function download(name, type, text) {
+  const url = URL.createObjectURL(new Blob([text], {type}));
+  const link = h('a', {'href': url, 'download': name, 'hidden': true});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// A CSV and a JSON button under each table in `container`; `name` names the files.
+function addExports(container, name) {
+  for (const tableEl of container.querySelectorAll('table')) {
+    if (tableEl.closest('dialog')) continue;
+    const wrap = tableEl.closest('.table-wrap') ?? tableEl;
+    const gpu = wrap.closest('[data-gpu]')?.dataset.gpu;
+    const file = `ftplan-${name}${gpu && !wrap.closest('#plan') ? `-${gpu}` : ''}`;
+    const csv = h('button', {'type': 'button', 'class': 'export', 'data-export': 'csv',
+      'data-file': `${file}.csv`, 'aria-label': t('export_csv_label', file)}, 'CSV');
+    const json = h('button', {'type': 'button', 'class': 'export', 'data-export': 'json',
+      'data-file': `${file}.json`, 'aria-label': t('export_json_label', file)}, 'JSON');
+    csv.addEventListener('click', () =>
+      download(`${file}.csv`, 'text/csv;charset=utf-8', tableCsv(tableData(tableEl))));
+    json.addEventListener('click', () => download(`${file}.json`, 'application/json',
+        `${JSON.stringify({table: file, lang: app.lang, units: t('export_units'),
+          ...tableData(tableEl)}, null, 2)}\n`));
+    wrap.after(h('p', {'class': 'exports small'}, `${t('export')} `, csv, ' ', json,
+        ` ${t('export_note')}`));
+  }
+}
+
 // ---- 5. errors next to the fields they name ----------------------------------------------------
 
 // error.field (the CLI's option name with '_') -> the id of the message slot beside that input.
@@ -1186,11 +1405,15 @@ const app = {
   catalog: {gpus: [], models: []},
   seedRuns: '',
   results: {fits: [], steps: {}, rl: {}, scale: null, migs: {}, infer: null, matrix: null,
-    plan: null},
+    plan: null, limits: {}},
   matrixSort: DEFAULTS.matrix_sort,
   inputs: null,
   controller: null,
   planController: null,
+  limitsAsked: new Set(), // which of SOLVES the reader asked for (their buttons)
+  explainOpener: null, // the figure whose derivation the dialog shows: the focus returns to it
+  planCards: null, // the card types of the last plan ('h200-nvl,l40s'); null: none asked yet
+  reportUrl: null, // the Blob URL of the last report made for the user's runs
   timer: 0,
   planTimer: 0,
 };
@@ -1210,6 +1433,11 @@ function inputsChanged() {
   $('add-run').disabled = inputs.source === 'paste';
   setBusy('busy', true);
   debounce('timer', () => update(inputs));
+  // The plan and the report try the form's card types: a change of cards plans again.
+  if (app.planCards !== null && uniqueGpus(inputs).join(',') !== app.planCards) {
+    setBusy('planBusy', true);
+    debounce('planTimer', () => updatePlan($('runs').value), 600);
+  }
 }
 
 // body[data-busy] / body[data-plan-busy]: "true" from an input until its results are all shown
@@ -1223,7 +1451,8 @@ function emptyResults(inputs, value) {
   const perGpu = () => Object.fromEntries(uniqueGpus(inputs).map((gpu) => [gpu, value]));
   // The matrix keeps its last table while the next one is calculated (a sort keeps its place).
   return {fits: inputs.cards.map(() => value), steps: perGpu(), rl: perGpu(), scale: value,
-    migs: perGpu(), infer: value, matrix: value ?? app.results.matrix, plan: app.results.plan};
+    migs: perGpu(), infer: value, matrix: value ?? app.results.matrix, plan: app.results.plan,
+    limits: {}};
 }
 
 // Sends every request for the current inputs; a newer update aborts the older one's requests.
@@ -1288,9 +1517,19 @@ function update(inputs) {
     track(post('/api/matrix', matrixBody(inputs), controller.signal),
         (r) => { app.results.matrix = r; }, reportMatrixError);
   }
+  limitsRequests(inputs, controller, track);
   Promise.allSettled(requests).then(() => {
     if (app.controller === controller) setBusy('busy', false);
   });
+}
+
+// The query of /api/plan and /api/report: the page's language and the form's card types, which
+// replace the runs document's candidates (a run's own `gpus` stay its own).
+function runsQuery(inputs, extra = {}) {
+  const params = new URLSearchParams({...extra, lang: app.lang});
+  const gpus = uniqueGpus(inputs).filter(Boolean);
+  if (gpus.length) params.set('gpu', gpus.join(','));
+  return params.toString();
 }
 
 function updatePlan(runsText) {
@@ -1298,9 +1537,11 @@ function updatePlan(runsText) {
   const controller = new AbortController();
   app.planController = controller;
   app.results.plan = null;
+  const inputs = readForm();
+  app.planCards = uniqueGpus(inputs).join(',');
   setBusy('planBusy', true);
   renderPlan();
-  const url = `/api/plan?lang=${encodeURIComponent(app.lang)}`;
+  const url = `/api/plan?${runsQuery(inputs)}`;
   request('POST', url, runsText, controller.signal, 'application/yaml').then((result) => {
     if (controller.signal.aborted) return;
     app.results.plan = result;
@@ -1329,30 +1570,57 @@ function renderResults() {
   $('scale').replaceChildren(render.scale(r.scale, $('metric').value, gpus.length));
   $('mig').replaceChildren(...gpus.map((gpu) => render.mig(gpu, r.migs[gpu])));
   $('infer').replaceChildren(render.infer(r.infer, inputs));
+  $('limits').replaceChildren(...renderLimits(inputs, r.limits));
+  for (const [id, name] of [['scale', 'scaling'], ['mig', 'mig'], ['infer', 'inference'],
+    ['limits', 'limits']]) addExports($(id), name);
   // A sort heading that had the focus keeps it in the new table.
   const focused = $('matrix').contains(document.activeElement) ?
     document.activeElement.dataset.sort : undefined;
   $('matrix').replaceChildren(render.matrix(r.matrix, inputs));
+  addExports($('matrix'), 'every-card');
   if (focused) $('matrix').querySelector(`button.sort[data-sort="${focused}"]`)?.focus();
   renderStatus(inputs, r);
 }
 
+// The summary (#summary: the one live region of the results; a bar at the bottom of a phone's
+// screen): per card row its verdict, headroom or shortfall and step time, written once every fit
+// and step of the edit is in, so that a reader hears one summary per edit.
 function renderStatus(inputs, r) {
-  if (r.fits.some((f) => !f)) return;
-  const parts = inputs.cards.map((card, i) => {
+  const gpus = uniqueGpus(inputs);
+  if (r.fits.some((f) => !f) || gpus.some((gpu) => !r.steps[gpu])) return;
+  const rows = inputs.cards.map((card, i) => {
     const f = r.fits[i];
-    if (!f.ok) return `${shortName(card.gpu)}: ${f.data.error?.message ?? ''}`;
+    const name = `${shortName(card.gpu)} × ${card.count}`;
+    if (!f.ok) {
+      return h('p', {'class': 'summary-row', 'data-gpu': card.gpu}, `${name}: `,
+          h('span', {'class': 'error'}, f.data.error?.message ?? ''));
+    }
     const m = f.data.memory_GB;
-    return t(m.headroom >= 0 ? 'status_headroom' : 'status_shortfall',
-        `${shortName(card.gpu)} × ${card.count}`, t(`verdict_${f.data.verdict}`),
-        format.GB(Math.abs(m.headroom)));
+    const step = r.steps[card.gpu];
+    const room = m.headroom >= 0
+      ? t('fit_headroom', format.GB(m.headroom)) : t('fit_shortfall', format.GB(-m.headroom));
+    return h('p', {'class': 'summary-row', 'data-gpu': card.gpu, 'data-count': card.count},
+        h('span', {'class': 'summary-card'}, `${name}: `), verdictBadge(f.data.verdict), ' · ',
+        figure(m.headroom >= 0 ? 'summary_headroom' : 'summary_shortfall', Math.abs(m.headroom),
+            room),
+        step.ok ? [' · ', figure('summary_step_seconds', step.data.step_seconds,
+            t('summary_step', format.seconds(step.data.step_seconds)))] : null);
   });
-  $('status').textContent = t('status_line', parts.join('; '));
+  const box = $('summary');
+  const text = rows.map((row) => row.textContent).join(' ');
+  if (box.dataset.text === text) return;
+  box.dataset.text = text;
+  box.replaceChildren(h('span', {'class': 'sr-only'}, t('summary_label')), ...rows);
 }
 
 function renderPlan() {
   const result = app.results.plan;
   $('plan').replaceChildren(render.plan(result));
+  addExports($('plan'), 'plan');
+  if (app.planCards !== null) {
+    $('plan-cards').textContent = t('plan_cards',
+        app.planCards.split(',').filter(Boolean).map(shortName).join(', '));
+  }
   const slot = $('error-runs');
   const error = result && !result.ok ? result.data.error : null;
   const showHere = error && error.field && error.field !== 'command';
@@ -1379,7 +1647,6 @@ function applyLanguage(lang) {
     if (!(key in ENGLISH_STATIC)) ENGLISH_STATIC[key] = el.placeholder;
     el.placeholder = WORDS[lang]?.[key] ?? ENGLISH_STATIC[key];
   }
-  $('report-link').href = `/api/report?format=html&lang=${lang}`;
   labelCardRows();
   refreshOptionTexts();
   if (app.inputs) renderResults();
@@ -1450,6 +1717,18 @@ function bindEvents() {
     debounce('planTimer', () => updatePlan($('runs').value), 600);
   });
   $('add-run').addEventListener('click', addRunToList);
+  $('max-micro-batch').addEventListener('click', () => askLimits('micro-batch'));
+  $('max-seq').addEventListener('click', () => askLimits('seq'));
+  $('explain-close').addEventListener('click', () => $('explain-dialog').close());
+  $('explain-dialog').addEventListener('close', () => {
+    delete $('explain-dialog').dataset.figure;
+    // The figure that opened it, or its replacement in the same place after an update.
+    const id = app.explainOpener?.dataset.explain;
+    if (app.explainOpener?.isConnected) app.explainOpener.focus();
+    else if (id) document.querySelector(`button.explain[data-explain="${id}"]`)?.focus();
+  });
+  $('report-html').addEventListener('click', () => makeReport('html'));
+  $('report-md').addEventListener('click', () => makeReport('md'));
   $('reset-runs').addEventListener('click', () => {
     $('runs').value = app.seedRuns;
     $('runs').dispatchEvent(new Event('input'));
@@ -1467,8 +1746,52 @@ function bindEvents() {
 function addRunToList() {
   const text = $('runs').value.replace(/\s*$/, '\n');
   const indent = (/^([ \t]*)- name:/m.exec(text) ?? ['', '  '])[1];
-  $('runs').value = `${text}${runYaml(readForm(), indent)}\n`;
+  $('runs').value = `${text}${runYaml(readForm(), indent, runNames(text))}\n`;
   $('runs').dispatchEvent(new Event('input'));
+}
+
+// POST /api/report with the runs of the list and the form's card types: the report comes back
+// as a file of its own, offered as a Blob URL (opened in a new tab, or saved). The report's one
+// inline style sheet is allowed by its hash in this page's Content-Security-Policy, which a Blob
+// document inherits.
+async function makeReport(format) {
+  const box = $('report-result');
+  const inputs = readForm();
+  box.replaceChildren(h('p', {'class': 'note loading'}, t('report_making')));
+  setBusy('reportBusy', true);
+  let reply;
+  try {
+    reply = await limitedFetch(`/api/report?${runsQuery(inputs, {format})}`, {method: 'POST',
+      headers: {'Content-Type': 'application/yaml'}, body: $('runs').value});
+  } catch (error) {
+    box.replaceChildren(h('p', {'class': 'note error'}, `${t('request_failed')} ${error.message}`));
+    setBusy('reportBusy', false);
+    return;
+  }
+  if (!reply.reply.ok) {
+    let message = `HTTP ${reply.reply.status}`;
+    try {
+      message = JSON.parse(reply.text).error.message;
+    } catch { /* not the API's JSON error: the status says it */ }
+    box.replaceChildren(h('p', {'class': 'note error', 'data-error': String(reply.reply.status)},
+        `${t('report_failed')} `, h('span', {'lang': 'en'}, message)));
+    setBusy('reportBusy', false);
+    return;
+  }
+  if (app.reportUrl) URL.revokeObjectURL(app.reportUrl);
+  const type = format === 'md' ? 'text/markdown' : 'text/html';
+  app.reportUrl = URL.createObjectURL(new Blob([reply.text], {type: `${type};charset=utf-8`}));
+  const file = `ftplan-report-${app.lang}.${format === 'md' ? 'md' : 'html'}`;
+  const links = [];
+  if (format === 'html') {
+    links.push(h('a', {'id': 'report-open', 'href': app.reportUrl, 'target': '_blank',
+      'rel': 'noopener'}, t('report_open')), ' · ');
+  }
+  links.push(h('a', {'id': 'report-save', 'href': app.reportUrl, 'download': file},
+      t('report_save', file)));
+  box.replaceChildren(h('p', {'class': 'note'}, t('report_ready'), ' ', links));
+  box.querySelector('a').focus();
+  setBusy('reportBusy', false);
 }
 
 async function copyLink() {

@@ -130,10 +130,19 @@ ReferenceDoc reference_doc(Context& ctx) {
       {kExitInternal, "An internal error (a bug): the message starts with 'internal error'."}};
   doc.endpoints.push_back({"GET", "/", "the web calculator (a page of its own, no other host)"});
   doc.endpoints.push_back({"GET", "/healthz", "ok: the server is up"});
-  for (const auto& e : server::endpoints())
-    doc.endpoints.push_back(
-        {e.method, e.path,
-         fmt::format("`ftplan {} --json` (`ftplan schema {}`)", e.command, e.command)});
+  for (const auto& e : server::endpoints()) {
+    const std::string command = e.command;
+    std::string what = fmt::format("`ftplan {} --json` (`ftplan schema {}`)", e.command, e.command);
+    // The runs document is the body; the report is HTML or Markdown, not JSON.
+    if (command == "plan")
+      what = "`ftplan plan FILE --json` for the runs document in the body (`ftplan schema plan`)";
+    if (command == "report")
+      what = std::string(e.method) == "POST"
+                 ? "`ftplan report FILE`: the report (HTML or Markdown) of the runs document in "
+                   "the body"
+                 : "`ftplan report`: the seed's report (HTML or Markdown)";
+    doc.endpoints.push_back({e.method, e.path, what});
+  }
   doc.json_outputs = json_outputs();
   return doc;
 }

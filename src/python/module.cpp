@@ -72,8 +72,12 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
   request.method = endpoint.method;
   request.path = endpoint.path;
   request.content_type = "application/json";
+  // report(text): the runs document is the body of POST /api/report; its options (lang, format,
+  // gpu) go in the query string as for GET.
+  const bool runs_report = name == "report" && args.size() == 1 && py::isinstance<py::str>(args[0]);
   py::dict options;
-  if (args.size() > 1 || (args.size() == 1 && py::isinstance<py::str>(args[0]) && kwargs.size()))
+  if (args.size() > 1 ||
+      (args.size() == 1 && py::isinstance<py::str>(args[0]) && kwargs.size() && !runs_report))
     throw py::type_error(name + "() takes keyword arguments, or one dict or document text");
   if (args.size() == 1 && py::isinstance<py::str>(args[0])) {
     request.body = args[0].cast<std::string>();
@@ -88,7 +92,7 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
     options.attr("update")(args[0]);
   }
   options.attr("update")(kwargs);
-  if (request.method == "GET") {
+  if (request.method == "GET" || runs_report) {
     // GET takes its options from the query string: text for text, numbers and true/false.
     py::dict rest;
     for (const auto& [key, value] : options) {
@@ -105,6 +109,12 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
       request.query[key.cast<std::string>()] = text;
     }
     options = rest;
+  }
+  if (runs_report) {
+    request.method = "POST";
+    if (!options.empty())
+      throw py::type_error("report(): lang, format and gpu take text, not " +
+                           py::repr(options).cast<std::string>());
   }
   if (request.body.empty() && !options.empty())
     request.body = json.attr("dumps")(options, py::arg("allow_nan") = false).cast<std::string>();
@@ -150,13 +160,16 @@ PYBIND11_MODULE(ftplan, m) {
   if (!error) throw py::error_already_set();
   m.attr("UserError") = error;
   user_error_class = error;
-  for (const Endpoint& endpoint : ftplan::server::endpoints())
+  for (const Endpoint& endpoint : ftplan::server::endpoints()) {
+    // One function per command: report(lang=...) asks GET /api/report, report(runs_text) POST.
+    if (py::hasattr(m, endpoint.command)) continue;
     m.def(
         endpoint.command,
         [&endpoint](const py::args& args, const py::kwargs& kwargs) {
           return call(endpoint, args, kwargs);
         },
         doc(endpoint).c_str());
+  }
   m.def(
       "set_work_budget",
       [](long long evaluations, double seconds) {

@@ -323,7 +323,9 @@ std::string line_chart_svg(const LineChart& chart, const NumberStyle& numbers) {
   }
   if (x_hi <= x_lo) x_lo = 1, x_hi = 2;
   const double step = nice_step(y_max > 0 ? y_max : 1, 4);
-  const double top_value = std::ceil(y_max * 1.05 / step) * step;
+  // At least one step: a run that fits on no count has no point, and a zero top would put every
+  // grid line at NaN.
+  const double top_value = std::max(step, std::ceil(y_max * 1.05 / step) * step);
   const double plot_w = plot.width();
   auto xpos = [&](double x) {
     return plot.left +

@@ -70,18 +70,21 @@ std::string shown(std::string_view text) {
 // Names of the texts a request hands in (CommandCall::inline_files), as the command's arguments
 // give them.
 constexpr const char* kInlineModel = "inline:config.json";
-constexpr const char* kInlineRuns = "inline:runs.yaml";
+// The runs document of /api/plan and POST /api/report: its name in messages and in the report's
+// lead ("the runs of the request body"), where the command line names its file.
+constexpr const char* kInlineRuns = "the request body";
 constexpr const char* kInlineFrom = "inline:trainer-file";
 
 // The endpoints and the command each runs (endpoints(): the Python module offers each one).
 constexpr Endpoint kEndpoints[] = {
-    {"/api/gpus", "gpus", "GET"},        {"/api/models", "models", "GET"},
-    {"/api/fit", "fit", "POST"},         {"/api/step", "step", "POST"},
-    {"/api/scale", "scale", "POST"},     {"/api/mig", "mig", "POST"},
-    {"/api/max", "max", "POST"},         {"/api/params", "params", "POST"},
-    {"/api/plan", "plan", "POST"},       {"/api/report", "report", "GET"},
-    {"/api/explain", "explain", "POST"}, {"/api/words", "words", "GET"},
-    {"/api/infer", "infer", "POST"},     {"/api/matrix", "matrix", "POST"},
+    {"/api/gpus", "gpus", "GET"},      {"/api/models", "models", "GET"},
+    {"/api/fit", "fit", "POST"},       {"/api/step", "step", "POST"},
+    {"/api/scale", "scale", "POST"},   {"/api/mig", "mig", "POST"},
+    {"/api/max", "max", "POST"},       {"/api/params", "params", "POST"},
+    {"/api/plan", "plan", "POST"},     {"/api/report", "report", "GET"},
+    {"/api/report", "report", "POST"}, {"/api/explain", "explain", "POST"},
+    {"/api/words", "words", "GET"},    {"/api/infer", "infer", "POST"},
+    {"/api/matrix", "matrix", "POST"},
 };
 
 std::string to_option(std::string key) {
@@ -228,8 +231,9 @@ Response run_command(const Commands& commands, CommandCall call, const std::stri
   try {
     commands.run(call, out);
   } catch (const UserError& e) {
-    return error(400, std::string(error_code_name(e.code())), e.what(), to_field(e.field()),
-                 e.suggestions());
+    // A runs document that cannot be read names its file as the field: here the request's body.
+    const std::string field = e.field() == kInlineRuns ? "body" : to_field(e.field());
+    return error(400, std::string(error_code_name(e.code())), e.what(), field, e.suggestions());
   } catch (const OverBudget& e) {
     return error(422, "over_budget", e.what() + narrowing_hint(e.which()), e.which());
   }
@@ -285,10 +289,83 @@ json parse_body(const Request& r) {
   return body;
 }
 
-const Endpoint* find_endpoint(const std::string& path) {
+// The endpoint of a path and method; nullptr when the path has none for that method.
+const Endpoint* find_endpoint(const std::string& path, const std::string& method) {
   for (const auto& e : kEndpoints)
-    if (path == e.path) return &e;
+    if (path == e.path && method == e.method) return &e;
   return nullptr;
+}
+
+// The methods a path takes ("GET or POST"); empty for a path that is no endpoint.
+std::string methods_of(const std::string& path) {
+  std::string methods;
+  for (const auto& e : kEndpoints)
+    if (path == e.path) methods += (methods.empty() ? "" : " or ") + std::string(e.method);
+  return methods;
+}
+
+// A runs document in the body (plan; report by POST): JSON or YAML.
+bool takes_runs(const Endpoint& e) {
+  return std::string(e.command) == "plan" ||
+         (std::string(e.command) == "report" && std::string(e.method) == "POST");
+}
+
+// The query parameters of plan and report (the body is the runs document, so the command's
+// options come in the query string): each with its option. `gpu` is a comma-separated list, as a
+// runs file's candidates (`?gpu=h200-nvl,l40s`).
+struct QueryOption {
+  const char* key;
+  const char* option;
+  bool list;
+};
+constexpr QueryOption kPlanQuery[] = {{"lang", "--lang", false}, {"gpu", "--gpu", true}};
+constexpr QueryOption kReportQuery[] = {
+    {"lang", "--lang", false}, {"gpu", "--gpu", true}, {"format", "--format", false}};
+
+void append_query(const Request& r, const Endpoint& e, CommandCall& call) {
+  const bool report = std::string(e.command) == "report";
+  const std::span<const QueryOption> known = report ? std::span<const QueryOption>(kReportQuery)
+                                                    : std::span<const QueryOption>(kPlanQuery);
+  for (const auto& [key, value] : r.query) {
+    const std::string& wanted = key;  // clang 14 cannot capture a structured binding
+    const auto it = std::find_if(known.begin(), known.end(),
+                                 [&](const QueryOption& q) { return wanted == q.key; });
+    if (it == known.end()) {
+      std::vector<std::string> keys;
+      for (const auto& q : known)
+        keys.emplace_back(q.key);
+      auto near = closest_names(key, keys, 3);
+      throw UserError(
+          ErrorCode::kUnknownName,
+          fmt::format("unknown query parameter '{}' for {} {} (it takes {}){}", shown(key),
+                      e.method, e.path, fmt::join(keys, ", "),
+                      near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
+          key, std::move(near));
+    }
+    if (!it->list) {
+      call.args.insert(call.args.end(), {it->option, value});
+      continue;
+    }
+    std::size_t begin = 0;
+    bool any = false;
+    while (begin <= value.size()) {
+      const auto end = std::min(value.find(',', begin), value.size());
+      std::string item = value.substr(begin, end - begin);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) {
+        call.args.insert(call.args.end(), {it->option, item});
+        any = true;
+      }
+      begin = end + 1;
+    }
+    if (!any)
+      throw UserError(ErrorCode::kInvalidValue,
+                      fmt::format("query parameter '{}' is empty: give card ids separated by "
+                                  "commas (?{}=h200-nvl,l40s), or leave it out",
+                                  it->key, it->key),
+                      it->key);
+  }
 }
 
 // An address written as numbers: no name a page's owner could point at this server (DNS
@@ -371,10 +448,10 @@ std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
                  "the request body (" + std::to_string(*r.content_length) + " bytes) exceeds " +
                      std::to_string(limits.max_body_bytes) + " bytes",
                  "body");
-  const Endpoint* endpoint = find_endpoint(r.path);
-  if (endpoint && r.method == "POST" && std::string(endpoint->method) == "POST") {
+  const Endpoint* endpoint = find_endpoint(r.path, r.method);
+  if (endpoint && r.method == "POST") {
     const std::string type = media_type(r.content_type);
-    const bool plan = std::string(endpoint->command) == "plan";
+    const bool plan = takes_runs(*endpoint);
     const bool yaml =
         type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml";
     if (type != "application/json" && !(plan && yaml))
@@ -408,29 +485,38 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
       return error(405, "method_not_allowed", "pages are read with GET");
     return serve_asset(r.path);
   }
-  const Endpoint* endpoint = find_endpoint(r.path);
-  if (!endpoint) return error(404, "not_found", "no such endpoint: " + shown(r.path));
-  if (r.method != endpoint->method)
-    return error(405, "method_not_allowed",
-                 std::string("use ") + endpoint->method + " for " + endpoint->path);
+  const std::string methods = methods_of(r.path);
+  if (methods.empty()) return error(404, "not_found", "no such endpoint: " + shown(r.path));
+  const Endpoint* endpoint = find_endpoint(r.path, r.method);
+  if (!endpoint)
+    return error(405, "method_not_allowed", "use " + methods + " for " + shown(r.path));
 
   CommandCall call;
   call.args = {endpoint->command};
   std::string content_type = "application/json";
   try {
-    if (std::string(endpoint->command) == "plan") {
+    const bool report = std::string(endpoint->command) == "report";
+    if (takes_runs(*endpoint)) {
       // The body is a runs document, as JSON or YAML (YAML parses JSON too).
+      if (report && r.body.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw UserError(ErrorCode::kInvalidValue,
+                        "POST /api/report takes a runs document (YAML or JSON, as ftplan report "
+                        "FILE reads) as its body; GET /api/report reports the seed's runs",
+                        "body");
       if (media_type(r.content_type) == "application/json")
         check_json_text(r.body, "the request body", "body");
       call.inline_files[kInlineRuns] = r.body;
       call.args.push_back(kInlineRuns);
-      call.args.push_back("--json");
-      if (r.query.count("lang")) call.args.insert(call.args.end(), {"--lang", r.query.at("lang")});
-    } else if (std::string(endpoint->command) == "report") {
-      const auto format = r.query.count("format") ? r.query.at("format") : "html";
-      call.args.insert(call.args.end(), {"--format", format});
-      if (r.query.count("lang")) call.args.insert(call.args.end(), {"--lang", r.query.at("lang")});
-      content_type = format == "md" ? "text/markdown; charset=utf-8" : "text/html; charset=utf-8";
+    }
+    if (takes_runs(*endpoint) || report) {
+      append_query(r, *endpoint, call);
+      if (report) {
+        const auto format = r.query.count("format") ? r.query.at("format") : "html";
+        if (!r.query.count("format")) call.args.insert(call.args.end(), {"--format", format});
+        content_type = format == "md" ? "text/markdown; charset=utf-8" : "text/html; charset=utf-8";
+      } else {
+        call.args.push_back("--json");
+      }
     } else {
       json body = parse_body(r);
       // GET endpoints take their options from the query string; POST ones from the JSON body only

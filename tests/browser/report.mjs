@@ -111,23 +111,25 @@ export function reportTests({test, check, equal, run, BIN, SCREENSHOTS}) {
     await page.close();
   });
 
-  test('report: the calculator page\'s link opens the report in the page\'s language',
+  test('report: the calculator page\'s button makes the report in the page\'s language',
       async (env) => {
     const page = await env.context.newPage();
     await page.goto(`${env.origin}/#lang=de`);
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null,
         {timeout: 30000});
-    await page.selectOption('#lang', 'de');
-    // Click once the page has its answers: the language change asks the server again, and the
-    // link is a plain navigation away from the page.
     await page.waitForFunction(() => document.body.dataset.busy === 'false', null,
         {timeout: 30000});
-    await Promise.all([page.waitForURL(/\/api\/report/), page.click('#report-link')]);
-    equal(new URL(page.url()).search, '?format=html&lang=de', 'the report link');
-    const r = await rendered(page);
-    equal(r.lang, 'de', 'the linked report\'s language');
+    await page.click('#report-html');
+    await page.waitForFunction(() => document.body.dataset.reportBusy === 'false', null,
+        {timeout: 60000});
+    const [tab] = await Promise.all([env.context.waitForEvent('page'),
+      page.click('#report-open')]);
+    await tab.waitForLoadState('load');
+    const r = await rendered(tab);
+    equal(r.lang, 'de', 'the report\'s language');
     check(r.title.includes('für Fine-Tuning und Training'),
-        `the linked report is the German one, got "${r.title}"`);
+        `the report is the German one, got "${r.title}"`);
+    await tab.close();
     await page.close();
   });
 }

@@ -5,6 +5,7 @@
 //                        runs only the tests whose name contains TEXT)
 // Exit code: 0 when every test passes, 1 otherwise (each failure says what differed).
 import {execFile, spawn} from 'node:child_process';
+import {createHash} from 'node:crypto';
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join, resolve} from 'node:path';
@@ -673,8 +674,8 @@ test('language switch: German labels, verdicts and number format', async (env) =
   check(reasonText.startsWith('Spitze ') && reasonText.includes(' GB von 102,6 GB auf '),
       `German reason: ${reasonText}`);
   equal(await reason.getAttribute('lang'), null, 'the German reason is not marked English');
-  check((await page.getAttribute('#report-link', 'href')).includes('lang=de'),
-      'the report link is German');
+  equal(await page.textContent('#report-html'), 'Bericht zu diesen Läufen (HTML)',
+      'the report button is German');
   await page.selectOption('#lang', 'en');
   check((await page.locator('h1').textContent()).startsWith('Which GPU'), 'back to English');
   await page.close();
@@ -742,15 +743,15 @@ test('plan table: the page shows the API\'s plan for the seed\'s runs (or its er
     check(text.includes(api.data.error.message.split('\n')[0]),
         `plan: the page shows the API's error "${api.data.error.message}", got "${text}"`);
   }
-  const href = await page.getAttribute('#report-link', 'href');
-  equal(href, '/api/report?format=html&lang=en', 'the report link');
   // "Add the run above": the form's run joins the list, and the URL carries the edited list.
   await fillForm(page,
       {model: 'qwen3-14b', method: 'qlora', rank: 8, cards: [{gpu: 'l40s', count: 1}]});
   await page.click('#add-run');
   await waitForPlan(page);
   const runs = await page.inputValue('#runs');
-  const added = '  - name: qwen3-14b qlora\n    model: qwen3-14b\n    method: qlora\n    rank: 8\n';
+  const added = '  - name: qwen3-14b qlora\n    model: qwen3-14b\n    method: qlora\n' +
+      '    seq: 2048\n    rank: 8\n    optimizer: adamw\n    precision: bf16\n    micro_batch: 1\n' +
+      '    recompute: full\n    gpus: [l40s]\n';
   check(runs.startsWith(SEED_RUNS) && runs.endsWith(added),
       `the added run, got:\n${runs.slice(SEED_RUNS.length)}`);
   check(new URL(page.url()).hash.includes('runs='), 'the URL carries the edited runs');
@@ -772,8 +773,10 @@ test('keyboard: every control has a label, the skip link comes first, focus is v
   await page.keyboard.press('Tab');
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   check(outline !== 'none', `the focused control shows an outline, got "${outline}"`);
-  const live = await page.locator('[aria-live]').count();
-  check(live >= 4, `results are announced (aria-live regions: ${live})`);
+  // The results speak through one polite region, the summary; the sections stay quiet.
+  const live = await page.locator('#results [aria-live]').evaluateAll((els) =>
+    els.map((el) => `${el.id}:${el.getAttribute('aria-live')}`));
+  equal(live, ['summary:polite'], 'live regions of the results');
   await page.close();
 });
 
@@ -1059,6 +1062,283 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     await de.locator('section[aria-labelledby="matrix-heading"]').screenshot(
         {path: join(SCREENSHOTS, `matrix-section-${size}-de.png`)});
     await de.close();
+  });
+}
+
+// ---- issue 18: the user's runs, limits and derivations, exports, the phone's summary bar ------
+
+// A file the page offers for download (a click on `selector`): its name and text.
+async function downloaded(page, selector) {
+  const [file] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  return {name: file.suggestedFilename(), text: readFileSync(await file.path(), 'utf8')};
+}
+
+async function waitFor(page, fn, arg) {
+  await page.waitForFunction(fn, arg, {timeout: TIMEOUT_MS});
+}
+
+// A simple CSV reader for the page's exports (fields quoted when they hold , " or a line break).
+function parseCsv(text) {
+  const rows = [];
+  let row = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') field += text[++i];
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), field = '';
+    else if (c === '\n') row.push(field.replace(/\r$/, '')), rows.push(row), row = [], field = '';
+    else field += c;
+  }
+  return rows;
+}
+
+const TEAM_HASH = 'model=qwen3-14b&method=qlora&rank=8&seq=4096&micro_batch=2' +
+    '&recompute=selective&optimizer=adamw-8bit&cards=l40s:1,h100-sxm:2';
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`the user's runs (${size}): "add" keeps every setting, the plan and the report use the ` +
+      'runs and cards of the page', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const page = await openPage(env.context, env.origin, TEAM_HASH, viewport);
+    await waitForPlan(page);
+    // The plan tries the form's cards, as POST /api/plan?gpu=... does for the seed's runs.
+    const api = await fetch(`${env.origin}/api/plan?lang=en&gpu=l40s,h100-sxm`, {method: 'POST',
+      headers: {'Content-Type': 'application/yaml'}, body: SEED_RUNS});
+    const plan = await api.json();
+    equal(api.status, 200, 'plan with the cards: API status');
+    for (const run of plan.runs) {
+      const row = page.locator(`#plan tr[data-run="${run.run}"]`);
+      equal(await row.getAttribute('data-gpu'), run.recommendation?.gpu ?? null,
+          `plan: card for "${run.run}"`);
+      check(['l40s', 'h100-sxm', null].includes(await row.getAttribute('data-gpu')),
+          `plan: "${run.run}" on a card the form did not choose`);
+    }
+    check((await page.textContent('#plan-cards')).includes('L40S'),
+        'the plan names the cards it tried');
+    // Add this run: every setting of the form, and its cards as the run's candidates.
+    await page.click('#add-run');
+    await waitForPlan(page);
+    const runs = await page.inputValue('#runs');
+    const added = '  - name: qwen3-14b qlora\n    model: qwen3-14b\n    method: qlora\n' +
+        '    seq: 4096\n    rank: 8\n    optimizer: adamw-8bit\n    precision: bf16\n' +
+        '    micro_batch: 2\n    recompute: selective\n    gpus: [l40s, h100-sxm]\n';
+    check(runs === SEED_RUNS + added, `the added run, got:\n${runs.slice(SEED_RUNS.length)}`);
+    const row = page.locator('#plan tr[data-run="qwen3-14b qlora"]');
+    equal(await row.count(), 1, 'the added run is planned');
+    // The same run once more gets a name of its own.
+    await page.click('#add-run');
+    await waitForPlan(page);
+    check((await page.inputValue('#runs')).includes('- name: qwen3-14b qlora (2)\n'),
+        'a second copy of the run is named apart');
+    await page.fill('#runs', runs);
+    await page.locator('#runs').dispatchEvent('input');
+    await waitForPlan(page);
+    // The report: the page posts its runs and cards; the file is `ftplan report` of them.
+    await page.click('#report-html');
+    await waitFor(page, () => document.body.dataset.reportBusy === 'false');
+    const saved = await downloaded(page, '#report-save');
+    equal(saved.name, 'ftplan-report-en.html', 'the report file name');
+    const cli = await new Promise((done, fail) => {
+      const child = execFile(BIN, ['report', '-', '--format', 'html', '--lang', 'en', '--gpu',
+        'l40s', '--gpu', 'h100-sxm'], {maxBuffer: 64 << 20},
+      (error, stdout) => (error ? fail(error) : done(stdout)));
+      child.stdin.end(runs);
+    });
+    // The same file, but where the command line names its file the API names the request body.
+    check(cli.includes('<code>standard input</code>') && saved.text ===
+        cli.replace('<code>standard input</code>', '<code>the request body</code>'),
+    'the report the page offers is `ftplan report` of its runs');
+    check(saved.text.includes('qwen3-14b qlora') && !SEED_RUNS.includes('qwen3-14b'),
+        'the report holds the run only the page has');
+    // Opened in a tab: the report's own style applies (its hash is in the page's policy).
+    const sheet = /<style>([\s\S]*?)<\/style>/.exec(saved.text)[1];
+    const hash = createHash('sha256').update(sheet, 'utf8').digest('base64');
+    check(readFileSync(join(ROOT, 'web/index.html'), 'utf8').includes(`'sha256-${hash}'`),
+        `web/index.html's style-src lacks the report style sheet's hash 'sha256-${hash}'`);
+    const [tab] = await Promise.all([env.context.waitForEvent('page'), page.click('#report-open')]);
+    const tabErrors = [];
+    tab.on('console', (m) => ['error', 'warning'].includes(m.type()) && tabErrors.push(m.text()));
+    await tab.waitForLoadState('load');
+    const style = await tab.evaluate(() => ({h1: document.querySelector('h1').textContent,
+      styled: getComputedStyle(document.querySelector('main')).maxWidth,
+      text: document.body.textContent.includes('qwen3-14b qlora')}));
+    check(style.h1.includes('L40S') && style.text, `the opened report: ${JSON.stringify(style)}`);
+    check(style.styled !== 'none', `the report's style sheet applies (main max-width ${style.styled})`);
+    await tab.screenshot({path: join(SCREENSHOTS, `report-of-runs-${size}.png`)});
+    await tab.close();
+    equal(tabErrors, [], 'console of the opened report');
+    await page.locator('#plan').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `runs-plan-report-${size}.png`)});
+    // A bad runs document: the report says why, naming the key.
+    await page.fill('#runs', 'runs:\n  - name: a\n    model: llama-3.1-8b\n    method: lorra\n');
+    await page.click('#report-md');
+    await waitFor(page, () => document.body.dataset.reportBusy === 'false');
+    const error = await page.textContent('#report-result');
+    check(error.includes('runs[0].method') || error.includes('lorra'),
+        `the report's error names the key, got "${error}"`);
+    await page.close();
+  });
+
+  test(`limits and derivations (${size}): /api/max as the CLI's, the peak's formula in a dialog`,
+      async (env) => {
+    const run = {model: 'llama-3.1-8b', method: 'lora'};
+    const card = {gpu: 'rtx-pro-6000', count: 1};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1', viewport);
+    await page.click('#max-micro-batch');
+    await page.click('#max-seq');
+    await waitForResults(page);
+    for (const solve of ['micro-batch', 'seq']) {
+      const cli = await cliJson('max', {...fitBody(run, card), lang: 'en', solve});
+      const name = solve === 'seq' ? 'longest_seq' : 'largest_micro_batch';
+      const shown = page.locator(`#limits [data-figure="${name}"]`);
+      equal(Number(await shown.getAttribute('data-value')), cli.largest, `${solve}: largest`);
+      const binding = page.locator('#limits td').nth(solve === 'seq' ? 1 : 0)
+          .locator('[data-figure=binding]');
+      equal(await binding.getAttribute('data-value'), cli.binding, `${solve}: what binds it`);
+    }
+    await page.locator('#limits').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `limits-${size}.png`)});
+    // The peak's derivation: by keyboard, in a modal dialog, with the API's formula.
+    const peak = page.locator('#memory button.explain[data-explain="memory.peak"]').first();
+    await peak.focus();
+    await page.keyboard.press('Enter');
+    await waitFor(page, () => document.getElementById('explain-dialog').open &&
+        document.getElementById('explain-dialog').dataset.busy === 'false');
+    const api = (await apiJson(env.origin, '/api/explain', {figure: 'memory.peak',
+      ...fitBody(run, card), lang: 'en', depth: 1})).data;
+    const shown = await page.evaluate(() => ({
+      formula: document.querySelector('#explain-body .formula')?.textContent,
+      source: document.querySelector('#explain-body .source')?.textContent,
+      value: Number(document.querySelector('#explain-body [data-figure=explained_value]')
+          ?.dataset.value),
+      focus: document.activeElement.closest('dialog')?.id}));
+    equal(shown.formula, api.figures[0].formula, 'the peak\'s formula');
+    equal(shown.source, api.figures[0].source, 'the peak\'s source');
+    equal(shown.value, api.figures[0].value, 'the peak\'s value');
+    equal(shown.focus, 'explain-dialog', 'the focus is in the dialog');
+    await page.screenshot({path: join(SCREENSHOTS, `explain-peak-${size}.png`)});
+    await page.keyboard.press('Escape');
+    equal(await page.evaluate(() => document.getElementById('explain-dialog').open), false,
+        'Escape closes the dialog');
+    equal(await page.evaluate(() => document.activeElement.dataset.explain), 'memory.peak',
+        'the focus returns to the figure');
+    // The step time too.
+    await page.locator('#step button.explain[data-explain="perf.step_seconds"]').first().click();
+    await waitFor(page, () => document.getElementById('explain-dialog').dataset.busy === 'false');
+    check((await page.textContent('#explain-body')).includes('perf.step_seconds'),
+        'the step time\'s derivation');
+    await page.click('#explain-close');
+    await page.close();
+  });
+
+  test(`exports (${size}): each table as CSV and JSON, equal to the table's figures`,
+      async (env) => {
+    const page = await openPage(env.context, env.origin, 'cards=rtx-pro-6000:1,h200-nvl:1',
+        viewport);
+    await waitForMatrix(page);
+    await waitForPlan(page);
+    await page.click('#max-micro-batch');
+    await waitForResults(page);
+    // Every table of the results has its two buttons.
+    const counts = await page.evaluate(() => ({
+      tables: document.querySelectorAll('#results table').length,
+      csv: document.querySelectorAll('#results button.export[data-export=csv]').length,
+      json: document.querySelectorAll('#results button.export[data-export=json]').length}));
+    check(counts.tables >= 6, `tables shown: ${counts.tables}`);
+    equal([counts.csv, counts.json], [counts.tables, counts.tables], 'export buttons per table');
+    // The scaling table: its figures are the API's sweep.
+    const body = {...fitBody({model: 'llama-3.1-8b', method: 'lora'}, {gpu: 'x', count: 1})};
+    delete body.gpus;
+    const sweep = await apiJson(env.origin, '/api/scale',
+        {...body, lang: 'en', gpu: ['rtx-pro-6000', 'h200-nvl'], sweep: true});
+    const json = await downloaded(page, '#scale button.export[data-export=json]');
+    equal(json.name, 'ftplan-scaling.json', 'the JSON file name');
+    const table = JSON.parse(json.text);
+    for (const p of sweep.data.sweep.filter((x) => x.verdict !== 'does-not-fit')) {
+      const row = table.rows.find((r) => r[table.columns[0]].startsWith(`${p.gpus} `));
+      const cell = row?.[table.columns[['rtx-pro-6000', 'h200-nvl'].indexOf(p.gpu) + 1]];
+      equal(cell?.tokens_per_second, p.tokens_per_second, `scaling ${p.gpu} × ${p.gpus}: tokens/s`);
+      equal(cell?.scaling_efficiency, p.scaling_efficiency, `scaling ${p.gpu} × ${p.gpus}: efficiency`);
+    }
+    const csv = parseCsv((await downloaded(page, '#scale button.export[data-export=csv]')).text);
+    const header = csv[0];
+    const column = header.indexOf(`${table.columns[1]}: tokens_per_second`);
+    check(column > 0, `CSV header: ${header}`);
+    equal(csv.slice(1).map((r) => Number(r[column])),
+        table.rows.map((r) => r[table.columns[1]].tokens_per_second ?? 0), 'CSV vs JSON');
+    // The matrix: a row per card with the API's memory and fewest cards.
+    const matrix = JSON.parse((await downloaded(page,
+        '#matrix button.export[data-export=json]')).text);
+    const shownMatrix = await matrixShown(page);
+    equal(matrix.rows.length, shownMatrix.rows?.length ?? shownMatrix.length, 'matrix rows');
+    const memory = matrix.columns.find((c) => c === 'memory');
+    check(memory && matrix.rows.every((r) => typeof r[memory] === 'number'),
+        'the matrix\'s memory column holds numbers');
+    // The inference sweep and the limits: each row's figures as the table's data-values.
+    for (const [id, selector] of [['infer', '#infer'], ['limits', '#limits'], ['plan', '#plan']]) {
+      const data = JSON.parse((await downloaded(page,
+          `${selector} button.export[data-export=json]`)).text);
+      const values = await page.locator(`${selector} table`).first().evaluate((t) =>
+        [...t.querySelectorAll('tbody [data-figure]')].map((el) => el.dataset.value)
+            .filter((v) => v !== '' && Number.isFinite(Number(v))).map(Number));
+      const exported = JSON.stringify(data.rows);
+      check(values.length > 0 && values.every((v) => exported.includes(String(v))),
+          `${id}: every figure of the table is in its JSON`);
+      equal(data.rows.length, await page.locator(`${selector} table`).first()
+          .locator('tbody tr').count(), `${id}: rows`);
+    }
+    // German: the CSV keeps decimal points and commas between fields.
+    await page.selectOption('#lang', 'de');
+    await waitForResults(page);
+    const german = (await downloaded(page, '#scale button.export[data-export=csv]')).text;
+    check(/\d\.\d/.test(german) && !/\d,\d{3}\b/.test(german.split('\n')[1] ?? ''),
+        `German CSV in decimal points: ${german.slice(0, 200)}`);
+    await page.locator('#scale').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `exports-${size}.png`)});
+    await page.close();
+  });
+
+  test(`summary bar (${size}): in view after an edit, with the new verdict`, async (env) => {
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1', viewport);
+    const before = await page.locator('#summary [data-verdict]').first().getAttribute('data-verdict');
+    equal(before, 'fits', 'the summary before the edit');
+    await page.selectOption('#method', 'full');
+    await page.focus('#method');
+    await waitForResults(page);
+    const cli = await cliJson('fit', fitBody({model: 'llama-3.1-8b', method: 'full'},
+        {gpu: 'rtx-pro-6000', count: 1}));
+    const bar = await page.locator('#summary').evaluate((el) => {
+      const box = el.getBoundingClientRect();
+      return {top: box.top, bottom: box.bottom, height: box.height,
+        position: getComputedStyle(el).position,
+        verdict: el.querySelector('[data-verdict]')?.dataset.verdict,
+        text: el.textContent,
+        step: el.querySelector('[data-figure=summary_step_seconds]')?.dataset.value};
+    });
+    equal(bar.verdict, cli.verdict, 'the summary\'s verdict after the edit');
+    check(bar.text.includes(`needs ${gbText(-cli.memory_GB.headroom)} more`),
+        `the summary's shortfall: "${bar.text}"`);
+    check(Number(bar.step) > 0, 'the summary shows the step time');
+    if (viewport.width < 640) {
+      equal(bar.position, 'fixed', 'the bar stays at the bottom of a phone');
+      check(bar.top >= 0 && bar.bottom <= viewport.height + 0.5 && bar.height < viewport.height / 3,
+          `the bar is within the screen: ${JSON.stringify(bar)}`);
+      // The method select the reader edited is not hidden under the bar.
+      const method = await page.locator('#method').evaluate((el) => el.getBoundingClientRect());
+      check(method.bottom <= bar.top || method.top >= bar.bottom || method.top < 0,
+          'the bar covers the edited field');
+    }
+    await page.screenshot({path: join(SCREENSHOTS, `summary-bar-${size}.png`)});
+    await page.close();
   });
 }
 

@@ -98,6 +98,20 @@ def test_plan_takes_a_runs_document_as_keywords_or_text():
     assert ftplan.plan(json.dumps(document)) == got
 
 
+def test_report_of_runs_text_is_the_cli_report_of_that_file():
+    runs = ("candidates: {gpus: [h200-nvl], counts: [1]}\n"
+            "runs:\n  - {name: tiny gemma, model: gemma-3-4b, method: lora, tokens: 1e7}\n")
+    got = ftplan.report(runs, format="md", lang="de")
+    done = subprocess.run([FTPLAN, "report", "-", "--format", "md", "--lang", "de"], input=runs,
+                          capture_output=True, text=True, check=True)
+    # The same report; where the command line names its file, the API names the request body.
+    assert got == done.stdout.replace("`standard input`", "`the request body`")
+    assert "tiny gemma" in got
+    with pytest.raises(ftplan.UserError) as bad:
+        ftplan.report(runs, formt="md")
+    assert bad.value.field == "formt" and bad.value.suggestions == ["format"]
+
+
 def test_catalog_functions():
     assert "llama-3.1-8b" in json.dumps(ftplan.models())
     assert "h200-nvl" in json.dumps(ftplan.gpus())
