@@ -806,10 +806,11 @@ const render = {
 
 // ---- how far the run stretches (POST /api/max) and where a figure comes from (/api/explain) ----
 
-// The run on one card row, as /api/fit gets it: its card, count and (for several) the sharding.
+// The run on one card row, as /api/fit gets it: its card, count and (for several) the sharding;
+// by default the one that fits (auto: data parallel when one card holds the replica, else FSDP).
 function cardBody(inputs, card) {
   const body = {...workloadBody(inputs), gpu: card.gpu, gpus: card.count};
-  if (Number(card.count) > 1 && inputs.shard) body.shard = inputs.shard;
+  if (Number(card.count) > 1) body.shard = inputs.shard || 'auto';
   return body;
 }
 
@@ -1487,9 +1488,8 @@ function update(inputs) {
     renderResults();
   }));
   inputs.cards.forEach((card, i) => {
-    const fitBody = {...body, gpu: card.gpu, gpus: card.count};
-    if (Number(card.count) > 1 && inputs.shard) fitBody.shard = inputs.shard;
-    track(post('/api/fit', fitBody, controller.signal), (r) => { app.results.fits[i] = r; });
+    track(post('/api/fit', cardBody(inputs, card), controller.signal),
+        (r) => { app.results.fits[i] = r; });
   });
   const gpus = uniqueGpus(inputs);
   for (const gpu of gpus) {

@@ -177,6 +177,19 @@ const SEED_CASES = [
 const tests = [];
 const test = (name, fn) => tests.push({name, fn});
 
+test('several cards: the default sharding is the one that fits (70B LoRA on 4 x H100 shards, as --shard auto)', async (env) => {
+  const page = await openPage(env.context, env.origin);
+  const run = {model: 'llama-3.1-70b', method: 'lora', rank: 16, cards: [{gpu: 'h100-sxm', count: 4}]};
+  await fillForm(page, run);
+  const cli = await cliJson('fit', {...fitBody(run, run.cards[0]), shard: 'auto'});
+  equal(cli.shard, 'fsdp', 'the CLI shards a base no card holds');
+  equal(cli.verdict, 'fits', 'sharded, it fits');
+  const shown = await memoryShown(page, 'h100-sxm', 4);
+  equal(shown.verdict, cli.verdict, 'verdict on the page');
+  equal(shown.figures.peak?.value, cli.memory_GB.peak, 'peak on the page');
+  check(shown.text.includes('fsdp'), `the page names the sharding: ${shown.text.slice(0, 300)}`);
+});
+
 test('seed runs: the page shows the API\'s and the CLI\'s figures and verdicts', async (env) => {
   const page = await openPage(env.context, env.origin);
   for (const seed of SEED_CASES) {
