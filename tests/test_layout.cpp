@@ -349,6 +349,24 @@ TEST(Layout, ThePlannerFindsALayoutWhereShardingAloneDoesNotFit) {
   EXPECT_EQ(80 % pp, 0);  // layers
 }
 
+TEST(Layout, TheReasonNamesTheLayoutNotASingleCard) {
+  // 70B LoRA on a BF16 base, H100 SXM only: the planner picks a model-parallel layout; its reason
+  // says how the cards split the run (the degrees, then the data-parallel strategy only when
+  // several replicas train), never "single card".
+  const auto r = test::run_cli({"plan", "-", "--json"},
+                               "runs:\n  - {name: big, model: llama-3.3-70b, method: lora, rank: 16, "
+                               "tokens: 1e8, gpus: [h100-sxm]}\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto run = nlohmann::json::parse(r.out)["runs"][0];
+  const auto& l = run["recommendation"]["layout"];
+  ASSERT_GT(l["tp"].get<int>() * l["pp"].get<int>(), 1) << l.dump();
+  const std::string why = run["why"].get<std::string>();
+  std::string label = "tp " + std::to_string(l["tp"].get<int>());
+  if (l["pp"].get<int>() > 1) label += " · pp " + std::to_string(l["pp"].get<int>());
+  EXPECT_NE(why.find(label), std::string::npos) << why;
+  EXPECT_EQ(why.find("single card"), std::string::npos) << why;
+}
+
 TEST(Layout, ThePlannersLayoutIsTheOneScaleEvaluates) {
   // The planner times a layout's stages once per card type and reuses them at every count (8
   // cards tried before 16 here); `scale` evaluates the same placement from scratch. Both must

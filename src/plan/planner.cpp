@@ -118,7 +118,7 @@ Reason recommendation_reason(const RunPlan& rp, RankBy r) {
       .number("card_hours", o.card_hours, 1)
       .number("hours", o.time_to_train_hours, 2);
   if (o.count > 1)
-    text.name("strategy", std::string(comm_strategy_name(o.strategy)))
+    text.name("strategy", option_split(o, comm_strategy_name(o.strategy)))
         .name("topology", std::string(o.topology))
         .percent("efficiency", o.scaling_efficiency);
   if (!o.rollout_chosen) return text;
@@ -143,6 +143,12 @@ Reason close_call_reason(const Option& chosen, const Option& other, RankBy r) {
 }
 
 }  // namespace
+
+std::string option_split(const Option& o, std::string_view strategy) {
+  if (o.layout.trivial()) return std::string(strategy);
+  const std::string layout = layout_label(o.layout);
+  return o.layout.dp(o.count) > 1 ? layout + " · " + std::string(strategy) : layout;
+}
 
 double rank_value(const Option& o, RankBy r) {
   return std::get<0>(rank_key(o, r));

@@ -128,6 +128,11 @@ double rank_value(const Option& o, RankBy r);
 // Whether `b`'s range of the ranked figure overlaps `a`'s.
 bool ranges_overlap(const Option& a, const Option& b, RankBy r);
 
+// How an option's cards split the run, for reasons: its model-parallel degrees ("tp 4 · pp 2")
+// and then `strategy` (the data-parallel strategy's name in the reader's words) where several
+// replicas train together; the strategy alone without model parallelism.
+std::string option_split(const Option& o, std::string_view strategy);
+
 // Evaluates every candidate of every run. Never throws for infeasible configurations; a UserError
 // only for a request that makes no sense (rank by cost without prices).
 Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions& options = {});

@@ -63,7 +63,7 @@ class RecommendationsSection : SectionWriter {
                                n(o.card_hours, 1), n(o.time_to_train_hours, 2));
     if (o.count == 1) return head + close + t(Txt::kRecOneCard) + online_parts(rp, o);
     return head + close +
-           f(Txt::kRecManyCards, strategy(o.strategy), code(o.topology),
+           f(Txt::kRecManyCards, option_split(o, strategy(o.strategy)), code(o.topology),
              percent(o.scaling_efficiency)) +
            online_parts(rp, o);
   }
