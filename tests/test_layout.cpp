@@ -353,9 +353,10 @@ TEST(Layout, TheReasonNamesTheLayoutNotASingleCard) {
   // 70B LoRA on a BF16 base, H100 SXM only: the planner picks a model-parallel layout; its reason
   // says how the cards split the run (the degrees, then the data-parallel strategy only when
   // several replicas train), never "single card".
-  const auto r = test::run_cli({"plan", "-", "--json"},
-                               "runs:\n  - {name: big, model: llama-3.3-70b, method: lora, rank: 16, "
-                               "tokens: 1e8, gpus: [h100-sxm]}\n");
+  const auto r =
+      test::run_cli({"plan", "-", "--json"},
+                    "runs:\n  - {name: big, model: llama-3.3-70b, method: lora, rank: 16, "
+                    "tokens: 1e8, gpus: [h100-sxm]}\n");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto run = nlohmann::json::parse(r.out)["runs"][0];
   const auto& l = run["recommendation"]["layout"];
