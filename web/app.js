@@ -44,9 +44,34 @@ function number(value, digits) {
   return numberFormats.get(key).format(value);
 }
 
-// One format per unit; GB = 1e9 bytes, as the API reports (memory_GB).
+// Memory as the reader chose to see it (the unit menu): the API's GB (1e9 bytes) converted here.
+// MiB as nvidia-smi prints it: whole mebibytes, no group separator.
+const MEMORY_UNITS = {
+  GB: {bytes: 1e9, digits: 1, grouping: true},
+  GiB: {bytes: 2 ** 30, digits: 1, grouping: true},
+  MiB: {bytes: 2 ** 20, digits: 0, grouping: false},
+};
+
+function memoryText(gb) {
+  const unit = MEMORY_UNITS[app.unit] ? app.unit : 'GB';
+  const {bytes, digits, grouping} = MEMORY_UNITS[unit];
+  const value = (gb * 1e9) / bytes;
+  return `${grouping ? number(value, digits) : ungrouped(value, digits)} ${unit}`;
+}
+
+function ungrouped(value, digits) {
+  const key = `${app.lang} ${digits} ungrouped`;
+  if (!numberFormats.has(key)) {
+    numberFormats.set(key, new Intl.NumberFormat(LOCALES[app.lang], {
+      minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: false,
+    }));
+  }
+  return numberFormats.get(key).format(value);
+}
+
+// One format per unit; memory figures come from the API in GB = 1e9 bytes (memory_GB).
 const format = {
-  GB: (value) => `${number(value, 1)} GB`,
+  GB: (value) => memoryText(value),
   seconds: (value) => `${number(value, value < 10 ? 3 : 1)} s`,
   hours: (value) => `${number(value, value < 10 ? 2 : 1)} h`,
   tokensPerSecond: (value) => `${number(value, 0)} ${t('tokens_per_second')}`,
@@ -64,6 +89,7 @@ const format = {
 const ALL_TARGETS = 'q,k,v,o,gate,up,down';
 const DEFAULTS = Object.freeze({
   lang: 'en',
+  unit: 'GB', // how memory is shown: GB, GiB or MiB (MEMORY_UNITS)
   source: 'catalog',
   model: 'llama-3.1-8b',
   config: '',
@@ -101,7 +127,7 @@ const DEFAULTS = Object.freeze({
 const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimizer', 'precision', 'seq',
   'group_size', 'prompt_len', 'completion_len', 'micro_batch', 'recompute', 'shard', 'metric', 'lang', 'infer_gpu', 'infer_gpus', 'context',
   'batch', 'weights', 'kv_dtype', 'matrix_cards', 'matrix_max_price', 'matrix_tokens',
-  'matrix_prices'];
+  'matrix_prices', 'unit'];
 
 const $ = (id) => document.getElementById(id);
 
@@ -130,6 +156,7 @@ function decodeInputs(hash) {
     });
   }
   if (!(inputs.lang in WORDS)) inputs.lang = DEFAULTS.lang;
+  if (!(inputs.unit in MEMORY_UNITS)) inputs.unit = DEFAULTS.unit;
   return inputs;
 }
 
@@ -150,6 +177,7 @@ function readForm() {
 
 function writeForm(inputs) {
   for (const key of SCALAR_INPUTS) $(key).value = inputs[key];
+  app.unit = inputs.unit;
   for (const radio of document.querySelectorAll('input[name=source]')) {
     radio.checked = radio.value === inputs.source;
   }
@@ -895,6 +923,7 @@ async function openExplain(id, body, opener) {
 
 function explainValue(value, unit) {
   if (typeof value !== 'number') return String(value ?? '');
+  if (unit === 'GB') return format.GB(value);
   const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 :
     Math.abs(value) >= 0.1 ? 2 : 4;
   return `${number(value, digits)}${unit ? ` ${unit}` : ''}`;
@@ -1403,6 +1432,7 @@ function reportError(result, inputs) {
 
 const app = {
   lang: DEFAULTS.lang,
+  unit: DEFAULTS.unit, // MEMORY_UNITS' key: how memory figures are shown
   catalog: {gpus: [], models: []},
   seedRuns: '',
   results: {fits: [], steps: {}, rl: {}, scale: null, migs: {}, infer: null, matrix: null,
@@ -1710,6 +1740,13 @@ function bindEvents() {
     // The reasons come from the server in the page's language: ask again.
     inputsChanged();
     if (app.results.plan) updatePlan($('runs').value);
+  });
+  // The unit changes how memory is shown, not what is calculated: the results are drawn again.
+  $('unit').addEventListener('change', () => {
+    app.unit = $('unit').value;
+    history.replaceState(null, '', `#${encodeInputs(readForm())}`);
+    refreshOptionTexts();
+    if (app.inputs) renderResults();
   });
   $('runs').addEventListener('input', () => {
     setBusy('planBusy', true);

@@ -1355,6 +1355,104 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
+// ---- memory units (GB, GiB, MiB), advanced options, accessibility --------------------------------
+
+// A memory figure as the page shows it in `unit`, from the API's GB (1e9 bytes); MiB whole and
+// without a group separator, as nvidia-smi prints it.
+function memoryText(gb, unit, lang = 'en') {
+  const bytes = {GB: 1e9, GiB: 2 ** 30, MiB: 2 ** 20}[unit];
+  const value = (gb * 1e9) / bytes;
+  const digits = unit === 'MiB' ? 0 : 1;
+  const text = new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-US', {minimumFractionDigits: digits,
+    maximumFractionDigits: digits, useGrouping: unit !== 'MiB'}).format(value);
+  return `${text} ${unit}`;
+}
+
+// Every memory figure of the results, with its raw value (GB) and its text.
+async function memoryFigures(page) {
+  return page.evaluate(() => {
+    const pick = (selector) => [...document.querySelectorAll(selector)].map((el) =>
+      ({value: Number(el.dataset.value), text: el.textContent}));
+    return {
+      card: pick('#memory article dl [data-figure]'),
+      legend: pick('#memory article .legend [data-figure]'),
+      mig: pick('#mig tr[data-profile] td:nth-child(2) [data-figure], #mig tr[data-profile] td:nth-child(3) [data-figure]'),
+      matrix: [...document.querySelectorAll('#matrix tbody [data-figure="memory_GB"]')].map((el) =>
+        ({value: Number(el.dataset.value), text: el.textContent})),
+      headroom: [...document.querySelectorAll('#matrix tbody [data-figure="headroom"]')].map((el) =>
+        ({value: Number(el.dataset.value), text: el.textContent})),
+    };
+  });
+}
+
+function checkUnit(figures, unit, lang, what) {
+  for (const part of ['card', 'legend', 'mig', 'matrix']) {
+    check(figures[part].length > 0, `${what}: the page shows ${part} memory figures`);
+    for (const f of figures[part]) {
+      equal(f.text, memoryText(f.value, unit, lang), `${what}: a ${part} figure in ${unit}`);
+    }
+  }
+  check(figures.headroom.length > 0, `${what}: the matrix shows headroom`);
+  for (const f of figures.headroom) {
+    check(f.text.includes(memoryText(Math.abs(f.value), unit, lang)),
+        `${what}: the matrix's headroom "${f.text}" in ${unit} (${memoryText(f.value, unit, lang)})`);
+  }
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`memory units (${size}): GiB and MiB convert every memory figure, kept in the URL`,
+      async (env) => {
+        mkdirSync(SCREENSHOTS, {recursive: true});
+        const run = {model: 'llama-3.1-8b', method: 'qlora'};
+        const page = await openPage(env.context, env.origin,
+            'model=llama-3.1-8b&method=qlora&cards=h200-nvl:1&unit=GiB', viewport);
+        await waitForMatrix(page);
+        equal(await page.inputValue('#unit'), 'GiB', 'the unit from the URL');
+        const cli = await cliJson('fit', fitBody(run, {gpu: 'h200-nvl', count: 1}));
+        const peak = await page.locator('#memory [data-figure=peak]');
+        equal(Number(await peak.getAttribute('data-value')), cli.memory_GB.peak,
+            'the raw value stays the API\'s GB');
+        equal(await peak.textContent(), memoryText(cli.memory_GB.peak, 'GiB'), 'the peak in GiB');
+        check(Math.abs(cli.memory_GB.peak * 1e9 / 2 ** 30 - cli.memory_GB.peak) > 0.1,
+            'GiB and GB differ for this figure');
+        checkUnit(await memoryFigures(page), 'GiB', 'en', 'GiB');
+        // The MIG profile named after 141 GB shows the data's bytes, and a note says why.
+        const api = await apiJson(env.origin, '/api/mig', (({gpus, ...b}) => b)(
+            fitBody(run, {gpu: 'h200-nvl', count: 1})));
+        const whole = api.data.instances.find((i) => i.profile === '7g.141gb');
+        check(whole, 'the H200 NVL has a 7g.141gb profile');
+        equal(await page.locator('#mig tr[data-profile="7g.141gb"] [data-figure=memory]').textContent(),
+            memoryText(whole.capacity_GB, 'GiB'), 'the 7g.141gb instance in GiB');
+        const note = await page.locator('#mig-units-note');
+        check(await note.isVisible() && (await note.textContent()).includes('7g.141gb'),
+            'the note on rounded profile names is shown');
+        await page.screenshot({path: join(SCREENSHOTS, `units-gib-${size}.png`), fullPage: true});
+        // MiB: no request, every figure again, and the URL keeps it.
+        const before = env.requests.length;
+        await page.selectOption('#unit', 'MiB');
+        await waitForResults(page);
+        equal(env.requests.length, before, 'a unit change asks the server nothing');
+        equal(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('unit'), 'MiB',
+            'the URL keeps the unit');
+        checkUnit(await memoryFigures(page), 'MiB', 'en', 'MiB');
+        const option = await page.locator('#cards select option[value="h200-nvl"]').textContent();
+        check(option.endsWith(' MiB'), `the card menu shows MiB: "${option}"`);
+        await page.screenshot({path: join(SCREENSHOTS, `units-mib-${size}.png`), fullPage: true});
+        // A reload restores it; German uses decimal commas.
+        const link = new URLSearchParams(new URL(page.url()).hash.slice(1));
+        link.set('unit', 'GiB');
+        link.set('lang', 'de');
+        await page.close();
+        const de = await openPage(env.context, env.origin, link.toString(), viewport);
+        await waitForMatrix(de);
+        equal(await de.inputValue('#unit'), 'GiB', 'the unit after a reload');
+        checkUnit(await memoryFigures(de), 'GiB', 'de', 'German GiB');
+        await de.close();
+      });
+}
+
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 
