@@ -129,13 +129,52 @@ const SCALAR_INPUTS = ['model', 'config', 'method', 'objective', 'rank', 'optimi
   'batch', 'weights', 'kv_dtype', 'matrix_cards', 'matrix_max_price', 'matrix_tokens',
   'matrix_prices', 'unit'];
 
+// The advanced options (the form's collapsed group): the CLI's option names ('_' for '-'), each at
+// the CLI's default. A switch is 'on' or 'off'; an option reaches the URL and the API bodies only
+// when it differs from its default.
+const ADVANCED = Object.freeze({
+  stack: {initial: 'hf'},
+  attention: {initial: ''},  // '': the stack's
+  compile: {initial: ''},    // '': the stack's; 'on': --compile; 'off': --no-compile
+  loss: {initial: ''},       // '': the stack's
+  peak: {initial: 'reserved'},
+  grad_accum: {initial: '1'},
+  lora_dropout: {initial: '0', adapter: true},
+  quant_block: {initial: '64', quant: true},
+  offload_optimizer: {initial: 'off', check: true},
+  offload_params: {initial: 'off', check: true},
+  offload_activations: {initial: 'off', check: true},
+  pure_bf16: {initial: 'off', check: true},
+  double_quant: {initial: 'on', check: true, quant: true},  // 'off': --no-double-quant
+});
+const QUANT_METHODS = ['qlora', 'qdora'];
+
 const $ = (id) => document.getElementById(id);
+
+// The advanced options that differ from their defaults, as the API takes them.
+function advancedBody(inputs) {
+  const body = {};
+  for (const [key, spec] of Object.entries(ADVANCED)) {
+    const value = inputs[key] ?? spec.initial;
+    if (value === spec.initial) continue;
+    if (spec.adapter && inputs.method === 'full') continue;
+    if (spec.quant && !QUANT_METHODS.includes(inputs.method)) continue;
+    if (key === 'double_quant') body.no_double_quant = true;
+    else if (key === 'compile') body[value === 'off' ? 'no_compile' : 'compile'] = true;
+    else if (spec.check) body[key] = true;
+    else body[key] = value;
+  }
+  return body;
+}
 
 // The URL's hash holds every input: #model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1,...
 function encodeInputs(inputs) {
   const params = new URLSearchParams();
   for (const key of Object.keys(DEFAULTS)) {
     if (!['cards', 'config', 'runs'].includes(key)) params.set(key, inputs[key]);
+  }
+  for (const [key, spec] of Object.entries(ADVANCED)) {
+    if ((inputs[key] ?? spec.initial) !== spec.initial) params.set(key, inputs[key]);
   }
   params.set('cards', inputs.cards.map((c) => `${c.gpu}:${c.count}`).join(','));
   if (inputs.source === 'paste') params.set('config', inputs.config);
@@ -148,6 +187,9 @@ function decodeInputs(hash) {
   const inputs = structuredClone(DEFAULTS);
   for (const key of Object.keys(DEFAULTS)) {
     if (key !== 'cards' && params.has(key)) inputs[key] = params.get(key);
+  }
+  for (const [key, spec] of Object.entries(ADVANCED)) {
+    inputs[key] = params.get(key) ?? spec.initial;
   }
   if (params.has('cards')) {
     inputs.cards = params.get('cards').split(',').filter(Boolean).map((item) => {
@@ -163,6 +205,9 @@ function decodeInputs(hash) {
 function readForm() {
   const inputs = {};
   for (const key of SCALAR_INPUTS) inputs[key] = $(key).value;
+  for (const [key, spec] of Object.entries(ADVANCED)) {
+    inputs[key] = spec.check ? ($(key).checked ? 'on' : 'off') : $(key).value;
+  }
   inputs.source = document.querySelector('input[name=source]:checked').value;
   inputs.targets = [...document.querySelectorAll('input[name=target]:checked')]
       .map((box) => box.value).join(',');
@@ -178,6 +223,13 @@ function readForm() {
 function writeForm(inputs) {
   for (const key of SCALAR_INPUTS) $(key).value = inputs[key];
   app.unit = inputs.unit;
+  for (const [key, spec] of Object.entries(ADVANCED)) {
+    const value = inputs[key] ?? spec.initial;
+    if (spec.check) $(key).checked = value === 'on';
+    else $(key).value = value;
+  }
+  // A link with advanced options opens the group that holds them.
+  if (Object.keys(advancedBody({...inputs, method: 'qlora'})).length) $('advanced').open = true;
   for (const radio of document.querySelectorAll('input[name=source]')) {
     radio.checked = radio.value === inputs.source;
   }
@@ -201,6 +253,9 @@ function showModelSource(source) {
 
 function showAdapterOptions(method) {
   for (const el of document.querySelectorAll('.adapter-only')) el.hidden = method === 'full';
+  for (const el of document.querySelectorAll('.quant-only')) {
+    el.hidden = !QUANT_METHODS.includes(method);
+  }
 }
 
 // The objectives that generate their completions (the CLI's is_online): prompt and completion
@@ -281,7 +336,7 @@ function workloadBody(inputs) {
     body.rank = inputs.rank;
     body.targets = inputs.targets;
   }
-  return body;
+  return {...body, ...advancedBody(inputs)};
 }
 
 // POST /api/infer: the form's model (catalog or pasted) and the inference inputs.
@@ -1345,6 +1400,10 @@ const FIELD_SLOTS = {
   group_size: 'group_size', prompt_len: 'prompt_len', completion_len: 'completion_len',
   prompts_per_step: 'group_size', engine_memory: 'objective', rollout: 'objective',
   recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
+  stack: 'stack', attention: 'attention', compile: 'compile', no_compile: 'compile', loss: 'loss',
+  peak: 'peak', grad_accum: 'grad_accum', lora_dropout: 'lora_dropout',
+  quant_block: 'quant_block', no_double_quant: 'advanced', offload_optimizer: 'advanced',
+  offload_params: 'advanced', offload_activations: 'advanced', pure_bf16: 'advanced',
 };
 
 function slotFor(field, inputs) {
@@ -1417,8 +1476,10 @@ function showFieldError(slot, message) {
   if (el.textContent.includes(message)) return;
   el.textContent = el.textContent ? `${el.textContent} ${message}` : message;
   el.hidden = false;
-  // cards and targets are groups: their message slot is enough
-  const input = ['form', 'cards', 'targets'].includes(slot) ? null : $(slot);
+  // An error in the advanced options opens their group.
+  if ($('advanced').contains(el)) $('advanced').open = true;
+  // cards, targets and the advanced switches are groups: their message slot is enough
+  const input = ['form', 'cards', 'targets', 'advanced'].includes(slot) ? null : $(slot);
   if (input) input.setAttribute('aria-invalid', 'true');
 }
 

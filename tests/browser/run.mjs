@@ -1453,6 +1453,75 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
       });
 }
 
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`advanced options (${size}): two set give \`ftplan fit\`'s figures with them, sent only ` +
+      'when changed, kept in the URL', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const run = {model: 'llama-3.1-8b', method: 'full', cards: [{gpu: 'rtx-pro-6000', count: 1}]};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=full&cards=rtx-pro-6000:1', viewport);
+    const bodies = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+    });
+    const advanced = ['offload_optimizer', 'grad_accum', 'stack', 'attention', 'compile', 'loss',
+      'peak', 'pure_bf16', 'offload_params', 'offload_activations', 'no_compile', 'lora_dropout',
+      'quant_block', 'no_double_quant'];
+    equal(await page.locator('#advanced').evaluate((el) => el.open), false,
+        'the advanced group starts collapsed');
+    // Defaults shown as the CLI's.
+    equal(await page.inputValue('#grad_accum'), '1', 'grad_accum starts at the CLI\'s 1');
+    equal(await page.inputValue('#stack'), 'hf', 'the stack starts at the CLI\'s hf');
+    equal(await page.inputValue('#peak'), 'reserved', 'the peak starts at the CLI\'s reserved');
+    await page.fill('#micro_batch', '2');
+    await waitForResults(page);
+    const plain = bodies.at(-1);
+    check(plain && advanced.every((key) => !(key in plain)),
+        `an unchanged advanced option is not sent: ${JSON.stringify(plain)}`);
+    await page.fill('#micro_batch', '1');
+    await page.click('#advanced > summary');
+    await page.check('#offload_optimizer');
+    await page.fill('#grad_accum', '4');
+    await waitForResults(page);
+    const sent = bodies.at(-1);
+    equal([sent.offload_optimizer, sent.grad_accum], [true, '4'], 'the two options in the body');
+    check(advanced.filter((key) => key in sent).length === 2,
+        `only the changed options are sent: ${JSON.stringify(sent)}`);
+    const base = fitBody(run, run.cards[0]);
+    const [cli, plainCli] = await Promise.all([
+      cliJson('fit', {...base, offload_optimizer: true, grad_accum: '4'}), cliJson('fit', base)]);
+    check(cli.memory_GB.peak !== plainCli.memory_GB.peak,
+        'the options change the peak (else this test would prove nothing)');
+    const shown = await memoryShown(page, 'rtx-pro-6000', 1);
+    equal(shown.verdict, cli.verdict, 'the verdict with the options');
+    for (const key of ['capacity', 'model_states', 'peak', 'free', 'headroom']) {
+      equal(shown.figures[key]?.value, cli.memory_GB[key], `${key} with the options`);
+      equal(shown.figures[key]?.text, gbText(cli.memory_GB[key]), `${key} as shown`);
+    }
+    if ('states_on_card' in shown.figures) {
+      equal(shown.figures.states_on_card.value, cli.memory_GB.states_on_card, 'states on the card');
+    }
+    const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    equal([params.get('offload_optimizer'), params.get('grad_accum')], ['on', '4'],
+        'the URL keeps the two options');
+    check(!params.has('stack') && !params.has('peak'), 'the URL leaves out unchanged options');
+    await page.screenshot({path: join(SCREENSHOTS, `advanced-${size}.png`), fullPage: true});
+    // The link opens the group with the options set, and the same figures.
+    const hash = new URL(page.url()).hash.slice(1);
+    await page.close();
+    const again = await openPage(env.context, env.origin, hash, viewport);
+    equal(await again.locator('#advanced').evaluate((el) => el.open), true,
+        'a link with advanced options opens their group');
+    equal(await again.isChecked('#offload_optimizer'), true, 'the switch from the URL');
+    equal(await again.inputValue('#grad_accum'), '4', 'grad_accum from the URL');
+    equal((await memoryShown(again, 'rtx-pro-6000', 1)).figures.peak?.value, cli.memory_GB.peak,
+        'the peak after the link');
+    await again.close();
+  });
+}
+
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 
