@@ -288,9 +288,12 @@ function addCardRow(card) {
   remove.type = 'button';
   remove.className = 'remove';
   remove.textContent = '✕';
+  // The focus goes where the row was: the next row's card menu, or the button that adds a row.
   remove.addEventListener('click', () => {
+    const next = row.nextElementSibling;
     row.remove();
     labelCardRows();
+    (next?.querySelector('select') ?? $('add-card')).focus();
     inputsChanged();
   });
   row.append(select, times, count, remove);
@@ -542,9 +545,12 @@ function errorNote(result) {
 }
 
 // Stacked segments (label, value, class) as a bar scaled to `scale`, with a legend; markers are
-// vertical lines at {at, cls}.
+// vertical lines at {at, cls}. The legend shows every segment's value (no hover needed), and the
+// bar's accessible name says them too.
 function stackedBar(segments, scale, label, markers = []) {
-  const bar = h('div', {'class': 'bar', 'role': 'img', 'aria-label': label});
+  const parts = segments.map((seg) => `${seg.label}: ${seg.text}`).join(', ');
+  const bar = h('div', {'class': 'bar', 'role': 'img',
+    'aria-label': parts ? `${label}; ${parts}` : label});
   for (const seg of segments) {
     const part = h('span', {'class': `seg ${seg.cls}`, 'title': `${seg.label}: ${seg.text}`});
     part.style.width = `${(100 * seg.value) / scale}%`;

@@ -1522,6 +1522,90 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`removing a card row (${size}): the focus moves to the next row's menu, or to "Add a card"`,
+      async (env) => {
+        mkdirSync(SCREENSHOTS, {recursive: true});
+        const page = await openPage(env.context, env.origin,
+            'model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1,h200-nvl:2,l40s:1', viewport);
+        const rows = page.locator('#cards > li');
+        equal(await rows.count(), 3, 'three card rows');
+        // The first row's button, by keyboard: the row that takes its place has the focus.
+        await rows.nth(0).locator('button.remove').focus();
+        await page.keyboard.press('Enter');
+        await waitForResults(page);
+        equal(await rows.count(), 2, 'two rows after the removal');
+        const first = await page.evaluate(() => ({
+          tag: document.activeElement.tagName, value: document.activeElement.value,
+          label: document.activeElement.getAttribute('aria-label'),
+          row: [...document.querySelectorAll('#cards > li')]
+              .indexOf(document.activeElement.closest('li'))}));
+        equal(first, {tag: 'SELECT', value: 'h200-nvl', label: 'Card 1', row: 0},
+            'the focus after removing the first row');
+        const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+        check(ring !== 'none', `the focused menu shows a focus ring (${ring})`);
+        equal(await page.locator('#memory article').count(), 2, 'two results after the removal');
+        // The last row's button, by pointer: no row follows, so "Add a card" has the focus.
+        await rows.nth(1).locator('button.remove').click();
+        await waitForResults(page);
+        equal(await page.evaluate(() => document.activeElement.id), 'add-card',
+            'the focus after removing the last row');
+        equal(await page.locator('#memory article').count(), 1, 'one result after the removal');
+        await page.screenshot({path: join(SCREENSHOTS, `card-removed-${size}.png`)});
+        await page.close();
+      });
+
+  test(`memory bar (${size}): every part readable without hover, in a visible legend and the ` +
+      'bar\'s accessible name', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const run = {model: 'llama-3.1-8b', method: 'qlora', cards: [{gpu: 'rtx-pro-6000', count: 1}]};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=qlora&cards=rtx-pro-6000:1', viewport);
+    const cli = await cliJson('fit', fitBody(run, run.cards[0]));
+    const m = cli.memory_GB;
+    const parts = Object.entries({...m.breakdown, activations: m.activations,
+      overhead: m.overhead}).filter(([, value]) => value > 0);
+    check(parts.length >= 4, `the run has several parts: ${JSON.stringify(parts)}`);
+    const box = page.locator('#memory article[data-gpu="rtx-pro-6000"]');
+    const shown = await box.evaluate((el) => ({
+      name: el.querySelector('.bar').getAttribute('aria-label'),
+      role: el.querySelector('.bar').getAttribute('role'),
+      segments: el.querySelectorAll('.bar .seg').length,
+      legend: [...el.querySelectorAll('.legend li')].map((li) => {
+        const r = li.getBoundingClientRect();
+        const value = li.querySelector('[data-figure]');
+        return {text: li.textContent, figure: value?.dataset.figure, value: Number(value?.dataset.value),
+          left: r.left, right: r.right, height: r.height,
+          size: parseFloat(getComputedStyle(li).fontSize),
+          swatch: getComputedStyle(li.querySelector('.swatch')).backgroundColor};
+      }),
+    }));
+    equal(shown.role, 'img', 'the bar is an image with a name');
+    equal(shown.legend.length, shown.segments, 'a legend entry for every segment');
+    equal(shown.legend.map((x) => [x.figure, x.value]).sort(),
+        parts.map(([key, value]) => [key, value]).sort(), 'the legend\'s parts are the CLI\'s');
+    for (const entry of shown.legend) {
+      check(entry.text.endsWith(gbText(entry.value)), `the legend shows the value: "${entry.text}"`);
+      check(shown.name.includes(entry.text.trim()),
+          `the bar's name "${shown.name}" says "${entry.text.trim()}"`);
+      check(entry.height > 0 && entry.left >= 0 && entry.right <= viewport.width,
+          `the legend entry "${entry.text}" is on the screen`);
+      check(entry.size >= 12, `the legend is readable: ${entry.size} px`);
+    }
+    check(new Set(shown.legend.map((x) => x.swatch)).size === shown.legend.length,
+        'each part has its own colour');
+    check(shown.name.includes(gbText(m.peak)) && shown.name.includes(gbText(m.capacity)),
+        `the bar's name gives the peak and the capacity: "${shown.name}"`);
+    // The name as the accessibility tree gives it.
+    equal(await page.getByRole('img', {name: shown.name, exact: true}).count(), 1,
+        'the accessibility tree has the bar by its name');
+    await box.screenshot({path: join(SCREENSHOTS, `memory-bar-${size}.png`)});
+    await page.close();
+  });
+}
+
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 
