@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <span>
 
 #include "comm/topology.hpp"
 #include "core/error.hpp"
@@ -76,14 +77,16 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
     engine = engine_on(w, gpu, training.memory.capacity, r.engine_tp, w.rollout.engine_memory,
                        Bytes(), data);
   } else {
-    for (const int tp : {1, 2, 4, 8, 16, 32, 64}) {
-      if (stated_tp > 0 && tp != stated_tp) continue;
+    // Chosen: the fewest cards of one node that hold the weights and a sequence's cache.
+    static constexpr std::array<int, 4> kChosen = {1, 2, 4, 8};
+    const std::array<int, 1> stated = {stated_tp};
+    const std::span<const int> sizes = stated_tp > 0 ? std::span<const int>(stated) : kChosen;
+    for (const int tp : sizes) {
       if (tp > r.rollout_cards || r.rollout_cards % tp != 0) break;
       engine = engine_on(w, gpu, gpu.capacity(), tp, kDefaultGpuMemoryUtilization,
                          data.overheads.cuda_context, data);
       r.engine_tp = tp;
       if (engine && engine->memory.max_concurrent_sequences > 0) break;
-      if (tp == 8 && stated_tp == 0) break;  // beyond a node only when stated
     }
   }
   r.engines = std::max(1, r.rollout_cards / r.engine_tp);
@@ -111,9 +114,10 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
                             : make_device(rollout_place);
   const TensorParallelLink link =
       r.engine_tp > 1 ? TensorParallelLink{&engine->topology, &data.comm} : TensorParallelLink{};
-  r.rollout = rollout_time(engine->model, device, data.efficiency(gpu), r.sequences_per_engine,
-                           w.rollout.prompt_len, w.rollout.completion_len, r.concurrent, link,
-                           completion_length_distribution(w));
+  const std::vector<LengthBin> completions = completion_length_distribution(w);
+  r.rollout =
+      rollout_time(engine->model, device, data.efficiency(gpu), r.sequences_per_engine,
+                   w.rollout.prompt_len, w.rollout.completion_len, r.concurrent, link, completions);
   r.rollout.waves *= r.rounds;
   r.rollout.prefill *= to_double(r.rounds);
   r.rollout.decode *= to_double(r.rounds);
@@ -176,7 +180,9 @@ RlStep rl_step_on(const Workload& w, const Evaluation& training, const PlanningD
                    })->first;
   }
   r.completion_tokens_per_second =
-      r.total.value > 0 ? to_double(r.sequences) * mean_completion_len(w) / r.total.value : 0;
+      r.total.value > 0 ? to_double(r.sequences) *
+                              expectation(completions, [](double t) { return t; }) / r.total.value
+                        : 0;
   return r;
 }
 

@@ -203,31 +203,36 @@ std::vector<LengthBin> max_entropy_lengths(double mean, std::int64_t longest) {
   const double lowest = step / 2, highest = top - step / 2;
   if (mean >= highest || longest < kPoints) return {{top, 1}};
   mean = std::max(mean, lowest * (1 + 1e-9));
-  // The distribution for rate λ (per step), weights taken relative to the heavier end so
-  // neither overflows.
-  const auto at = [&](double rate) {
-    std::vector<LengthBin> d;
-    double total = 0;
+  // Point i's weight for rate λ (per step), taken relative to the heavier end so neither
+  // overflows.
+  const auto weight = [](double rate, int i) {
+    return std::exp(-rate * (rate >= 0 ? i : i - (kPoints - 1)));
+  };
+  const auto mean_at = [&](double rate) {
+    double total = 0, sum = 0;
     for (int i = 0; i < kPoints; ++i) {
-      const double t = lowest + step * i;
-      const double w = std::exp(-rate * (rate >= 0 ? i : i - (kPoints - 1)));
-      d.push_back({t, w});
+      const double w = weight(rate, i);
       total += w;
+      sum += w * (lowest + step * i);
     }
-    for (auto& b : d)
-      b.count /= total;
-    return d;
+    return sum / total;
   };
-  const auto mean_of = [](const std::vector<LengthBin>& d) {
-    return expectation(d, [](double t) { return t; });
-  };
-  // The mean falls as the rate rises: bisect.
+  // The mean falls as the rate rises: bisect (60 halvings of 120 leave 1e-16).
   double lo = -60, hi = 60;
-  for (int i = 0; i < 200 && hi - lo > 1e-13; ++i) {
+  for (int i = 0; i < 60; ++i) {
     const double mid = (lo + hi) / 2;
-    (mean_of(at(mid)) > mean ? lo : hi) = mid;
+    (mean_at(mid) > mean ? lo : hi) = mid;
   }
-  return at((lo + hi) / 2);
+  const double rate = (lo + hi) / 2;
+  std::vector<LengthBin> out;
+  double total = 0;
+  for (int i = 0; i < kPoints; ++i) {
+    out.push_back({lowest + step * i, weight(rate, i)});
+    total += out.back().count;
+  }
+  for (auto& b : out)
+    b.count /= total;
+  return out;
 }
 
 double real_tokens_per_row(const SequenceLengths& l, std::int64_t seq) {
