@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: unit, golden (seed figures), properties, CLI cases; the same suite
 # under AddressSanitizer + UndefinedBehaviorSanitizer; every libFuzzer target for a bounded time;
-# browser tests in headless Chromium; the CUDA targets compile when a toolkit is present.
+# browser tests in headless Chromium, of the served page and of the page that needs no server (the
+# engine compiled to WebAssembly); the CUDA targets compile when a toolkit is present.
 # Usage: ./test.sh [quick]   (quick: the default build and its tests only)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -53,7 +54,10 @@ if (( declared == 0 || ran != declared )); then
 fi
 
 if [[ -f tests/browser/package.json ]]; then
-  step "browser tests: headless Chromium via playwright-core"
+  step "the page that needs no server: engine compiled to WebAssembly (build/site/)"
+  command -v emcmake >/dev/null || { echo "error: emscripten is missing" >&2; exit 1; }
+  cmake --build --preset default --target site
+  step "browser tests: headless Chromium via playwright-core (served page and static site)"
   (cd tests/browser && npm ci --no-audit --no-fund --silent && node run.mjs)
 fi
 echo

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ftplan needs to build and test, skipping those already present.
-# Usage: scripts/install-deps.sh [--browser]   (--browser adds chromium and Node.js for browser tests)
+# Usage: scripts/install-deps.sh [--browser]   (--browser adds chromium and Node.js for browser tests,
+#        and emscripten, curl and xz-utils for the page that needs no server, which they test)
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
@@ -11,6 +12,9 @@ packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14
           zsh fish)  # the shells whose completion scripts the tests check
 if [[ "${1:-}" == "--browser" ]]; then
   packages+=(chromium)
+  # The page that needs no server (scripts/build-site.sh): the engine compiled to WebAssembly, with
+  # yaml-cpp's source fetched from the Debian archive.
+  packages+=(emscripten curl xz-utils)
   # Node.js and npm may come from another source than Debian (nodejs bundling npm): ask for the
   # Debian packages only when the commands are missing.
   command -v node >/dev/null || packages+=(nodejs)

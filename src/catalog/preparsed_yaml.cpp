@@ -93,7 +93,8 @@ struct Key {
 };
 struct KeyHash {
   std::size_t operator()(const Key& k) const {
-    return std::hash<const char*>()(k.data) ^ (k.size * 0x9e3779b97f4a7c15ULL);
+    return std::hash<const char*>()(k.data) ^
+           static_cast<std::size_t>(k.size * 0x9e3779b97f4a7c15ULL);
   }
 };
 

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "catalog/device_match.hpp"
+#include "core/chars.hpp"
 #include "core/error.hpp"
 
 namespace ftplan {
@@ -47,7 +48,7 @@ std::optional<double> read_number(std::string_view field, std::string_view unit,
   std::string_view digits = field;
   if (digits.ends_with(unit)) digits = trim(digits.substr(0, digits.size() - unit.size()));
   double value = 0;
-  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  const auto [ptr, ec] = chars_to_double(digits.data(), digits.data() + digits.size(), value);
   if (ec != std::errc() || ptr != digits.data() + digits.size() || !(value >= 0) || value > 1e9)
     bad_line(file, line, fmt::format("{} '{}' is not a number (in {})", what, field, unit));
   return value;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "catalog/preparsed_yaml.hpp"
+#include "core/chars.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 
@@ -294,7 +295,7 @@ std::optional<double> scalar_number(const DocValue& n) {
   const std::string_view s = n.scalar();
   if (s.empty()) return std::nullopt;
   double v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  auto [ptr, ec] = chars_to_double(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include "core/chars.hpp"
+
 namespace ftplan::cli {
 
 namespace {
@@ -23,7 +25,7 @@ std::optional<double> parse_number(const std::string& text) {
   std::string_view t = text;
   if (t.starts_with('+')) t.remove_prefix(1);
   double value = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  const auto [end, ec] = ftplan::chars_to_double(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
   return value;
 }

@@ -625,8 +625,9 @@ Plan make_plan(const RunsFile& file, const PlanningData& data, const PlanOptions
       }
       rp.per_gpu.push_back(std::move(pg));
     }
-    std::sort(feasible.begin(), feasible.end(),
-              [&](const Option& a, const Option& b) { return better(a, b, options.rank_by); });
+    std::stable_sort(feasible.begin(), feasible.end(), [&](const Option& a, const Option& b) {
+      return better(a, b, options.rank_by);
+    });
     if (!feasible.empty()) {
       rp.recommendation = feasible.front();
       rp.recommendation_reason = recommendation_reason(rp, options.rank_by);

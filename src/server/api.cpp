@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ostream>
+#include <sstream>
 #include <streambuf>
 
 #include "core/error.hpp"

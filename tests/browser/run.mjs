@@ -15,6 +15,7 @@ import {promisify} from 'node:util';
 import {chromium} from 'playwright-core';
 
 import {reportTests} from './report.mjs';
+import {siteTests, startSiteServer} from './site.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = process.env.FTPLAN_BIN ?? join(ROOT, 'build/ftplan');
@@ -22,6 +23,8 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = join(ROOT, 'build/browser-screenshots');
 const SEED_RUNS = readFileSync(join(ROOT, 'examples/seed-runs.yaml'), 'utf8');
 const TIMEOUT_MS = 30000;
+// The page that needs no server (tests/browser/site.mjs); FTPLAN_SITE names another folder.
+const SITE = process.env.FTPLAN_SITE ?? join(ROOT, 'build/site');
 
 // ---- the server and the CLI --------------------------------------------------------------------
 
@@ -1608,11 +1611,14 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
 
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
+// The page that needs no server against the served one (tests/browser/site.mjs).
+siteTests({test, check, equal, SCREENSHOTS, SEED_RUNS});
 
 test('no request left the machine: only the server\'s origin was asked', async (env) => {
   check(env.requests.length > 20,
       `too few requests seen (${env.requests.length}) for this check to mean anything`);
-  const foreign = env.requests.filter((url) => new URL(url).origin !== env.origin);
+  const foreign = env.requests.filter((url) =>
+    ![env.origin, env.siteOrigin].includes(new URL(url).origin));
   equal(foreign, [], 'requests to other origins');
 });
 
@@ -1642,6 +1648,9 @@ async function main() {
     return 1;
   }
   const {server, origin} = await startServer();
+  // The static site on a port of its own, when it was built.
+  const site = existsSync(join(SITE, 'index.html')) ? await startSiteServer(SITE) : null;
+  if (!site) console.log(`note: ${SITE} is missing: the static site's tests fail`);
   const userDataDir = mkdtempSync(join(tmpdir(), 'ftplan-chromium-'));
   let context;
   let failed = 0;
@@ -1659,10 +1668,11 @@ async function main() {
     await context.route('**/*', (route) => {
       const url = route.request().url();
       requests.push(url);
-      return new URL(url).origin === origin ? route.continue() : route.abort('blockedbyclient');
+      return [origin, site?.origin].includes(new URL(url).origin) ? route.continue() :
+        route.abort('blockedbyclient');
     });
     for (const page of context.pages()) await page.close();
-    const env = {context, origin, requests};
+    const env = {context, origin, siteOrigin: site?.origin, siteUrl: site?.url, requests};
     for (const {name, fn} of selected) {
       const started = Date.now();
       ran++;
@@ -1677,6 +1687,7 @@ async function main() {
   } finally {
     await context?.close();
     server.kill();
+    site?.server.close();
     rmSync(userDataDir, {recursive: true, force: true});
   }
   console.log(failed ? `\n${failed} of ${ran} browser tests failed` :
