@@ -337,9 +337,18 @@ TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   const MemoryEstimate reserved = estimate_memory(w, on("h200-nvl"));
   EXPECT_NEAR((reserved.peak - allocated.peak).value,
               reserved.runtime.overheads.allocator_reserve.value, 1.0);
+  // A share of the step's memory: the larger one when blocks are recomputed (the default).
   EXPECT_DOUBLE_EQ(
       reserved.runtime.overheads.allocator_reserve.value,
-      test::overheads().allocator_reserve_fraction * reserved.runtime.step.transient().value);
+      test::overheads().allocator_reserve_with_recompute * reserved.runtime.step.total().value);
+  w.recompute = Recompute::kNone;
+  const MemoryEstimate kept = estimate_memory(w, on("h200-nvl"));
+  EXPECT_DOUBLE_EQ(
+      kept.runtime.overheads.allocator_reserve.value,
+      test::overheads().allocator_reserve_without_recompute * kept.runtime.step.total().value);
+  EXPECT_LT(test::overheads().allocator_reserve_without_recompute,
+            test::overheads().allocator_reserve_with_recompute);
+  w.recompute = Recompute::kFull;
   EXPECT_EQ(reserved.runtime.overheads.nccl_buffers.value, 0.0);
   EXPECT_GT(estimate_memory(w, on("h200-nvl", 2, Sharding::kFsdp)).runtime.overheads.nccl_buffers,
             Bytes(0));

@@ -96,7 +96,8 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
   }
   {
     StrictMap m = root.required_map("allocator_reserve");
-    t.allocator_reserve_fraction = m.required_number("fraction_of_step_memory", 0, 1);
+    t.allocator_reserve_with_recompute = m.required_number("fraction_with_recompute", 0, 1);
+    t.allocator_reserve_without_recompute = m.required_number("fraction_without_recompute", 0, 1);
     read_source_ids(m, sources);
     t.allocator_reserve_basis = m.required_string("basis");
     m.finish();
@@ -114,7 +115,8 @@ RuntimeOverheads load_runtime_overheads(const Catalog& catalog) {
   return parse_runtime_overheads(*f, catalog.sources());
 }
 
-OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, Bytes step_memory) {
+OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, Bytes step_memory,
+                                bool recomputes) {
   OverheadBreakdown o;
   o.cuda_context = t.cuda_context;
   o.cublas_workspace = workspace_for(t.cublas, *p.gpu);
@@ -123,7 +125,8 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   if (p.count > 1 && !p.mig)
     o.nccl_buffers = t.nccl_buffer * static_cast<double>(t.nccl_buffers_per_channel) *
                      static_cast<double>(t.nccl_channels);
-  o.allocator_reserve = step_memory * t.allocator_reserve_fraction;
+  o.allocator_reserve = step_memory * (recomputes ? t.allocator_reserve_with_recompute
+                                                  : t.allocator_reserve_without_recompute);
   return o;
 }
 

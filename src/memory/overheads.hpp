@@ -33,7 +33,10 @@ struct RuntimeOverheads {
   int nccl_buffers_per_channel = 0;
   int nccl_channels = 0;
   std::string nccl_basis;
-  double allocator_reserve_fraction = 0;  // of the step's transient memory
+  // Of the step's memory (activations, temporaries, buffers and gradients): with activation
+  // recomputation, and without.
+  double allocator_reserve_with_recompute = 0;
+  double allocator_reserve_without_recompute = 0;
   std::string allocator_reserve_basis;
 };
 
@@ -43,8 +46,9 @@ RuntimeOverheads parse_runtime_overheads(
 // The table of a catalog (built-in data or a --data folder's replacement); UserError if missing.
 RuntimeOverheads load_runtime_overheads(const Catalog& catalog);
 
-// The overheads of one card of a placement. `step_memory` is the transient memory of the step
-// (activations and buffers), on which the allocator reserve is counted.
+// The overheads of one card of a placement. `step_memory` is what the step allocates and frees
+// (activations, buffers and gradients), on which the allocator reserve is counted: a larger share
+// when blocks are recomputed (`recomputes`), whose allocations interleave with the gradients'.
 struct OverheadBreakdown {
   Bytes cuda_context;        // outside the allocator
   Bytes cublas_workspace;    // inside
@@ -64,6 +68,6 @@ struct OverheadBreakdown {
   }
 };
 OverheadBreakdown overheads_for(const RuntimeOverheads& table, const Placement& p,
-                                Bytes step_memory);
+                                Bytes step_memory, bool recomputes);
 
 }  // namespace ftplan

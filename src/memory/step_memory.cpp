@@ -121,7 +121,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   r.step = step_memory(profile, r.states, w, p);
   r.activations = r.step.total();
   if (w.overheads) {
-    r.overheads = overheads_for(*w.overheads, p, r.step.transient());
+    r.overheads = overheads_for(*w.overheads, p, r.step.total(), w.recompute != Recompute::kNone);
     r.overhead = r.overheads.total(w.peak);
   }
   r.load = load_memory(w, profile, per_card, p, r.overheads);

@@ -38,9 +38,6 @@ struct StepMemory {
     return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
            dequant_buffer + gathered_params + scoring_logits;
   }
-  // The memory the caching allocator churns through (gradients excluded: allocated in the same
-  // sizes every step).
-  Bytes transient() const { return total() - gradients; }
   // The largest term, in words ("logits and loss of the output layer").
   std::string_view largest_term() const;
 };
