@@ -44,18 +44,20 @@ function number(value, digits) {
   return numberFormats.get(key).format(value);
 }
 
-// Memory as the reader chose to see it (the unit menu): the API's GB (1e9 bytes) converted here.
-// MiB as nvidia-smi prints it: whole mebibytes, no group separator.
+// Memory as the reader chose to see it (the unit menu). GB: the API's figure (memory_GB and
+// *_GB: 1e9 bytes, to 3 decimals), as the command line prints it. GiB and MiB: converted from the
+// API's exact byte counts (memory_bytes and *_bytes), never from the rounded GB, so that MiB is
+// what nvidia-smi prints: whole mebibytes, no group separator.
 const MEMORY_UNITS = {
   GB: {bytes: 1e9, digits: 1, grouping: true},
   GiB: {bytes: 2 ** 30, digits: 1, grouping: true},
   MiB: {bytes: 2 ** 20, digits: 0, grouping: false},
 };
 
-function memoryText(gb) {
+function memoryText(gb, bytes) {
   const unit = MEMORY_UNITS[app.unit] ? app.unit : 'GB';
-  const {bytes, digits, grouping} = MEMORY_UNITS[unit];
-  const value = (gb * 1e9) / bytes;
+  const {digits, grouping} = MEMORY_UNITS[unit];
+  const value = unit === 'GB' ? gb : bytes / MEMORY_UNITS[unit].bytes;
   return `${grouping ? number(value, digits) : ungrouped(value, digits)} ${unit}`;
 }
 
@@ -69,9 +71,9 @@ function ungrouped(value, digits) {
   return numberFormats.get(key).format(value);
 }
 
-// One format per unit; memory figures come from the API in GB = 1e9 bytes (memory_GB).
+// One format per unit; a memory figure takes the API's GB (memory_GB) and its bytes (memory_bytes).
 const format = {
-  GB: (value) => memoryText(value),
+  GB: (gb, bytes) => memoryText(gb, bytes),
   seconds: (value) => `${number(value, value < 10 ? 3 : 1)} s`,
   hours: (value) => `${number(value, value < 10 ? 2 : 1)} h`,
   tokensPerSecond: (value) => `${number(value, 0)} ${t('tokens_per_second')}`,
@@ -515,12 +517,14 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
-// A figure with its raw value for tests and tools: <span data-figure="free" data-value="85.91">.
-function figure(name, value, text) {
-  return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value)}, text);
+// A figure with its raw value for tests and tools: <span data-figure="free" data-value="85.91">;
+// a memory figure also with its exact bytes (data-bytes), which GiB and MiB are converted from.
+function figure(name, value, text, bytes) {
+  return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value),
+    'data-bytes': bytes === undefined ? null : String(bytes)}, text);
 }
 
-const gbFigure = (name, value) => figure(name, value, format.GB(value));
+const gbFigure = (name, gb, bytes) => figure(name, gb, format.GB(gb, bytes), bytes);
 
 // <dl> of (label, figure) pairs.
 function figureList(pairs) {
@@ -563,21 +567,30 @@ function stackedBar(segments, scale, label, markers = []) {
   }
   const legend = h('ul', {'class': 'legend'}, segments.map((seg) =>
     h('li', {}, h('span', {'class': `swatch ${seg.cls}`, 'aria-hidden': 'true'}),
-        `${seg.label}: `, figure(seg.key, seg.value, seg.text))));
+        `${seg.label}: `, figure(seg.key, seg.value, seg.text, seg.bytes))));
   return [bar, legend];
 }
 
 const MEMORY_PARTS = ['frozen_weights', 'trained_weights', 'gradients', 'master_weights',
   'optimizer_states', 'quantization_constants', 'reference_weights'];
 
-function memorySegments(memory) {
-  const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0}));
-  parts.push({key: 'activations', value: memory.activations ?? 0});
-  parts.push({key: 'overhead', value: memory.overhead ?? 0});
-  // A colocated rollout engine (online objectives): its share of the card, weights and KV cache.
-  parts.push({key: 'rollout_engine', value: memory.rollout_engine ?? 0});
+// `memory`: the API's memory_GB, `bytes`: its memory_bytes (the same figures, exact).
+function memorySegments(memory, bytes) {
+  const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0,
+    bytes: bytes.breakdown[key] ?? 0}));
+  for (const key of ['activations', 'overhead',
+    // A colocated rollout engine (online objectives): its share of the card, weights and KV cache.
+    'rollout_engine']) {
+    parts.push({key, value: memory[key] ?? 0, bytes: bytes[key] ?? 0});
+  }
   return parts.filter((p) => p.value > 0).map((p) => (
-    {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value)}));
+    {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value, p.bytes)}));
+}
+
+// "12.3 GB headroom" or "needs 4.5 GB more": a headroom in GB and bytes, either sign.
+function roomText(gb, bytes) {
+  return gb >= 0 ? t('fit_headroom', format.GB(gb, bytes))
+    : t('fit_shortfall', format.GB(-gb, -bytes));
 }
 
 // How to make it fit: the engine's suggestions for card row `index`, each with its figures and a
@@ -586,13 +599,12 @@ function suggestionList(suggestions, index) {
   const heading = suggestions[0].fits ? t('suggest_heading') : t('suggest_closest');
   const items = suggestions.map((sug) => {
     const m = sug.memory_GB;
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom))
-      : t('fit_shortfall', format.GB(-m.headroom));
+    const b = sug.memory_bytes;
     const item = h('li', {'data-kind': sug.kind},
         h('span', {'class': 'suggestion-text'}, sug.reason), ' ',
         h('span', {'class': 'suggestion-figures'}, verdictBadge(sug.verdict), ' · ',
-            t('suggest_peak', format.GB(m.peak)), ' · ', figure('suggestion_headroom', m.headroom, room)));
+            t('suggest_peak', format.GB(m.peak, b.peak)), ' · ',
+            figure('suggestion_headroom', m.headroom, roomText(m.headroom, b.headroom), b.headroom)));
     if (canApply(sug.change)) {
       const button = h('button', {'type': 'button', 'class': 'apply',
         'aria-label': t('suggest_apply_label', sug.reason)}, t('suggest_apply'));
@@ -646,10 +658,12 @@ const render = {
     }
     const fit = result.data;
     const m = fit.memory_GB;
-    const segments = memorySegments(m);
+    const b = fit.memory_bytes;
+    const segments = memorySegments(m, b);
     const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
     const scale = Math.max(m.capacity, m.peak, stacked);
-    const label = `${t('peak')} ${format.GB(m.peak)}, ${t('capacity')} ${format.GB(m.capacity)}`;
+    const label = `${t('peak')} ${format.GB(m.peak, b.peak)}, ${t('capacity')} ` +
+        format.GB(m.capacity, b.capacity);
     // Model states that are not on the card at the peak (gradients made in the backward pass,
     // offloaded or paged states): the peak counts only those on the card.
     const moved = m.model_states - (m.states_on_card ?? m.model_states);
@@ -657,20 +671,18 @@ const render = {
       'free', 'headroom'];
     // The headline: the verdict and what is left after the peak (or what is missing); `free`
     // (capacity - model states) stays in the figures below.
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom))
-      : t('fit_shortfall', format.GB(-m.headroom));
     box.append(
         h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' · ',
             figure(m.headroom >= 0 ? 'headline_headroom' : 'headline_shortfall',
-                Math.abs(m.headroom), room),
+                Math.abs(m.headroom), roomText(m.headroom, b.headroom), Math.abs(b.headroom)),
             fit.gpus > 1 ? ` ${t('per_card')}` : ''),
         ...stackedBar(segments, scale, label,
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
         figureList(keys.map((key) => [t(key), key in EXPLAINED
-          ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key), gbFigure(key, m[key]))
-          : gbFigure(key, m[key])])),
+          ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key),
+              gbFigure(key, m[key], b[key]))
+          : gbFigure(key, m[key], b[key])])),
         h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     if (fit.suggestions?.length) box.append(suggestionList(fit.suggestions, index));
@@ -763,9 +775,9 @@ const render = {
       ? t('smallest_profile', best.profile, best.most_per_card) : t('no_profile')));
     const rows = mig.instances.map((i) => h('tr', {'data-profile': i.profile},
         h('th', {'scope': 'row', 'class': 'nowrap'}, i.profile),
-        h('td', {}, gbFigure('memory', i.capacity_GB)),
-        h('td', {}, gbFigure('free', i.free_GB)),
-        h('td', {}, gbFigure('headroom', i.headroom_GB)),
+        h('td', {}, gbFigure('memory', i.capacity_GB, i.capacity_bytes)),
+        h('td', {}, gbFigure('free', i.free_GB, i.free_bytes)),
+        h('td', {}, gbFigure('headroom', i.headroom_GB, i.headroom_bytes)),
         h('td', {}, verdictBadge(i.verdict)),
         h('td', {}, i.fits
           ? figure('most_per_card', i.most_per_card, format.count(i.most_per_card)) : '–')));
@@ -801,12 +813,12 @@ const render = {
           ? t('batch_fits', format.count(x.batch))
           : t('batch_does_not_fit', format.count(x.batch),
               format.count(x.max_concurrent_sequences))),
-        ...inferMemoryBar(m),
+        ...inferMemoryBar(m, x.memory_bytes),
         figureList([
           [t('kv_bytes_per_token'), figure('kv_bytes_per_token', x.kv_bytes_per_token,
               format.bytes(x.kv_bytes_per_token))],
-          [t('kv_cache_GB'), gbFigure('kv_cache_GB', x.kv_cache_GB)],
-          [t('weights_GB'), gbFigure('weights_GB', x.weights_GB)],
+          [t('kv_cache_GB'), gbFigure('kv_cache_GB', x.kv_cache_GB, x.kv_cache_bytes)],
+          [t('weights_GB'), gbFigure('weights_GB', x.weights_GB, x.weights_bytes)],
           [t('max_concurrent_sequences'), figure('max_concurrent_sequences',
               x.max_concurrent_sequences, format.count(x.max_concurrent_sequences))],
           [t('prefill_tokens_per_second'), [figure('prefill', x.prefill_tokens_per_second,
@@ -932,8 +944,9 @@ function renderLimits(inputs, results) {
             format.count(x.largest)), h('br'),
         h('span', {'class': 'small', 'data-figure': 'binding', 'data-value': x.binding},
             t('limits_binding', x.binding)), h('br'),
-        h('span', {'class': 'small'}, t('limits_peak', format.GB(x.peak_GB_at_largest),
-            format.GB(x.capacity_GB))),
+        h('span', {'class': 'small'}, t('limits_peak',
+            format.GB(x.peak_GB_at_largest, x.peak_bytes_at_largest),
+            format.GB(x.capacity_GB, x.capacity_bytes))),
         x.largest_tight > x.largest
           ? [h('br'), h('span', {'class': 'small'}, t('limits_tight', format.count(x.largest_tight)))]
           : null);
@@ -982,9 +995,13 @@ async function openExplain(id, body, opener) {
   dialog.dataset.busy = 'false';
 }
 
-function explainValue(value, unit) {
+// A figure of a derivation in its unit. A memory figure with its bytes (the derived figures) is
+// shown in the unit chosen at the top; an input without them (the derivation's own text, rounded
+// to 3 decimals) stays in GB as the derivation uses it, rather than converted from a rounded value.
+function explainValue(value, unit, bytes) {
   if (typeof value !== 'number') return String(value ?? '');
-  if (unit === 'GB') return format.GB(value);
+  if (unit === 'GB' && typeof bytes === 'number') return format.GB(value, bytes);
+  if (unit === 'GB') return `${number(value, 3)} GB`;
   const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 :
     Math.abs(value) >= 0.1 ? 2 : 4;
   return `${number(value, digits)}${unit ? ` ${unit}` : ''}`;
@@ -992,21 +1009,26 @@ function explainValue(value, unit) {
 
 // One figure of /api/explain: value, formula, inputs, source, and the figures it comes from.
 function explainFigure(f) {
-  const inputs = Object.entries(f.inputs ?? {}).map(([name, input]) => h('tr', {},
+  const entries = Object.entries(f.inputs ?? {});
+  const inGB = app.unit !== 'GB' && entries.some(([, input]) => input?.unit === 'GB');
+  const inputs = entries.map(([name, input]) => h('tr', {},
       h('th', {'scope': 'row'}, name),
       h('td', {}, typeof input === 'object' && input !== null
         ? explainValue(input.value, input.unit) + (input.text ? ` ${input.text}` : '')
         : String(input))));
   return h('article', {'class': 'explained', 'data-id': f.id},
       h('h3', {}, h('code', {}, f.id), ' = ',
-          figure('explained_value', f.value, explainValue(f.value, f.unit)), ` — ${f.label}`),
+          figure('explained_value', f.value, explainValue(f.value, f.unit, f.bytes), f.bytes),
+          ` — ${f.label}`),
       h('dl', {'class': 'figures'},
           h('dt', {}, t('explain_formula')), h('dd', {'class': 'formula', 'lang': 'en'}, f.formula),
           h('dt', {}, t('explain_source')), h('dd', {'class': 'source', 'lang': 'en'}, f.source)),
       inputs.length ? [h('h4', {}, t('explain_inputs')), h('div', {'class': 'table-wrap'},
-          h('table', {'class': 'inputs', 'lang': 'en'}, h('tbody', {}, inputs)))] : null,
+          h('table', {'class': 'inputs', 'lang': 'en'}, h('tbody', {}, inputs))),
+        inGB ? h('p', {'class': 'small'}, t('explain_inputs_gb')) : null] : null,
       f.from?.length ? [h('h4', {}, t('explain_from')), h('ul', {}, f.from.map((g) =>
-        h('li', {'lang': 'en'}, h('code', {}, g.id), ` = ${explainValue(g.value, g.unit)} — ${g.label}`)))]
+        h('li', {'lang': 'en'}, h('code', {}, g.id),
+            ` = ${explainValue(g.value, g.unit, g.bytes)} — ${g.label}`)))]
         : null);
 }
 
@@ -1016,15 +1038,16 @@ function matrixRow(r, most, totals, costs) {
   const usd = (name, value) => (value === null || value === undefined
     ? '–' : figure(name, value, t('matrix_usd', number(value, value < 100 ? 2 : 0))));
   const room = r.one_card.memory_GB.headroom;
+  const roomBytes = r.one_card.memory_bytes.headroom;
   const f = r.fewest;
   const ranged = (name, value, range, text) => [figure(name, value, text(value)), h('br'),
     h('span', {'class': 'small', 'data-figure': `${name}_range`, 'data-value': range.join(',')},
         `${text(range[0])} – ${text(range[1])}`)];
   const cells = [
     h('th', {'scope': 'row'}, r.name.replace(/^NVIDIA /, '')),
-    h('td', {}, gbFigure('memory_GB', r.memory_GB)),
-    h('td', {}, verdictBadge(r.one_card.verdict), h('br'), figure('headroom', room,
-        room >= 0 ? t('fit_headroom', format.GB(room)) : t('fit_shortfall', format.GB(-room)))),
+    h('td', {}, gbFigure('memory_GB', r.memory_GB, r.memory_bytes)),
+    h('td', {}, verdictBadge(r.one_card.verdict), h('br'),
+        figure('headroom', room, roomText(room, roomBytes), roomBytes)),
     h('td', {}, f
       ? [figure('cards_needed', f.count, format.count(f.count)),
         f.count > 1 ? h('span', {'class': 'small', 'lang': 'en'}, ` ${layoutText(f)}`) : '']
@@ -1078,7 +1101,7 @@ function rlParts(scale) {
         `${t('rl_generated')} `, figure('rl_completion_tokens_per_second',
             rl.completion_tokens_per_second, format.tokensPerSecond(rl.completion_tokens_per_second))),
     h('p', {'class': 'note'}, t('rl_sequences', format.count(rl.prompts), format.count(rl.group_size),
-        format.count(rl.concurrent_sequences), format.GB(rl.kv_cache_GB)), ' ',
+        format.count(rl.concurrent_sequences), format.GB(rl.kv_cache_GB, rl.kv_cache_bytes)), ' ',
     h('span', {'data-figure': 'rl_bottleneck', 'data-value': rl.bottleneck},
         t('rl_bottleneck', t(`rl_bottleneck_${rl.bottleneck.replace(' ', '_')}`)))),
     ...stackedBar(segments, rl.seconds.step, `${t('step')} ${stepText}`)];
@@ -1090,14 +1113,14 @@ function boundFigure(name, bound) {
 
 // The inference result's memory bar: weights, reserve and KV cache against the card, with the
 // card's memory (dashed) and the engine's share of it (solid).
-function inferMemoryBar(m) {
+function inferMemoryBar(m, bytes) {
   const segments = ['weights', 'reserve', 'kv_cache']
-      .map((key) => ({key: `memory_${key}`, value: m[key], cls: `i-${key}`,
-        label: t(`infer_part_${key}`), text: format.GB(m[key])}))
+      .map((key) => ({key: `memory_${key}`, value: m[key], bytes: bytes[key], cls: `i-${key}`,
+        label: t(`infer_part_${key}`), text: format.GB(m[key], bytes[key])}))
       .filter((seg) => seg.value > 0);
   const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
   const scale = Math.max(m.card, stacked);
-  return [...stackedBar(segments, scale, t('infer_memory_label', format.GB(m.card)),
+  return [...stackedBar(segments, scale, t('infer_memory_label', format.GB(m.card, bytes.card)),
       [{at: m.card, cls: 'capacity-line'}, {at: m.engine, cls: 'engine-line'}]),
   h('p', {'class': 'small'}, t('infer_bar_key'))];
 }
@@ -1693,13 +1716,12 @@ function renderStatus(inputs, r) {
           h('span', {'class': 'error'}, f.data.error?.message ?? ''));
     }
     const m = f.data.memory_GB;
+    const b = f.data.memory_bytes;
     const step = r.steps[card.gpu];
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom)) : t('fit_shortfall', format.GB(-m.headroom));
     return h('p', {'class': 'summary-row', 'data-gpu': card.gpu, 'data-count': card.count},
         h('span', {'class': 'summary-card'}, `${name}: `), verdictBadge(f.data.verdict), ' · ',
         figure(m.headroom >= 0 ? 'summary_headroom' : 'summary_shortfall', Math.abs(m.headroom),
-            room),
+            roomText(m.headroom, b.headroom), Math.abs(b.headroom)),
         step.ok ? [' · ', figure('summary_step_seconds', step.data.step_seconds,
             t('summary_step', format.seconds(step.data.step_seconds)))] : null);
   });
@@ -1751,7 +1773,8 @@ function applyLanguage(lang) {
 }
 
 // Menu entries with figures: in the language's number format.
-const gpuOptionText = (gpu) => `${gpu.name} — ${format.GB(gpu.memory.visible_GB)}`;
+const gpuOptionText = (gpu) =>
+  `${gpu.name} — ${format.GB(gpu.memory.visible_GB, gpu.memory.visible_bytes)}`;
 const modelOptionText = (model) =>
   `${model.name} (${format.billions(model.params_total)} ${t('params')})`;
 

@@ -1357,30 +1357,28 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
 
 // ---- memory units (GB, GiB, MiB), advanced options, accessibility --------------------------------
 
-// A memory figure as the page shows it in `unit`, from the API's GB (1e9 bytes); MiB whole and
-// without a group separator, as nvidia-smi prints it.
-function memoryText(gb, unit, lang = 'en') {
-  const bytes = {GB: 1e9, GiB: 2 ** 30, MiB: 2 ** 20}[unit];
-  const value = (gb * 1e9) / bytes;
+// A memory figure as the page shows it in `unit`: GB from the API's GB figure (1e9 bytes, as the
+// CLI prints it), GiB and MiB from its exact bytes; MiB whole and without a group separator, as
+// nvidia-smi prints it.
+function memoryText(gb, bytes, unit, lang = 'en') {
+  const value = unit === 'GB' ? gb : bytes / {GiB: 2 ** 30, MiB: 2 ** 20}[unit];
   const digits = unit === 'MiB' ? 0 : 1;
   const text = new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-US', {minimumFractionDigits: digits,
     maximumFractionDigits: digits, useGrouping: unit !== 'MiB'}).format(value);
   return `${text} ${unit}`;
 }
 
-// Every memory figure of the results, with its raw value (GB) and its text.
+// Every memory figure of the results, with its raw value (GB), its bytes and its text.
 async function memoryFigures(page) {
   return page.evaluate(() => {
     const pick = (selector) => [...document.querySelectorAll(selector)].map((el) =>
-      ({value: Number(el.dataset.value), text: el.textContent}));
+      ({value: Number(el.dataset.value), bytes: Number(el.dataset.bytes), text: el.textContent}));
     return {
       card: pick('#memory article dl [data-figure]'),
       legend: pick('#memory article .legend [data-figure]'),
       mig: pick('#mig tr[data-profile] td:nth-child(2) [data-figure], #mig tr[data-profile] td:nth-child(3) [data-figure]'),
-      matrix: [...document.querySelectorAll('#matrix tbody [data-figure="memory_GB"]')].map((el) =>
-        ({value: Number(el.dataset.value), text: el.textContent})),
-      headroom: [...document.querySelectorAll('#matrix tbody [data-figure="headroom"]')].map((el) =>
-        ({value: Number(el.dataset.value), text: el.textContent})),
+      matrix: pick('#matrix tbody [data-figure="memory_GB"]'),
+      headroom: pick('#matrix tbody [data-figure="headroom"]'),
     };
   });
 }
@@ -1389,13 +1387,14 @@ function checkUnit(figures, unit, lang, what) {
   for (const part of ['card', 'legend', 'mig', 'matrix']) {
     check(figures[part].length > 0, `${what}: the page shows ${part} memory figures`);
     for (const f of figures[part]) {
-      equal(f.text, memoryText(f.value, unit, lang), `${what}: a ${part} figure in ${unit}`);
+      check(Number.isInteger(f.bytes), `${what}: a ${part} figure has its bytes (${f.bytes})`);
+      equal(f.text, memoryText(f.value, f.bytes, unit, lang), `${what}: a ${part} figure in ${unit}`);
     }
   }
   check(figures.headroom.length > 0, `${what}: the matrix shows headroom`);
   for (const f of figures.headroom) {
-    check(f.text.includes(memoryText(Math.abs(f.value), unit, lang)),
-        `${what}: the matrix's headroom "${f.text}" in ${unit} (${memoryText(f.value, unit, lang)})`);
+    const text = memoryText(Math.abs(f.value), Math.abs(f.bytes), unit, lang);
+    check(f.text.includes(text), `${what}: the matrix's headroom "${f.text}" in ${unit} (${text})`);
   }
 }
 
@@ -1414,7 +1413,8 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
         const peak = await page.locator('#memory [data-figure=peak]');
         equal(Number(await peak.getAttribute('data-value')), cli.memory_GB.peak,
             'the raw value stays the API\'s GB');
-        equal(await peak.textContent(), memoryText(cli.memory_GB.peak, 'GiB'), 'the peak in GiB');
+        equal(await peak.textContent(), memoryText(cli.memory_GB.peak, cli.memory_bytes.peak, 'GiB'),
+            'the peak in GiB');
         check(Math.abs(cli.memory_GB.peak * 1e9 / 2 ** 30 - cli.memory_GB.peak) > 0.1,
             'GiB and GB differ for this figure');
         checkUnit(await memoryFigures(page), 'GiB', 'en', 'GiB');
@@ -1424,7 +1424,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
         const whole = api.data.instances.find((i) => i.profile === '7g.141gb');
         check(whole, 'the H200 NVL has a 7g.141gb profile');
         equal(await page.locator('#mig tr[data-profile="7g.141gb"] [data-figure=memory]').textContent(),
-            memoryText(whole.capacity_GB, 'GiB'), 'the 7g.141gb instance in GiB');
+            memoryText(whole.capacity_GB, whole.capacity_bytes, 'GiB'), 'the 7g.141gb instance in GiB');
         const note = await page.locator('#mig-units-note');
         check(await note.isVisible() && (await note.textContent()).includes('7g.141gb'),
             'the note on rounded profile names is shown');
@@ -1602,6 +1602,76 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     equal(await page.getByRole('img', {name: shown.name, exact: true}).count(), 1,
         'the accessibility tree has the bar by its name');
     await box.screenshot({path: join(SCREENSHOTS, `memory-bar-${size}.png`)});
+    await page.close();
+  });
+}
+
+// ---- exact MiB ----------------------------------------------------------------------------------
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`MiB as nvidia-smi prints it (${size}): every MiB figure is the API's bytes / 2^20, ` +
+      'not a conversion of its rounded GB', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const run = {model: 'llama-3.1-8b', method: 'qlora'};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=qlora&cards=h200-nvl:1&unit=MiB', viewport);
+    await waitForMatrix(page);
+    const mib = (bytes) => `${Math.round(bytes / 2 ** 20)} MiB`;
+    const fromGB = (gb) => `${Math.round((gb * 1e9) / 2 ** 20)} MiB`;
+    const body = fitBody(run, {gpu: 'h200-nvl', count: 1});
+    const fit = (await apiJson(env.origin, '/api/fit', body)).data;
+    const shown = await memoryShown(page, 'h200-nvl', 1);
+    let apart = 0; // figures where the rounded GB would have given another MiB
+    const compare = (what, text, gb, bytes) => {
+      check(Number.isInteger(bytes), `${what}: the API gives its bytes (${bytes})`);
+      equal(text, mib(bytes), `${what} in MiB`);
+      if (fromGB(gb) !== mib(bytes)) apart++;
+    };
+    for (const key of ['capacity', 'model_states', 'peak', 'free', 'headroom']) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB[key], fit.memory_bytes[key]);
+    }
+    for (const [key, bytes] of Object.entries(fit.memory_bytes.breakdown).filter(([, b]) => b > 0)) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB.breakdown[key], bytes);
+    }
+    for (const key of ['activations', 'overhead']) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB[key], fit.memory_bytes[key]);
+    }
+    // MIG instances, the inference figures, the card menu (the catalog's nvidia-smi figure).
+    const mig = (await apiJson(env.origin, '/api/mig', (({gpus, ...b}) => b)(body))).data;
+    for (const i of mig.instances) {
+      const row = page.locator(`#mig tr[data-profile="${i.profile}"]`);
+      compare(`MIG ${i.profile} memory`, await row.locator('[data-figure=memory]').textContent(),
+          i.capacity_GB, i.capacity_bytes);
+      compare(`MIG ${i.profile} free`, await row.locator('[data-figure=free]').textContent(),
+          i.free_GB, i.free_bytes);
+    }
+    const infer = (await apiJson(env.origin, '/api/infer', {model: 'llama-3.1-8b', gpu: 'h200-nvl',
+      gpus: '1', context: '2048', batch: '1', weights: 'bf16', kv_dtype: 'bf16'})).data;
+    const inferShownNow = await inferShown(page);
+    compare('infer KV cache', inferShownNow.figures.kv_cache_GB.text, infer.kv_cache_GB,
+        infer.kv_cache_bytes);
+    compare('infer weights', inferShownNow.figures.weights_GB.text, infer.weights_GB,
+        infer.weights_bytes);
+    const gpu = (await apiJson(env.origin, '/api/gpus')).data.gpus.find((g) => g.id === 'h200-nvl');
+    const option = await page.locator('#cards select option[value="h200-nvl"]').textContent();
+    check(option.endsWith(` — ${mib(gpu.memory.visible_bytes)}`) &&
+        mib(gpu.memory.visible_bytes) === `${gpu.memory.visible_MiB.value} MiB`,
+    `the card menu shows nvidia-smi's ${gpu.memory.visible_MiB.value} MiB: "${option}"`);
+    // The peak's derivation: the figure in MiB from its bytes.
+    await page.locator('#memory button.explain[data-explain="memory.peak"]').click();
+    await waitFor(page, () => document.getElementById('explain-dialog').dataset.busy === 'false');
+    const explain = (await apiJson(env.origin, '/api/explain', {...body, figure: 'memory.peak',
+      depth: 1, lang: 'en'})).data.figures[0];
+    equal(await page.textContent('#explain-body [data-figure=explained_value]'), mib(explain.bytes),
+        'the explained peak in MiB');
+    equal(explain.bytes, fit.memory_bytes.peak, 'the derivation\'s bytes are the fit\'s');
+    check((await page.textContent('#explain-body')).includes('Inputs in GB'),
+        'the derivation says its inputs stay in GB');
+    await page.screenshot({path: join(SCREENSHOTS, `mib-exact-${size}.png`)});
+    await page.click('#explain-close');
+    check(apart > 0, 'no figure here tells bytes from rounded GB: pick another run');
     await page.close();
   });
 }
