@@ -1131,29 +1131,24 @@ function sweepChart(points) {
     return h('figure', {'class': 'chart-box'},
         h('p', {'class': 'chart-empty'}, t('chart_empty_sweep')));
   }
-  const W = 340, H = 190, left = 58, right = 12, top = 12, bottom = 40;
   const max = niceCeiling(Math.max(1, ...points.map((p) => p.tokens_per_second)));
-  const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
-  const y = (v) => top + (H - top - bottom) * (1 - v / max);
-  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
-    'aria-label': `${t('batch_sweep')}: ${t('tokens_per_second')}, 0 – ${number(max, 0)}`});
-  for (let i = 0; i <= 4; i++) {
-    const v = (max * i) / 4;
-    svg.append(
-        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
-        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
-            number(v, 0)));
-  }
-  points.forEach((p, i) => svg.append(s('text', {'x': x(i), 'y': H - bottom + 16,
-    'text-anchor': 'middle', 'class': 'tick'}, number(p.batch, 0))));
-  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('col_batch')), yTitle(t('tokens_per_second'), top, H - bottom));
-  svg.append(s('path', {'class': 'series series-0',
-    'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
-  points.forEach((p, i) => svg.append(s('circle', {'cx': x(i), 'cy': y(p.tokens_per_second),
-    'r': 4, 'class': `point series-0 ${p.fits ? '' : 'verdict-tight'}`},
-  s('title', {}, `${t('col_batch')} ${number(p.batch, 0)}: ${format.rate(p.tokens_per_second)}`))));
-  return h('figure', {'class': 'chart-box'}, svg);
+  return chartBox((W) => {
+    const H = 200, left = 64, right = 14, top = 12, bottom = 44;
+    const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const svg = chartSvg(W, H,
+        `${t('batch_sweep')}: ${t('tokens_per_second')}, 0 – ${number(max, 0)}`);
+    yGrid(svg, {left, right, W, y, max, text: (v) => number(v, 0)});
+    xTicks(svg, points.map((p, i) => ({x: x(i), text: number(p.batch, 0)})), H - bottom + 18);
+    svg.append(xTitle(t('col_batch'), (left + W - right) / 2, H - 6),
+        yTitle(t('tokens_per_second'), top, H - bottom));
+    svg.append(s('path', {'class': 'series series-0',
+      'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
+    points.forEach((p, i) => svg.append(marker(0, x(i), y(p.tokens_per_second),
+        `point series-0 ${p.fits ? '' : 'verdict-tight'}`,
+        `${t('col_batch')} ${number(p.batch, 0)}: ${format.rate(p.tokens_per_second)}`)));
+    return svg;
+  });
 }
 
 function sweepTable(points, batch) {
@@ -1244,9 +1239,12 @@ function metricText(metric, value) {
 }
 
 // Cards on a log-2 axis (1, 2, 4, 8), the metric from 0; a line per card type; runs that do not
-// fit are left out of the line (the table names them).
+// fit are left out of the line (the table names them). Each card type has its own dash pattern
+// and point marker as well as its colour, so that two lines that coincide (NVLink and PCIe at a
+// few cards, or every line at 1 card) both stay visible; the legend shows the same. Past the
+// link a line starts on (an NVLink domain of 4 cards), its part on the slower link is dotted with
+// open points, labelled with that link in the chart and in the legend.
 function scaleChart(points, gpus, metric) {
-  const W = 340, H = 210, left = 58, right = 12, top = 14, bottom = 40;
   const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
   const usable = points.filter((p) => p.verdict !== 'does-not-fit');
   if (!usable.length) {
@@ -1255,45 +1253,116 @@ function scaleChart(points, gpus, metric) {
   }
   const max = metric === 'scaling_efficiency'
     ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
-  const x = (n) => left + ((W - left - right) * counts.indexOf(n)) / Math.max(1, counts.length - 1);
-  const y = (v) => top + (H - top - bottom) * (1 - v / max);
-  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
-    'aria-label': `${t('scale_caption')}: ${metricText(metric, max)}`});
-  for (let i = 0; i <= 4; i++) {
-    const v = (max * i) / 4;
-    svg.append(
-        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
-        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
-            metric === 'scaling_efficiency' ? `${number(v * 100, 0)} %` : number(v, 0)));
-  }
-  for (const n of counts) {
-    svg.append(s('text', {'x': x(n), 'y': H - bottom + 16, 'text-anchor': 'middle',
-      'class': 'tick'}, String(n)));
-  }
-  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('cards_word')),
-  yTitle(t(metric === 'scaling_efficiency' ? 'scaling_efficiency' : 'tokens_per_second'), top,
-      H - bottom));
-  gpus.forEach((gpu, i) => {
-    const series = usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus);
-    const path = series.map((p, j) => `${j ? 'L' : 'M'}${x(p.gpus)},${y(p[metric])}`).join(' ');
-    svg.append(s('path', {'d': path, 'class': `series series-${i}`}));
-    for (const p of series) {
-      svg.append(s('circle', {'cx': x(p.gpus), 'cy': y(p[metric]), 'r': 4,
-        'class': `point series-${i} verdict-${p.verdict}`},
-      s('title', {},
-          `${shortName(gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`)));
+  const lines = gpus.map((gpu, i) => seriesLinks(i, gpu,
+      usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus)));
+  const changes = linkChanges(usable, gpus);
+  const label = [`${t('scale_caption')}: ${metricText(metric, max)}`, ...changes].join('. ');
+  const draw = (W) => {
+    const H = 220, left = 64, right = 14, top = 16, bottom = 44;
+    const x = (n) => left + ((W - left - right) * counts.indexOf(n)) /
+        Math.max(1, counts.length - 1);
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const svg = chartSvg(W, H, label);
+    yGrid(svg, {left, right, W, y, max, text: (v) => (metric === 'scaling_efficiency'
+      ? `${number(v * 100, 0)} %` : number(v, 0))});
+    xTicks(svg, counts.map((n) => ({x: x(n), text: String(n)})), H - bottom + 18);
+    svg.append(xTitle(t('cards_word'), (left + W - right) / 2, H - 6),
+        yTitle(t(metric === 'scaling_efficiency' ? 'scaling_efficiency' : 'tokens_per_second'), top,
+            H - bottom));
+    // The first card type at the bottom; the ones above it dashed, with open markers.
+    for (const line of lines) {
+      const at = (p) => `${x(p.gpus)},${y(p[metric])}`;
+      const on = line.points.filter((p) => !p.beyond);
+      svg.append(s('path', {'d': on.map((p, j) => `${j ? 'L' : 'M'}${at(p)}`).join(' '),
+        'class': `series series-${line.style}`, 'data-series': line.style, 'data-gpu': line.gpu,
+        'stroke-dasharray': SERIES_STYLES[line.style].dash || 'none'}));
+      line.points.forEach((p, j) => {
+        if (!p.beyond) return;
+        svg.append(s('path', {'d': `M${at(line.points[j - 1])} L${at(p)}`,
+          'class': `series series-${line.style} beyond`, 'data-series': line.style,
+          'data-gpu': line.gpu, 'data-from': line.points[j - 1].gpus, 'data-to': p.gpus,
+          'data-link': p.link, 'stroke-dasharray': BEYOND_DASH}));
+      });
+      for (const p of line.points) {
+        svg.append(marker(line.style, x(p.gpus), y(p[metric]),
+            `point series-${line.style} verdict-${p.verdict}${p.beyond ? ' beyond' : ''}`,
+            `${shortName(line.gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`));
+      }
+      const last = line.points.at(-1);
+      if (last?.beyond) {
+        // Beside its last point: above it, or below where the top of the chart is too close.
+        const py = y(last[metric]);
+        svg.append(s('text', {'x': x(last.gpus) - 9, 'y': py - 22 >= 0 ? py - 9 : py + 21,
+          'text-anchor': 'end', 'class': `tick link-label series-${line.style}`,
+          'data-gpu': line.gpu}, shortLink(last.link)));
+      }
     }
-  });
-  const legend = h('ul', {'class': 'legend'}, gpus.map((gpu, i) =>
-    h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
-        shortName(gpu))));
-  return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend,
-      linkChanges(usable, gpus).map((text) => h('p', {'class': 'small link-change'}, text))));
+    return svg;
+  };
+  const legend = h('ul', {'class': 'legend chart-legend'}, lines.flatMap((line) => [
+    h('li', {'data-series': line.style, 'data-gpu': line.gpu},
+        seriesSwatch(line.style, false), shortName(line.gpu),
+        line.link ? ` (${line.link})` : ''),
+    line.beyondLink ? h('li', {'data-series': line.style, 'data-gpu': line.gpu,
+      'data-beyond': 'true'}, seriesSwatch(line.style, true),
+    t('scale_beyond', shortName(line.gpu), line.lastOn, line.beyondLink, line.link)) : null,
+  ]));
+  return chartBox(draw, [legend,
+    changes.map((text) => h('p', {'class': 'small link-change'}, text))]);
+}
+
+// Each card type's look: a dash pattern and a marker shape besides its colour (series-N).
+const SERIES_STYLES = [
+  {dash: '', marker: 'circle'},
+  {dash: '8 4', marker: 'square'},
+  {dash: '2 3', marker: 'triangle'},
+  {dash: '10 3 2 3', marker: 'diamond'},
+];
+const BEYOND_DASH = '1 4';
+
+// A card type's points with the link each runs on: the link of its first multi-card point is the
+// line's; a later point on another link (PCIe past the NVLink domain) is `beyond` it.
+function seriesLinks(style, gpu, points) {
+  const link = points.find((p) => p.gpus > 1)?.link ?? '';
+  const marked = points.map((p) => ({...p, beyond: p.gpus > 1 && p.link !== link}));
+  const first = marked.findIndex((p) => p.beyond);
+  return {style: style % SERIES_STYLES.length, gpu, link, points: marked,
+    beyondLink: first >= 0 ? marked[first].link : '',
+    lastOn: first > 0 ? marked[first - 1].gpus : 0};
+}
+
+// The name of a link short enough to stand beside a line: "PCIe" for "PCIe Gen5 x16".
+function shortLink(link) {
+  return /PCIe/i.test(link) ? 'PCIe' : link;
+}
+
+// A point marker of series `style`: circle, square, triangle or diamond, with its tooltip.
+function marker(style, cx, cy, cls, title) {
+  const shape = SERIES_STYLES[style % SERIES_STYLES.length].marker;
+  const attrs = {'class': cls, 'data-marker': shape};
+  const tip = s('title', {}, title);
+  if (shape === 'circle') return s('circle', {...attrs, cx, cy, 'r': 4.5}, tip);
+  if (shape === 'square') {
+    return s('rect', {...attrs, 'x': cx - 6, 'y': cy - 6, 'width': 12, 'height': 12}, tip);
+  }
+  const d = shape === 'triangle'
+    ? `M${cx},${cy - 7.5} L${cx + 7},${cy + 5} L${cx - 7},${cy + 5} Z`
+    : `M${cx},${cy - 7.5} L${cx + 7.5},${cy} L${cx},${cy + 7.5} L${cx - 7.5},${cy} Z`;
+  return s('path', {...attrs, d}, tip);
+}
+
+// The legend's sample of a series: its line (dash pattern) and marker, as the chart draws them.
+function seriesSwatch(style, beyond) {
+  const dash = beyond ? BEYOND_DASH : SERIES_STYLES[style].dash || 'none';
+  return s('svg', {'class': 'swatch-line', 'width': 30, 'height': 16, 'viewBox': '0 0 30 16',
+    'aria-hidden': 'true'},
+  s('path', {'d': 'M1,8 L29,8', 'class': `series series-${style}${beyond ? ' beyond' : ''}`,
+    'stroke-dasharray': dash}),
+  marker(style, 15, 8, `point series-${style}${beyond ? ' beyond' : ''}`, ''));
 }
 
 // Where a card's line leaves its link for a slower one (an NVLink domain of 4 cards, PCIe beyond):
-// said under the chart, since one line runs on across both.
+// said under the chart as well as marked in it.
 function linkChanges(points, gpus) {
   const out = [];
   for (const gpu of gpus) {
@@ -1308,11 +1377,82 @@ function linkChanges(points, gpus) {
   return out;
 }
 
+// ---- charts drawn at the width they are shown at ------------------------------------------------
+
+// A chart's SVG is laid out for the width of its box on the screen, one viewBox unit per CSS
+// pixel, so that its text keeps its size (12 px, style.css): a phone's narrow chart is laid out
+// again rather than scaled down, and a wide one is not blown up. `draw(width)` makes the SVG; the
+// caption (a legend, notes) sits under it.
+const CHART_WIDTH = 340; // until the box is on the screen
+const chartObserver = typeof ResizeObserver === 'function'
+  ? new ResizeObserver((entries) => entries.forEach((entry) => drawChart(entry.target))) : null;
+
+function chartBox(draw, caption = []) {
+  const box = h('figure', {'class': 'chart-box'},
+      [caption].flat().length ? h('figcaption', {}, caption) : null);
+  box.drawChart = draw;
+  return box;
+}
+
+function drawChart(box) {
+  if (!box.isConnected) return;
+  const width = Math.max(200, Math.floor(box.clientWidth) || CHART_WIDTH);
+  if (box.dataset.width === String(width)) return;
+  box.dataset.width = String(width);
+  const svg = box.drawChart(width);
+  const old = box.querySelector(':scope > svg');
+  if (old) old.replaceWith(svg);
+  else box.prepend(svg);
+}
+
+// Every chart of the page drawn at its width, and again when the width changes (a turned phone).
+function layoutCharts() {
+  chartObserver?.disconnect();
+  for (const box of document.querySelectorAll('figure.chart-box')) {
+    if (!box.drawChart) continue;
+    drawChart(box);
+    chartObserver?.observe(box);
+  }
+}
+
+function chartSvg(W, H, label) {
+  return s('svg', {'viewBox': `0 0 ${W} ${H}`, 'width': W, 'height': H, 'class': 'chart',
+    'role': 'img', 'aria-label': label});
+}
+
+// Four even steps from 0 to `max`: grid lines and their values at the left.
+function yGrid(svg, {left, right, W, y, max, text}) {
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    svg.append(
+        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
+        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'}, text(v)));
+  }
+}
+
+// The x values under the axis; where they would run into each other, every second (or fourth ...)
+// one is left out, the last always kept.
+function xTicks(svg, ticks, baseline) {
+  const widest = Math.max(...ticks.map((tick) => tick.text.length)) * 7.5 + 6;
+  const spacing = ticks.length > 1 ? Math.abs(ticks[1].x - ticks[0].x) : widest;
+  const every = Math.max(1, Math.ceil(widest / spacing));
+  const last = ticks.length - 1;
+  ticks.forEach((tick, i) => {
+    if (i !== last && (i % every !== 0 || last - i < every)) return;
+    svg.append(s('text', {'x': tick.x, 'y': baseline, 'text-anchor': 'middle', 'class': 'tick'},
+        tick.text));
+  });
+}
+
+function xTitle(text, x, y) {
+  return s('text', {x, y, 'text-anchor': 'middle', 'class': 'axis x-title'}, text);
+}
+
 // A chart's y-axis title, turned to run up the left edge beside the ticks.
 function yTitle(text, top, bottom) {
   const mid = (top + bottom) / 2;
-  return s('text', {'x': 12, 'y': mid, 'text-anchor': 'middle', 'class': 'axis y-title',
-    'transform': `rotate(-90 12 ${mid})`}, text);
+  return s('text', {'x': 14, 'y': mid, 'text-anchor': 'middle', 'class': 'axis y-title',
+    'transform': `rotate(-90 14 ${mid})`}, text);
 }
 
 // The axis top: the next 1, 2, 2.5 or 5 times a power of ten (four even ticks).
@@ -1699,6 +1839,7 @@ function renderResults() {
   $('matrix').replaceChildren(render.matrix(r.matrix, inputs));
   addExports($('matrix'), 'every-card');
   if (focused) $('matrix').querySelector(`button.sort[data-sort="${focused}"]`)?.focus();
+  layoutCharts();
   renderStatus(inputs, r);
 }
 

@@ -238,7 +238,9 @@ test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (en
   delete body.gpus;
   const api = await apiJson(env.origin, '/api/scale', body);
   equal(api.status, 200, 'scale: API status');
-  check(await page.locator('#scale svg path.series').count() === 2, 'scale: the chart has two lines');
+  // A line per card type (the part of one past its NVLink domain is a segment of its own).
+  check(await page.locator('#scale svg.chart path.series:not(.beyond)').count() === 2,
+      'scale: the chart has two lines');
   for (const point of api.data.sweep.filter((p) => p.verdict !== 'does-not-fit')) {
     const cell = page.locator(`#scale td[data-gpu="${point.gpu}"][data-count="${point.gpus}"]`);
     const value = await cell.locator('[data-figure=tokens_per_second]').getAttribute('data-value');
@@ -1606,7 +1608,232 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
-// ---- exact MiB ----------------------------------------------------------------------------------
+// ---- charts that stay readable, exact MiB -------------------------------------------------------
+
+// The text of every chart of the results as rendered: its size in CSS pixels (the computed font
+// size through the SVG's scaling: getScreenCTM), its box, and the HTML text of the chart boxes.
+async function chartTexts(page) {
+  return page.evaluate(() => {
+    const svgText = [...document.querySelectorAll('#results svg.chart text')].map((el) => {
+      const m = el.getScreenCTM();
+      const box = el.getBoundingClientRect();
+      const turned = Math.abs(m.b) > Math.abs(m.a);
+      return {text: el.textContent, cls: el.getAttribute('class') ?? '',
+        px: parseFloat(getComputedStyle(el).fontSize) * Math.hypot(m.a, m.b),
+        // A text's box is at least as tall (or, turned, as wide) as its letters.
+        extent: turned ? box.width : box.height, chart: el.closest('section')?.id ?? ''};
+    });
+    const htmlText = [...document.querySelectorAll('#results figure.chart-box')].flatMap((box) =>
+      [...box.querySelectorAll('li, p, figcaption')].filter((el) => el.textContent.trim())
+          .map((el) => ({text: el.textContent.trim().slice(0, 40),
+            px: parseFloat(getComputedStyle(el).fontSize)})));
+    const charts = [...document.querySelectorAll('#results svg.chart')].map((svg) => ({
+      yTitle: svg.querySelector('text.y-title')?.textContent ?? '',
+      width: svg.getBoundingClientRect().width,
+      viewBox: svg.viewBox.baseVal.width}));
+    return {svgText, htmlText, charts};
+  });
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`chart text (${size}): no chart text under 11 CSS px, a y-axis title on every chart`,
+      async (env) => {
+        mkdirSync(SCREENSHOTS, {recursive: true});
+        // A scaling chart and the inference sweep's chart (inside a card's box: the narrowest).
+        const page = await openPage(env.context, env.origin,
+            'model=llama-3.1-8b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2&infer_gpu=h200-nvl',
+            viewport);
+        for (const metric of ['tokens_per_second', 'scaling_efficiency']) {
+          await page.selectOption('#metric', metric);
+          await waitForResults(page);
+          const shown = await chartTexts(page);
+          equal(shown.charts.length, 2, `${metric}: the scaling and the inference chart`);
+          for (const chart of shown.charts) {
+            check(chart.yTitle.length > 0, `${metric}: a chart without a y-axis title`);
+            // Laid out at its width: one viewBox unit per CSS pixel.
+            check(Math.abs(chart.width - chart.viewBox) <= 1,
+                `${metric}: a chart drawn for ${chart.viewBox} px shown at ${chart.width} px`);
+          }
+          check(shown.svgText.length > 15, `${metric}: chart texts found: ${shown.svgText.length}`);
+          for (const text of shown.svgText) {
+            check(text.px >= 11, `${metric}: "${text.text}" (${text.cls}, #${text.chart}) renders ` +
+                `at ${text.px.toFixed(2)} px`);
+            check(text.extent >= 11, `${metric}: "${text.text}" is ${text.extent.toFixed(2)} px tall`);
+          }
+          for (const text of shown.htmlText) {
+            check(text.px >= 11, `${metric}: "${text.text}" under a chart at ${text.px} px`);
+          }
+        }
+        await page.locator('#scale figure').screenshot(
+            {path: join(SCREENSHOTS, `chart-text-scale-${size}.png`)});
+        await page.locator('#infer figure').screenshot(
+            {path: join(SCREENSHOTS, `chart-text-infer-${size}.png`)});
+        // A narrower window draws the chart again for its width (a turned phone).
+        await page.setViewportSize({width: 360, height: 740});
+        await page.waitForFunction(() => [...document.querySelectorAll('#results svg.chart')]
+            .every((svg) => Math.abs(svg.getBoundingClientRect().width - svg.viewBox.baseVal.width) <= 1),
+        null, {timeout: TIMEOUT_MS});
+        const narrow = await chartTexts(page);
+        check(narrow.svgText.every((text) => text.px >= 11),
+            `at 360 px a chart text renders smaller than 11 px: ${JSON.stringify(
+                narrow.svgText.filter((text) => text.px < 11))}`);
+        await page.close();
+        // Empty states: each chart says why it has nothing to draw.
+        for (const [id, hash] of [['scale', 'model=llama-3.1-405b&method=full&cards=rtx-pro-6000:1'],
+          ['infer', 'model=llama-3.3-70b&method=lora&cards=h200-nvl:1&context=131072']]) {
+          const none = await openPage(env.context, env.origin, hash, viewport);
+          await none.locator(`#${id} .chart-empty`).waitFor();
+          const empty = await none.locator(`#${id} .chart-empty`).evaluate((el) =>
+            ({text: el.textContent, px: parseFloat(getComputedStyle(el).fontSize),
+              svg: el.closest('figure').querySelectorAll('svg').length}));
+          check(empty.text.includes('nothing to draw') && empty.px >= 11 && empty.svg === 0,
+              `#${id}: the empty chart says why, readably: ${JSON.stringify(empty)}`);
+          await none.close();
+        }
+      });
+
+  test(`chart lines that coincide (${size}): a dash pattern and a marker per card, the legend ` +
+      'the same, and the part of a line past its NVLink domain marked as PCIe', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    // 8B LoRA trains data parallel: both card types scale almost perfectly, and at 1 card both
+    // points sit at 100 %, one on the other.
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=h200-nvl:1,rtx-pro-6000:1&metric=scaling_efficiency',
+        viewport);
+    await page.locator('#scale svg.chart').waitFor();
+    // The chart at the top of the window (on a phone, clear of the summary bar at the bottom).
+    await page.locator('#scale svg.chart').evaluate((svg) => svg.scrollIntoView({block: 'start'}));
+    const shown = await page.evaluate(() => {
+      const svg = document.querySelector('#scale svg.chart');
+      const style = (el) => getComputedStyle(el);
+      const series = [...svg.querySelectorAll('path.series:not(.beyond)')].map((p) => ({
+        series: p.dataset.series, gpu: p.dataset.gpu, dash: style(p).strokeDasharray,
+        stroke: style(p).stroke, width: style(p).strokeWidth}));
+      const points = [...svg.querySelectorAll('.point')].map((el) => {
+        const box = el.getBoundingClientRect();
+        return {series: [...el.classList].find((c) => c.startsWith('series-')).slice(7),
+          shape: el.dataset.marker, title: el.querySelector('title').textContent,
+          x: box.left + box.width / 2, y: box.top + box.height / 2, size: box.width};
+      });
+      const legend = [...document.querySelectorAll('#scale .chart-legend li:not([data-beyond])')]
+          .map((li) => ({series: li.dataset.series, gpu: li.dataset.gpu, text: li.textContent,
+            dash: style(li.querySelector('path.series')).strokeDasharray,
+            stroke: style(li.querySelector('path.series')).stroke,
+            shape: li.querySelector('[data-marker]').dataset.marker}));
+      return {series, points, legend};
+    });
+    equal(shown.series.map((x) => x.gpu), ['h200-nvl', 'rtx-pro-6000'], 'a line per card type');
+    const [a, b] = shown.series;
+    check(a.dash !== b.dash, `the two lines have one dash pattern: ${a.dash}`);
+    check(a.stroke !== b.stroke, 'the two lines have one colour');
+    const shapes = (series) => [...new Set(shown.points.filter((p) => p.series === series)
+        .map((p) => p.shape))];
+    equal(shapes(a.series).length, 1, 'one marker shape for the first line');
+    equal(shapes(b.series).length, 1, 'one marker shape for the second line');
+    check(shapes(a.series)[0] !== shapes(b.series)[0], 'the lines have different markers');
+    // The legend draws each line as the chart does: colour, dash pattern and marker.
+    equal(shown.legend.map((x) => [x.gpu, x.dash, x.stroke, x.shape]),
+        shown.series.map((x) => [x.gpu, x.dash, x.stroke, shapes(x.series)[0]]),
+        'the legend matches the lines');
+    check(shown.legend[0].text.includes('H200 NVL') && shown.legend[1].text.includes('RTX PRO 6000'),
+        `the legend names the cards: ${shown.legend.map((x) => x.text)}`);
+    // The two points at 1 card coincide; the one drawn over the other leaves it visible: the
+    // pixels around them show both colours.
+    const one = shown.points.filter((p) => / × 1:/.test(p.title));
+    equal(one.length, 2, 'a point per card at 1 card');
+    check(Math.hypot(one[0].x - one[1].x, one[0].y - one[1].y) < 1,
+        `the two points at 1 card coincide: ${JSON.stringify(one)}`);
+    const clip = {x: Math.round(one[0].x) - 7, y: Math.round(one[0].y) - 7, width: 14, height: 14};
+    const png = await page.screenshot({clip});
+    const counts = await page.evaluate(async ({data, colours}) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${data}`;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const g = canvas.getContext('2d');
+      g.drawImage(image, 0, 0);
+      const pixels = g.getImageData(0, 0, image.width, image.height).data;
+      return colours.map((colour) => {
+        const [r, gr, bl] = colour.match(/\d+/g).map(Number);
+        let n = 0;
+        for (let i = 0; i < pixels.length; i += 4) {
+          if (Math.hypot(pixels[i] - r, pixels[i + 1] - gr, pixels[i + 2] - bl) < 60) n++;
+        }
+        return n;
+      });
+    }, {data: png.toString('base64'), colours: [a.stroke, b.stroke]});
+    check(counts[0] >= 12 && counts[1] >= 12,
+        `both coinciding points are visible (pixels of each colour: ${counts})`);
+    await page.locator('#scale figure').screenshot(
+        {path: join(SCREENSHOTS, `chart-coinciding-${size}.png`)});
+    await page.close();
+    // H200 NVL: NVLink up to the bridge's 4 cards, PCIe at 8 (the API's links): the part past the
+    // domain is its own dotted segment with open points, labelled PCIe in the chart and the legend.
+    const nv = await openPage(env.context, env.origin,
+        'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2', viewport);
+    await nv.locator('#scale svg.chart').waitFor();
+    const body = {...fitBody({model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'x', count: 1}),
+      gpu: ['h200-nvl', 'rtx-pro-6000'], sweep: true};
+    delete body.gpus;
+    const api = (await apiJson(env.origin, '/api/scale', body)).data.sweep;
+    const card = (await apiJson(env.origin, '/api/gpus')).data.gpus.find((g) => g.id === 'h200-nvl');
+    const domain = card.nvlink.bridge_max_cards;
+    check(domain >= 2 && domain < 8, `the H200 NVL's NVLink bridge joins ${domain} cards`);
+    const fits = (gpu) => api.filter((p) => p.gpu === gpu && p.verdict !== 'does-not-fit');
+    for (const p of fits('h200-nvl').filter((x) => x.gpus > 1)) {
+      equal(/NVLink/.test(p.link), p.gpus <= domain,
+          `the API: ${p.gpus} H200 NVL on NVLink only within the domain (${p.link})`);
+    }
+    const marked = await nv.evaluate(() => {
+      const svg = document.querySelector('#scale svg.chart');
+      const ends = (d) => d.match(/-?[\d.]+,-?[\d.]+/g).map((xy) => Number(xy.split(',')[0]));
+      return {
+        line: Object.fromEntries([...svg.querySelectorAll('path.series:not(.beyond)')].map((p) =>
+          [p.dataset.gpu, Math.max(...ends(p.getAttribute('d')))])),
+        beyond: [...svg.querySelectorAll('path.series.beyond')].map((p) => ({gpu: p.dataset.gpu,
+          from: Number(p.dataset.from), to: Number(p.dataset.to), link: p.dataset.link,
+          dash: getComputedStyle(p).strokeDasharray, right: Math.max(...ends(p.getAttribute('d')))})),
+        open: [...svg.querySelectorAll('.point.beyond')].map((el) =>
+          ({title: el.querySelector('title').textContent, fill: getComputedStyle(el).fill})),
+        labels: [...svg.querySelectorAll('text.link-label')].map((el) =>
+          ({gpu: el.dataset.gpu, text: el.textContent})),
+        legend: [...document.querySelectorAll('#scale .chart-legend li[data-beyond]')].map((li) =>
+          ({gpu: li.dataset.gpu, text: li.textContent,
+            dash: getComputedStyle(li.querySelector('path.series')).strokeDasharray})),
+        name: svg.getAttribute('aria-label'),
+        lineDash: getComputedStyle(svg.querySelector('path.series[data-gpu="h200-nvl"]:not(.beyond)'))
+            .strokeDasharray,
+      };
+    });
+    const past = fits('h200-nvl').filter((p) => p.gpus > domain);
+    equal(marked.beyond.map((x) => [x.gpu, x.to, x.link]),
+        past.map((p) => ['h200-nvl', p.gpus, p.link]), 'the segments past the NVLink domain');
+    equal(marked.beyond[0].from, domain, 'the dotted part starts at the domain\'s last card');
+    check(marked.line['h200-nvl'] < marked.beyond[0].right,
+        'the H200 NVL\'s NVLink line ends where its PCIe part starts');
+    check(marked.beyond.every((x) => x.dash !== marked.lineDash),
+        'the part on PCIe is drawn apart from the NVLink line');
+    check(marked.open.length === past.length && marked.open.every((x) => x.title.includes('PCIe')),
+        `the points past the domain are open, their tooltips say PCIe: ${JSON.stringify(marked.open)}`);
+    equal(marked.labels, [{gpu: 'h200-nvl', text: 'PCIe'}], 'the chart labels the PCIe part');
+    equal(marked.legend.length, 1, 'the legend explains the dotted part');
+    check(marked.legend[0].text.includes(`beyond ${domain} cards`) &&
+        marked.legend[0].text.includes(past[0].link) && marked.legend[0].dash === marked.beyond[0].dash,
+    `the legend's dotted entry: ${JSON.stringify(marked.legend)}`);
+    check(marked.name.includes(`PCIe`) && marked.name.includes(`up to ${domain} cards`),
+        `the chart's accessible name says where the link changes: ${marked.name}`);
+    equal(fits('rtx-pro-6000').filter((p) => p.gpus > 1 && !/PCIe/.test(p.link)), [],
+        'the RTX PRO 6000 is on PCIe throughout');
+    check(!marked.beyond.some((x) => x.gpu === 'rtx-pro-6000'), 'a PCIe-only line has no dotted part');
+    await nv.locator('#scale figure').screenshot(
+        {path: join(SCREENSHOTS, `chart-nvlink-domain-${size}.png`)});
+    await nv.close();
+  });
+}
 
 for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
   const size = `${viewport.width}x${viewport.height}`;
