@@ -719,9 +719,10 @@ const render = {
     }
     const stepText = format.seconds(step.step_seconds);
     if (online !== undefined) {
-      // The op classes of the scoring and training passes only (what /api/step times).
+      // The op classes of the scoring and training passes only (what /api/step times): a part of
+      // the step above, not the step.
       box.append(h('p', {'class': 'note'}, t('rl_training_split')),
-          ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
+          ...stackedBar(classes, step.step_seconds, t('rl_training_split_label', stepText)));
       if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
       return box;
     }
@@ -736,7 +737,7 @@ const render = {
                     format.tokensPerSecond(step.tokens_per_second))),
             ' · ', `${t('mfu')} `,
             explained('mfu', t('mfu'), figure('mfu', step.mfu, format.percent(step.mfu)))),
-        h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
+        h('p', {'class': 'note step-tokens'}, stepTokens(step)),
         rangeNote(step),
         ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
     if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
@@ -1194,6 +1195,20 @@ function planRow(run) {
       h('td', {}, figure('step_seconds', rec.step_seconds, format.seconds(rec.step_seconds))),
       h('td', {}, trainTime(run, rec)),
       h('td', {}, otherCards(run, rec)));
+}
+
+// What one (optimizer) step holds: its tokens, and its micro-batches (gradient accumulation), each
+// figure per micro-batch named as such.
+function stepTokens(step) {
+  const perStep = figure('tokens_per_step', step.tokens_per_step,
+      format.count(step.tokens_per_step));
+  const microBatch = figure('micro_batch_seconds', step.micro_batch_seconds,
+      format.seconds(step.micro_batch_seconds));
+  if (step.grad_accum <= 1) return tNodes('step_tokens_one', perStep, microBatch);
+  return tNodes('step_tokens_accum', perStep,
+      figure('grad_accum', step.grad_accum, format.count(step.grad_accum)),
+      figure('tokens_per_micro_batch', step.tokens_per_micro_batch,
+          format.count(step.tokens_per_micro_batch)), microBatch);
 }
 
 // Where measured runs fall around the step model: the step's and the tokens/s's ranges.

@@ -1608,7 +1608,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
-// ---- charts that stay readable, exact MiB -------------------------------------------------------
+// ---- charts that stay readable, one meaning of "step", exact MiB --------------------------------
 
 // The text of every chart of the results as rendered: its size in CSS pixels (the computed font
 // size through the SVG's scaling: getScreenCTM), its box, and the HTML text of the chart boxes.
@@ -1833,6 +1833,121 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
         {path: join(SCREENSHOTS, `chart-nvlink-domain-${size}.png`)});
     await nv.close();
   });
+}
+
+// Every figure of `selector` with the words that label it: the text between it and the figure
+// before it in its block (or the block's start), the text up to the next figure (or the block's
+// end), and the heading of its row or column, or its term in a list.
+async function labelledFigures(page, selector) {
+  return page.evaluate((selector) => {
+    const blockOf = (el) => el.closest('p, li, dd, td, th, h3, h4, figcaption') ?? el.parentElement;
+    const out = [];
+    for (const root of document.querySelectorAll(selector)) {
+      for (const el of root.querySelectorAll('[data-figure]')) {
+        if (el.parentElement.closest('[data-figure]')) continue;
+        const block = blockOf(el);
+        const figures = [...block.querySelectorAll('[data-figure]')]
+            .filter((f) => !f.parentElement.closest('[data-figure]'));
+        const i = figures.indexOf(el);
+        const range = document.createRange();
+        range.selectNodeContents(block);
+        if (i > 0) range.setStartAfter(figures[i - 1]);
+        range.setEndBefore(el);
+        const before = range.toString();
+        range.selectNodeContents(block);
+        range.setStartAfter(el);
+        if (i + 1 < figures.length) range.setEndBefore(figures[i + 1]);
+        const after = range.toString();
+        let heading = '';
+        if (block.tagName === 'DD') heading = block.previousElementSibling?.textContent ?? '';
+        if (block.tagName === 'TD') {
+          const column = block.closest('table').tHead?.rows[0]?.cells[block.cellIndex];
+          heading = `${column?.textContent ?? ''} ${block.parentElement.querySelector('th')?.textContent ?? ''}`;
+        }
+        out.push({figure: el.dataset.figure, value: Number(el.dataset.value), text: el.textContent,
+          before, after, heading});
+      }
+    }
+    return out;
+  }, selector);
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`one meaning of "step" (${size}): a step is the optimizer step; every figure per ` +
+      'micro-batch says "micro-batch", in English and German', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    // Gradient accumulation over 4 micro-batches: a step's figures are 4 micro-batches' and more.
+    const run = {model: 'llama-3.1-8b', method: 'lora'};
+    const body = {...fitBody(run, {gpu: 'rtx-pro-6000', count: 1}), grad_accum: '4'};
+    delete body.gpus;
+    const step = await cliJson('step', body);
+    equal(step.grad_accum, 4, 'the CLI accumulates 4 micro-batches');
+    check(step.step_seconds > 3.9 * step.micro_batch_seconds,
+        'a step is 4 micro-batches and the update (else this test could not tell them apart)');
+    const perMicroBatch = {micro_batch_seconds: step.micro_batch_seconds,
+      tokens_per_micro_batch: step.tokens_per_micro_batch,
+      host_seconds_per_micro_batch: step.host_seconds_per_micro_batch,
+      forward_seconds: step.forward_seconds, backward_seconds: step.backward_seconds};
+    const perStep = {step_seconds: step.step_seconds, tokens_per_step: step.tokens_per_step};
+    const same = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+    const words = {en: {step: /\bsteps?\b/i, micro: /micro-batch/i},
+      de: {step: /schritt/i, micro: /micro-batch/i}};
+    for (const lang of ['en', 'de']) {
+      const page = await openPage(env.context, env.origin,
+          `model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1&grad_accum=4&lang=${lang}`, viewport);
+      const w = words[lang];
+      const figures = await labelledFigures(page, '#step, #summary, #memory');
+      const found = {micro: [], step: []};
+      for (const f of figures) {
+        // A figure's own text may hold its label too ("step 1.2 s" in the summary).
+        const own = f.text.replace(/[\d.,\s]+/g, ' ');
+        const label = `${f.heading} ${f.before} ${own} ${f.after}`;
+        const micro = Object.entries(perMicroBatch).find(([, v]) => same(f.value, v));
+        const whole = Object.entries(perStep).find(([, v]) => same(f.value, v));
+        if (micro) {
+          found.micro.push(micro[0]);
+          check(w.micro.test(label), `${lang}: ${f.figure} ${f.text} is ${micro[0]}, per ` +
+              `micro-batch, but its label does not say so: "${label.trim()}"`);
+        }
+        if (whole) {
+          found.step.push(whole[0]);
+          const named = `${f.heading} ${f.before} ${own}`;
+          check(w.step.test(named) && !w.micro.test(named), `${lang}: ${f.figure} ${f.text} is ` +
+              `${whole[0]}, per step, labelled "${named.trim()}"`);
+        }
+      }
+      check(found.micro.includes('micro_batch_seconds') && found.micro.includes('tokens_per_micro_batch'),
+          `${lang}: the page shows the micro-batch's time and tokens: ${found.micro}`);
+      check(found.step.includes('step_seconds') && found.step.includes('tokens_per_step'),
+          `${lang}: the page shows the step's time and tokens: ${found.step}`);
+      // The words that name a part of the step do not call it a step: the update is the
+      // optimizer's update, the grad-accum field counts micro-batches per optimizer step.
+      const text = await page.locator('#step').innerText();
+      check(!/optimizer step:|Optimiererschritt:/.test(text),
+          `${lang}: the optimizer's update is not called a step: ${text.slice(0, 300)}`);
+      const unit = await page.textContent('label[for=grad_accum] .unit');
+      check(w.micro.test(unit) && w.step.test(unit), `${lang}: the accumulation's unit: ${unit}`);
+      const note = await page.textContent('#step-heading + p');
+      check(w.step.test(note) && w.micro.test(note), `${lang}: the step section says what a step is`);
+      // The derivation of the step time: per micro-batch inputs say so, the figure is a step's.
+      await page.locator('#step button.explain[data-explain="perf.step_seconds"]').click();
+      await waitFor(page, () => document.getElementById('explain-dialog').dataset.busy === 'false');
+      const explained = await page.evaluate(() => ({
+        label: document.querySelector('#explain-body h3').textContent,
+        inputs: [...document.querySelectorAll('#explain-body table.inputs tr')].map((tr) =>
+          tr.querySelector('th').textContent)}));
+      check(/optimizer step/.test(explained.label), `the step time's derivation: ${explained.label}`);
+      check(explained.inputs.filter((name) => /forward|backward/.test(name))
+          .every((name) => /micro-batch/.test(name)), `per micro-batch inputs: ${explained.inputs}`);
+      await page.click('#explain-close');
+      await page.locator('#step').scrollIntoViewIfNeeded();
+      await page.screenshot({path: join(SCREENSHOTS, `step-meaning-${size}-${lang}.png`)});
+      await page.close();
+    }
+  });
+
 }
 
 for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
