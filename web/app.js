@@ -395,12 +395,37 @@ function runYaml(inputs, indent, taken = []) {
   }
   lines.push(`  optimizer: ${inputs.optimizer}`, `  precision: ${inputs.precision}`,
       `  micro_batch: ${inputs.micro_batch}`, `  recompute: ${inputs.recompute}`);
-  // A micro-batch that does not divide the default 64 sequences: the matrix's global batch.
-  if (!isOnline(inputs) && matrixGlobalBatch(inputs) !== 64) {
+  lines.push(...advancedRunLines(inputs));
+  const accumulation = advancedBody(inputs).grad_accum;
+  if (accumulation !== undefined) {
+    // Gradient accumulation: a runs file states the sequences per optimizer step, which the
+    // planner splits over the cards it tries; the form's run is its first card row.
+    const cards = Math.max(1, Math.floor(Number(inputs.cards[0]?.count)) || 1);
+    const batch = Number(inputs.micro_batch) * Number(accumulation) * cards;
+    lines.push(`  global_batch: ${batch}  # ${t('run_global_batch', inputs.micro_batch,
+        accumulation, cards)}`);
+  } else if (!isOnline(inputs) && matrixGlobalBatch(inputs) !== 64) {
+    // A micro-batch that does not divide the default 64 sequences: the matrix's global batch.
     lines.push(`  global_batch: ${matrixGlobalBatch(inputs)}`);
   }
   lines.push(`  gpus: [${uniqueGpus(inputs).join(', ')}]`);
   return lines.map((line) => indent + line).join('\n');
+}
+
+// The advanced options that differ from the command line's defaults, as a runs file's keys (the
+// same settings as the API's body: advancedBody). Gradient accumulation becomes the global batch
+// (runYaml).
+const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'false'],
+  no_double_quant: ['double_quant', 'false'], offload_optimizer: ['offload_optimizer', 'true'],
+  offload_params: ['offload_params', 'true'],
+  offload_activations: ['offload_activations', 'true'], pure_bf16: ['pure_bf16', 'true']};
+
+function advancedRunLines(inputs) {
+  return Object.entries(advancedBody(inputs)).filter(([key]) => key !== 'grad_accum')
+      .map(([key, value]) => {
+        const [runKey, runValue] = RUN_SWITCHES[key] ?? [key, value];
+        return `  ${runKey}: ${runValue}`;
+      });
 }
 
 // The run names of a runs text (YAML items "- name: ..."), for a new name that differs.

@@ -1608,7 +1608,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
-// ---- charts that stay readable, one meaning of "step", exact MiB --------------------------------
+// ---- charts that stay readable, one meaning of "step", the runs list, exact MiB -----------------
 
 // The text of every chart of the results as rendered: its size in CSS pixels (the computed font
 // size through the SVG's scaling: getScreenCTM), its box, and the HTML text of the chart boxes.
@@ -1946,6 +1946,92 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
       await page.screenshot({path: join(SCREENSHOTS, `step-meaning-${size}-${lang}.png`)});
       await page.close();
     }
+  });
+
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`"add the run above" (${size}): the advanced options go with the run, and its plan ` +
+      'equals the CLI with the same options', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=h200-nvl:1', viewport);
+    await waitForPlan(page);
+    await page.click('#advanced > summary');
+    await page.fill('#grad_accum', '4');
+    await page.check('#pure_bf16');
+    await waitForResults(page);
+    await page.click('#add-run');
+    await waitForPlan(page);
+    const runs = await page.inputValue('#runs');
+    const added = runs.slice(SEED_RUNS.length);
+    check(added.includes('    pure_bf16: true\n') &&
+        /\n {4}global_batch: 4 {2}# micro-batch 1 × gradient accumulation 4 × 1 card/.test(added),
+    `the added run carries the two options:\n${added}`);
+    const row = page.locator('#plan tr[data-run="llama-3.1-8b lora"]');
+    equal(await row.count(), 1, 'the added run is planned');
+    equal([await row.getAttribute('data-gpu'), await row.getAttribute('data-count')],
+        ['h200-nvl', '1'], 'the plan puts it on one H200 NVL');
+    const shownStep = Number(await row.locator('[data-figure=step_seconds]').getAttribute('data-value'));
+    // The CLI with the same options: its step on that card (the plan's figures to 4 decimals).
+    const body = {...fitBody({model: 'llama-3.1-8b', method: 'lora'}, {gpu: 'h200-nvl', count: 1})};
+    delete body.gpus;
+    const options = {grad_accum: '4', pure_bf16: true};
+    const [step, plainStep, fit, plainFit] = await Promise.all([
+      cliJson('step', {...body, ...options}), cliJson('step', body),
+      cliJson('fit', {...body, ...options}), cliJson('fit', body)]);
+    const round4 = (v) => Math.round(v * 1e4) / 1e4;
+    equal(shownStep, round4(step.step_seconds), 'the plan\'s step = `ftplan step` with the options');
+    check(round4(plainStep.step_seconds) !== shownStep, 'without the options the step differs');
+    // The plan of the page's list (the API, as the page asks it): the accumulation and the peak.
+    const reply = await fetch(`${env.origin}/api/plan?lang=en&gpu=h200-nvl`, {method: 'POST',
+      headers: {'Content-Type': 'application/yaml'}, body: runs});
+    const plan = (await reply.json()).runs.find((r) => r.run === 'llama-3.1-8b lora');
+    equal(plan.recommendation.grad_accum, 4, 'the plan accumulates 4 micro-batches');
+    equal(plan.options.pure_bf16, true, 'the plan trains in pure BF16');
+    equal(plan.recommendation.memory_GB.peak, fit.memory_GB.peak,
+        'the plan\'s peak = `ftplan fit` with the options');
+    check(plainFit.memory_GB.peak !== fit.memory_GB.peak, 'without pure BF16 the peak differs');
+    // The report of the list holds the run with the same step time.
+    const report = await fetch(`${env.origin}/api/report?lang=en&format=md&gpu=h200-nvl`,
+        {method: 'POST', headers: {'Content-Type': 'application/yaml'}, body: runs});
+    const md = await report.text();
+    check(report.ok && md.includes('llama-3.1-8b lora'), 'the report holds the added run');
+    await page.locator('#plan').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `add-run-advanced-${size}.png`)});
+    // Every changed option becomes a key of the run (the same as the API's body).
+    await page.fill('#runs', SEED_RUNS);
+    await page.locator('#runs').dispatchEvent('input');
+    await page.selectOption('#method', 'qlora');
+    await page.selectOption('#stack', 'unsloth');
+    await page.selectOption('#attention', 'eager');
+    await page.selectOption('#compile', 'off');
+    await page.selectOption('#loss', 'chunked');
+    await page.selectOption('#peak', 'allocated');
+    await page.fill('#grad_accum', '1');
+    await page.fill('#lora_dropout', '0.1');
+    await page.fill('#quant_block', '128');
+    await page.uncheck('#double_quant');
+    await page.uncheck('#pure_bf16');
+    for (const id of ['offload_optimizer', 'offload_params', 'offload_activations']) {
+      await page.check(`#${id}`);
+    }
+    await waitForResults(page);
+    await page.click('#add-run');
+    await waitForPlan(page);
+    const all = (await page.inputValue('#runs')).slice(SEED_RUNS.length);
+    for (const line of ['stack: unsloth', 'attention: eager', 'compile: false', 'loss: chunked',
+      'peak: allocated', 'lora_dropout: 0.1', 'quant_block: 128', 'double_quant: false',
+      'offload_optimizer: true', 'offload_params: true', 'offload_activations: true']) {
+      check(all.includes(`\n    ${line}\n`), `the run lacks "${line}":\n${all}`);
+    }
+    check(!all.includes('global_batch') && !all.includes('pure_bf16'),
+        `options back at their defaults stay out:\n${all}`);
+    const error = await page.locator('#error-runs').isVisible();
+    equal(error, false, 'the server reads every key of the run');
+    await page.close();
   });
 
 }
