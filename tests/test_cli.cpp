@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 
 #include "support.hpp"
@@ -56,6 +57,41 @@ TEST(Cli, FitJsonHasActivationsOverheadAndPeak) {
   json allocated = run_json({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
                              "rtx-pro-6000", "--peak", "allocated", "--json"});
   EXPECT_LT(allocated["memory_GB"]["peak"].get<double>(), m["peak"].get<double>());
+}
+
+// The exact byte counts beside the rounded GB figures: each rounds to its GB figure, and a card's
+// visible bytes are the MiB nvidia-smi prints (the page converts GiB and MiB from these).
+TEST(Cli, ByteCountsAreTheFiguresBehindTheRoundedGB) {
+  const auto rounds_to = [](const json& bytes, const json& gb) {
+    return std::abs(bytes.get<double>() / 1e9 - gb.get<double>()) <= 0.0005 + 1e-12;
+  };
+  json fit = run_json(
+      {"fit", "--model", "llama-3.1-8b", "--method", "qlora", "--gpu", "h200-nvl", "--json"});
+  const json& gb = fit["memory_GB"];
+  const json& bytes = fit["memory_bytes"];
+  for (const char* key : {"capacity", "model_states", "states_on_card", "free", "activations",
+                          "overhead", "peak", "headroom"}) {
+    ASSERT_TRUE(bytes[key].is_number_integer()) << key;
+    EXPECT_TRUE(rounds_to(bytes[key], gb[key])) << key << ": " << bytes[key] << " " << gb[key];
+  }
+  for (const auto& [key, value] : gb["breakdown"].items())
+    EXPECT_TRUE(rounds_to(bytes["breakdown"][key], value)) << key;
+  json mig = run_json(
+      {"mig", "--model", "llama-3.1-8b", "--method", "qlora", "--gpu", "h200-nvl", "--json"});
+  for (const json& i : mig["instances"]) {
+    EXPECT_TRUE(rounds_to(i["free_bytes"], i["free_GB"])) << i["profile"];
+    EXPECT_TRUE(rounds_to(i["headroom_bytes"], i["headroom_GB"])) << i["profile"];
+  }
+  json explained = run_json({"explain", "memory.peak", "--model", "llama-3.1-8b", "--method",
+                             "qlora", "--gpu", "h200-nvl", "--json"});
+  EXPECT_EQ(explained["figures"][0]["bytes"], bytes["peak"]);
+  json gpus = run_json({"gpus", "--json"});
+  for (const json& g : gpus["gpus"]) {
+    const json& mib = g["memory"]["visible_MiB"]["value"];
+    if (mib.is_number())
+      EXPECT_EQ(g["memory"]["visible_bytes"].get<double>(), mib.get<double>() * 1048576.0)
+          << g["id"];
+  }
 }
 
 TEST(Cli, FitHumanOutputShowsActivationsAndOverhead) {

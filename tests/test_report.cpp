@@ -637,6 +637,26 @@ TEST(Report, W4_ScalingCurves_NvlinkAgainstPcie) {
   }
 }
 
+TEST(Report, TheNvlinkLineEndsWhereItsDomainDoes) {
+  // The H200 NVL's bridge joins 4 cards: its solid line stops at 4, and its label says that
+  // beyond them the cards talk over PCIe, as the dashed line (held to PCIe) shows at 8.
+  const std::pair<const std::string*, std::string> reports[] = {
+      {&seed().html_en, "NVLink 4 bridge up to 4 cards (beyond them PCIe"},
+      {&seed().html_de, "NVLink-4-Brücke bis 4 Karten (darüber PCIe"}};
+  for (const auto& [html, label] : reports) {
+    const std::size_t chart = html->find("id=\"chart-scaling-0-title\"");
+    ASSERT_NE(chart, std::string::npos);
+    const std::string svg = html->substr(chart, html->find("</svg>", chart) - chart);
+    const std::string start = "<polyline points=\"";
+    const std::size_t line = svg.find(start);  // the first line: the H200 NVL on its bridge
+    ASSERT_NE(line, std::string::npos) << svg;
+    const std::size_t from = line + start.size();
+    const std::string points = svg.substr(from, svg.find('"', from) - from);
+    EXPECT_EQ(std::count(points.begin(), points.end(), ','), 3) << points;  // 1, 2 and 4 cards
+    EXPECT_NE(svg.find(label), std::string::npos) << label;
+  }
+}
+
 TEST(Report, G1_G2_G4_MigProfilesAndFree) {
   ASSERT_EQ(seed().model.mig.size(), 2u);
   const DocTable& h200 = table(seed().de, "mig", "MIG-Profile der H200 NVL");

@@ -549,5 +549,37 @@ runs:
   }
 }
 
+TEST(TrainerFiles, ARunsFileTakesPureBf16AsTheFlagDoes) {
+  // pure_bf16 is a run key of its own, and a trainer file's (torchtune dtype: bf16) reaches the
+  // run too; before it was dropped, and the run kept its FP32 master copy.
+  const std::string runs = R"(
+runs:
+  - name: own
+    model: llama-3.1-8b
+    method: full
+    pure_bf16: true
+    tokens: 1e9
+  - name: from-file
+    model: llama-3.1-8b
+    from: torchtune
+    tokens: 1e9
+  - name: plain
+    model: llama-3.1-8b
+    method: full
+    tokens: 1e9
+)";
+  const FileReader reader = [](const std::string&, const std::string&) {
+    return text("torchtune-lora.yaml");
+  };
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, reader);
+  ASSERT_EQ(f.runs.size(), 3u);
+  EXPECT_TRUE(f.runs[0].workload.options.pure_bf16);
+  EXPECT_EQ(read("torchtune-lora.yaml").setting("pure_bf16"), "true");
+  EXPECT_TRUE(f.runs[1].workload.options.pure_bf16);
+  EXPECT_FALSE(f.runs[2].workload.options.pure_bf16);
+}
+
 }  // namespace
 }  // namespace ftplan

@@ -44,18 +44,20 @@ function number(value, digits) {
   return numberFormats.get(key).format(value);
 }
 
-// Memory as the reader chose to see it (the unit menu): the API's GB (1e9 bytes) converted here.
-// MiB as nvidia-smi prints it: whole mebibytes, no group separator.
+// Memory as the reader chose to see it (the unit menu). GB: the API's figure (memory_GB and
+// *_GB: 1e9 bytes, to 3 decimals), as the command line prints it. GiB and MiB: converted from the
+// API's exact byte counts (memory_bytes and *_bytes), never from the rounded GB, so that MiB is
+// what nvidia-smi prints: whole mebibytes, no group separator.
 const MEMORY_UNITS = {
   GB: {bytes: 1e9, digits: 1, grouping: true},
   GiB: {bytes: 2 ** 30, digits: 1, grouping: true},
   MiB: {bytes: 2 ** 20, digits: 0, grouping: false},
 };
 
-function memoryText(gb) {
+function memoryText(gb, bytes) {
   const unit = MEMORY_UNITS[app.unit] ? app.unit : 'GB';
-  const {bytes, digits, grouping} = MEMORY_UNITS[unit];
-  const value = (gb * 1e9) / bytes;
+  const {digits, grouping} = MEMORY_UNITS[unit];
+  const value = unit === 'GB' ? gb : bytes / MEMORY_UNITS[unit].bytes;
   return `${grouping ? number(value, digits) : ungrouped(value, digits)} ${unit}`;
 }
 
@@ -69,9 +71,9 @@ function ungrouped(value, digits) {
   return numberFormats.get(key).format(value);
 }
 
-// One format per unit; memory figures come from the API in GB = 1e9 bytes (memory_GB).
+// One format per unit; a memory figure takes the API's GB (memory_GB) and its bytes (memory_bytes).
 const format = {
-  GB: (value) => memoryText(value),
+  GB: (gb, bytes) => memoryText(gb, bytes),
   seconds: (value) => `${number(value, value < 10 ? 3 : 1)} s`,
   hours: (value) => `${number(value, value < 10 ? 2 : 1)} h`,
   tokensPerSecond: (value) => `${number(value, 0)} ${t('tokens_per_second')}`,
@@ -393,12 +395,37 @@ function runYaml(inputs, indent, taken = []) {
   }
   lines.push(`  optimizer: ${inputs.optimizer}`, `  precision: ${inputs.precision}`,
       `  micro_batch: ${inputs.micro_batch}`, `  recompute: ${inputs.recompute}`);
-  // A micro-batch that does not divide the default 64 sequences: the matrix's global batch.
-  if (!isOnline(inputs) && matrixGlobalBatch(inputs) !== 64) {
+  lines.push(...advancedRunLines(inputs));
+  const accumulation = advancedBody(inputs).grad_accum;
+  if (accumulation !== undefined) {
+    // Gradient accumulation: a runs file states the sequences per optimizer step, which the
+    // planner splits over the cards it tries; the form's run is its first card row.
+    const cards = Math.max(1, Math.floor(Number(inputs.cards[0]?.count)) || 1);
+    const batch = Number(inputs.micro_batch) * Number(accumulation) * cards;
+    lines.push(`  global_batch: ${batch}  # ${t('run_global_batch', inputs.micro_batch,
+        accumulation, cards)}`);
+  } else if (!isOnline(inputs) && matrixGlobalBatch(inputs) !== 64) {
+    // A micro-batch that does not divide the default 64 sequences: the matrix's global batch.
     lines.push(`  global_batch: ${matrixGlobalBatch(inputs)}`);
   }
   lines.push(`  gpus: [${uniqueGpus(inputs).join(', ')}]`);
   return lines.map((line) => indent + line).join('\n');
+}
+
+// The advanced options that differ from the command line's defaults, as a runs file's keys (the
+// same settings as the API's body: advancedBody). Gradient accumulation becomes the global batch
+// (runYaml).
+const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'false'],
+  no_double_quant: ['double_quant', 'false'], offload_optimizer: ['offload_optimizer', 'true'],
+  offload_params: ['offload_params', 'true'],
+  offload_activations: ['offload_activations', 'true'], pure_bf16: ['pure_bf16', 'true']};
+
+function advancedRunLines(inputs) {
+  return Object.entries(advancedBody(inputs)).filter(([key]) => key !== 'grad_accum')
+      .map(([key, value]) => {
+        const [runKey, runValue] = RUN_SWITCHES[key] ?? [key, value];
+        return `  ${runKey}: ${runValue}`;
+      });
 }
 
 // The run names of a runs text (YAML items "- name: ..."), for a new name that differs.
@@ -545,12 +572,14 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
-// A figure with its raw value for tests and tools: <span data-figure="free" data-value="85.91">.
-function figure(name, value, text) {
-  return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value)}, text);
+// A figure with its raw value for tests and tools: <span data-figure="free" data-value="85.91">;
+// a memory figure also with its exact bytes (data-bytes), which GiB and MiB are converted from.
+function figure(name, value, text, bytes) {
+  return h('span', {'class': 'figure', 'data-figure': name, 'data-value': String(value),
+    'data-bytes': bytes === undefined ? null : String(bytes)}, text);
 }
 
-const gbFigure = (name, value) => figure(name, value, format.GB(value));
+const gbFigure = (name, gb, bytes) => figure(name, gb, format.GB(gb, bytes), bytes);
 
 // <dl> of (label, figure) pairs.
 function figureList(pairs) {
@@ -593,21 +622,30 @@ function stackedBar(segments, scale, label, markers = []) {
   }
   const legend = h('ul', {'class': 'legend'}, segments.map((seg) =>
     h('li', {}, h('span', {'class': `swatch ${seg.cls}`, 'aria-hidden': 'true'}),
-        `${seg.label}: `, figure(seg.key, seg.value, seg.text))));
+        `${seg.label}: `, figure(seg.key, seg.value, seg.text, seg.bytes))));
   return [bar, legend];
 }
 
 const MEMORY_PARTS = ['frozen_weights', 'trained_weights', 'gradients', 'master_weights',
   'optimizer_states', 'quantization_constants', 'reference_weights'];
 
-function memorySegments(memory) {
-  const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0}));
-  parts.push({key: 'activations', value: memory.activations ?? 0});
-  parts.push({key: 'overhead', value: memory.overhead ?? 0});
-  // A colocated rollout engine (online objectives): its share of the card, weights and KV cache.
-  parts.push({key: 'rollout_engine', value: memory.rollout_engine ?? 0});
+// `memory`: the API's memory_GB, `bytes`: its memory_bytes (the same figures, exact).
+function memorySegments(memory, bytes) {
+  const parts = MEMORY_PARTS.map((key) => ({key, value: memory.breakdown[key] ?? 0,
+    bytes: bytes.breakdown[key] ?? 0}));
+  for (const key of ['activations', 'overhead',
+    // A colocated rollout engine (online objectives): its share of the card, weights and KV cache.
+    'rollout_engine']) {
+    parts.push({key, value: memory[key] ?? 0, bytes: bytes[key] ?? 0});
+  }
   return parts.filter((p) => p.value > 0).map((p) => (
-    {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value)}));
+    {...p, cls: `m-${p.key}`, label: t(p.key), text: format.GB(p.value, p.bytes)}));
+}
+
+// "12.3 GB headroom" or "needs 4.5 GB more": a headroom in GB and bytes, either sign.
+function roomText(gb, bytes) {
+  return gb >= 0 ? t('fit_headroom', format.GB(gb, bytes))
+    : t('fit_shortfall', format.GB(-gb, -bytes));
 }
 
 // How to make it fit: the engine's suggestions for card row `index`, each with its figures and a
@@ -616,13 +654,12 @@ function suggestionList(suggestions, index) {
   const heading = suggestions[0].fits ? t('suggest_heading') : t('suggest_closest');
   const items = suggestions.map((sug) => {
     const m = sug.memory_GB;
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom))
-      : t('fit_shortfall', format.GB(-m.headroom));
+    const b = sug.memory_bytes;
     const item = h('li', {'data-kind': sug.kind},
         h('span', {'class': 'suggestion-text'}, sug.reason), ' ',
         h('span', {'class': 'suggestion-figures'}, verdictBadge(sug.verdict), ' · ',
-            t('suggest_peak', format.GB(m.peak)), ' · ', figure('suggestion_headroom', m.headroom, room)));
+            t('suggest_peak', format.GB(m.peak, b.peak)), ' · ',
+            figure('suggestion_headroom', m.headroom, roomText(m.headroom, b.headroom), b.headroom)));
     if (canApply(sug.change)) {
       const button = h('button', {'type': 'button', 'class': 'apply',
         'aria-label': t('suggest_apply_label', sug.reason)}, t('suggest_apply'));
@@ -676,10 +713,12 @@ const render = {
     }
     const fit = result.data;
     const m = fit.memory_GB;
-    const segments = memorySegments(m);
+    const b = fit.memory_bytes;
+    const segments = memorySegments(m, b);
     const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
     const scale = Math.max(m.capacity, m.peak, stacked);
-    const label = `${t('peak')} ${format.GB(m.peak)}, ${t('capacity')} ${format.GB(m.capacity)}`;
+    const label = `${t('peak')} ${format.GB(m.peak, b.peak)}, ${t('capacity')} ` +
+        format.GB(m.capacity, b.capacity);
     // Model states that are not on the card at the peak (gradients made in the backward pass,
     // offloaded or paged states): the peak counts only those on the card.
     const moved = m.model_states - (m.states_on_card ?? m.model_states);
@@ -687,20 +726,18 @@ const render = {
       'free', 'headroom'];
     // The headline: the verdict and what is left after the peak (or what is missing); `free`
     // (capacity - model states) stays in the figures below.
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom))
-      : t('fit_shortfall', format.GB(-m.headroom));
     box.append(
         h('p', {'class': 'headline'}, verdictBadge(fit.verdict), ' · ',
             figure(m.headroom >= 0 ? 'headline_headroom' : 'headline_shortfall',
-                Math.abs(m.headroom), room),
+                Math.abs(m.headroom), roomText(m.headroom, b.headroom), Math.abs(b.headroom)),
             fit.gpus > 1 ? ` ${t('per_card')}` : ''),
         ...stackedBar(segments, scale, label,
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
         figureList(keys.map((key) => [t(key), key in EXPLAINED
-          ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key), gbFigure(key, m[key]))
-          : gbFigure(key, m[key])])),
+          ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key),
+              gbFigure(key, m[key], b[key]))
+          : gbFigure(key, m[key], b[key])])),
         h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     if (fit.suggestions?.length) box.append(suggestionList(fit.suggestions, index));
@@ -737,9 +774,10 @@ const render = {
     }
     const stepText = format.seconds(step.step_seconds);
     if (online !== undefined) {
-      // The op classes of the scoring and training passes only (what /api/step times).
+      // The op classes of the scoring and training passes only (what /api/step times): a part of
+      // the step above, not the step.
       box.append(h('p', {'class': 'note'}, t('rl_training_split')),
-          ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
+          ...stackedBar(classes, step.step_seconds, t('rl_training_split_label', stepText)));
       if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
       return box;
     }
@@ -754,7 +792,7 @@ const render = {
                     format.tokensPerSecond(step.tokens_per_second))),
             ' · ', `${t('mfu')} `,
             explained('mfu', t('mfu'), figure('mfu', step.mfu, format.percent(step.mfu)))),
-        h('p', {'class': 'note'}, t('per_step', format.count(step.tokens_per_step))),
+        h('p', {'class': 'note step-tokens'}, stepTokens(step)),
         rangeNote(step),
         ...stackedBar(classes, step.step_seconds, `${t('step')} ${stepText}`));
     if (fitVerdict === 'does-not-fit') box.append(h('p', {'class': 'note warn'}, t('step_unfit')));
@@ -793,9 +831,9 @@ const render = {
       ? t('smallest_profile', best.profile, best.most_per_card) : t('no_profile')));
     const rows = mig.instances.map((i) => h('tr', {'data-profile': i.profile},
         h('th', {'scope': 'row', 'class': 'nowrap'}, i.profile),
-        h('td', {}, gbFigure('memory', i.capacity_GB)),
-        h('td', {}, gbFigure('free', i.free_GB)),
-        h('td', {}, gbFigure('headroom', i.headroom_GB)),
+        h('td', {}, gbFigure('memory', i.capacity_GB, i.capacity_bytes)),
+        h('td', {}, gbFigure('free', i.free_GB, i.free_bytes)),
+        h('td', {}, gbFigure('headroom', i.headroom_GB, i.headroom_bytes)),
         h('td', {}, verdictBadge(i.verdict)),
         h('td', {}, i.fits
           ? figure('most_per_card', i.most_per_card, format.count(i.most_per_card)) : '–')));
@@ -831,12 +869,12 @@ const render = {
           ? t('batch_fits', format.count(x.batch))
           : t('batch_does_not_fit', format.count(x.batch),
               format.count(x.max_concurrent_sequences))),
-        ...inferMemoryBar(m),
+        ...inferMemoryBar(m, x.memory_bytes),
         figureList([
           [t('kv_bytes_per_token'), figure('kv_bytes_per_token', x.kv_bytes_per_token,
               format.bytes(x.kv_bytes_per_token))],
-          [t('kv_cache_GB'), gbFigure('kv_cache_GB', x.kv_cache_GB)],
-          [t('weights_GB'), gbFigure('weights_GB', x.weights_GB)],
+          [t('kv_cache_GB'), gbFigure('kv_cache_GB', x.kv_cache_GB, x.kv_cache_bytes)],
+          [t('weights_GB'), gbFigure('weights_GB', x.weights_GB, x.weights_bytes)],
           [t('max_concurrent_sequences'), figure('max_concurrent_sequences',
               x.max_concurrent_sequences, format.count(x.max_concurrent_sequences))],
           [t('prefill_tokens_per_second'), [figure('prefill', x.prefill_tokens_per_second,
@@ -962,8 +1000,9 @@ function renderLimits(inputs, results) {
             format.count(x.largest)), h('br'),
         h('span', {'class': 'small', 'data-figure': 'binding', 'data-value': x.binding},
             t('limits_binding', x.binding)), h('br'),
-        h('span', {'class': 'small'}, t('limits_peak', format.GB(x.peak_GB_at_largest),
-            format.GB(x.capacity_GB))),
+        h('span', {'class': 'small'}, t('limits_peak',
+            format.GB(x.peak_GB_at_largest, x.peak_bytes_at_largest),
+            format.GB(x.capacity_GB, x.capacity_bytes))),
         x.largest_tight > x.largest
           ? [h('br'), h('span', {'class': 'small'}, t('limits_tight', format.count(x.largest_tight)))]
           : null);
@@ -1012,9 +1051,13 @@ async function openExplain(id, body, opener) {
   dialog.dataset.busy = 'false';
 }
 
-function explainValue(value, unit) {
+// A figure of a derivation in its unit. A memory figure with its bytes (the derived figures) is
+// shown in the unit chosen at the top; an input without them (the derivation's own text, rounded
+// to 3 decimals) stays in GB as the derivation uses it, rather than converted from a rounded value.
+function explainValue(value, unit, bytes) {
   if (typeof value !== 'number') return String(value ?? '');
-  if (unit === 'GB') return format.GB(value);
+  if (unit === 'GB' && typeof bytes === 'number') return format.GB(value, bytes);
+  if (unit === 'GB') return `${number(value, 3)} GB`;
   const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 :
     Math.abs(value) >= 0.1 ? 2 : 4;
   return `${number(value, digits)}${unit ? ` ${unit}` : ''}`;
@@ -1022,21 +1065,26 @@ function explainValue(value, unit) {
 
 // One figure of /api/explain: value, formula, inputs, source, and the figures it comes from.
 function explainFigure(f) {
-  const inputs = Object.entries(f.inputs ?? {}).map(([name, input]) => h('tr', {},
+  const entries = Object.entries(f.inputs ?? {});
+  const inGB = app.unit !== 'GB' && entries.some(([, input]) => input?.unit === 'GB');
+  const inputs = entries.map(([name, input]) => h('tr', {},
       h('th', {'scope': 'row'}, name),
       h('td', {}, typeof input === 'object' && input !== null
         ? explainValue(input.value, input.unit) + (input.text ? ` ${input.text}` : '')
         : String(input))));
   return h('article', {'class': 'explained', 'data-id': f.id},
       h('h3', {}, h('code', {}, f.id), ' = ',
-          figure('explained_value', f.value, explainValue(f.value, f.unit)), ` — ${f.label}`),
+          figure('explained_value', f.value, explainValue(f.value, f.unit, f.bytes), f.bytes),
+          ` — ${f.label}`),
       h('dl', {'class': 'figures'},
           h('dt', {}, t('explain_formula')), h('dd', {'class': 'formula', 'lang': 'en'}, f.formula),
           h('dt', {}, t('explain_source')), h('dd', {'class': 'source', 'lang': 'en'}, f.source)),
       inputs.length ? [h('h4', {}, t('explain_inputs')), h('div', {'class': 'table-wrap'},
-          h('table', {'class': 'inputs', 'lang': 'en'}, h('tbody', {}, inputs)))] : null,
+          h('table', {'class': 'inputs', 'lang': 'en'}, h('tbody', {}, inputs))),
+        inGB ? h('p', {'class': 'small'}, t('explain_inputs_gb')) : null] : null,
       f.from?.length ? [h('h4', {}, t('explain_from')), h('ul', {}, f.from.map((g) =>
-        h('li', {'lang': 'en'}, h('code', {}, g.id), ` = ${explainValue(g.value, g.unit)} — ${g.label}`)))]
+        h('li', {'lang': 'en'}, h('code', {}, g.id),
+            ` = ${explainValue(g.value, g.unit, g.bytes)} — ${g.label}`)))]
         : null);
 }
 
@@ -1046,15 +1094,16 @@ function matrixRow(r, most, totals, costs) {
   const usd = (name, value) => (value === null || value === undefined
     ? '–' : figure(name, value, t('matrix_usd', number(value, value < 100 ? 2 : 0))));
   const room = r.one_card.memory_GB.headroom;
+  const roomBytes = r.one_card.memory_bytes.headroom;
   const f = r.fewest;
   const ranged = (name, value, range, text) => [figure(name, value, text(value)), h('br'),
     h('span', {'class': 'small', 'data-figure': `${name}_range`, 'data-value': range.join(',')},
         `${text(range[0])} – ${text(range[1])}`)];
   const cells = [
     h('th', {'scope': 'row'}, r.name.replace(/^NVIDIA /, '')),
-    h('td', {}, gbFigure('memory_GB', r.memory_GB)),
-    h('td', {}, verdictBadge(r.one_card.verdict), h('br'), figure('headroom', room,
-        room >= 0 ? t('fit_headroom', format.GB(room)) : t('fit_shortfall', format.GB(-room)))),
+    h('td', {}, gbFigure('memory_GB', r.memory_GB, r.memory_bytes)),
+    h('td', {}, verdictBadge(r.one_card.verdict), h('br'),
+        figure('headroom', room, roomText(room, roomBytes), roomBytes)),
     h('td', {}, f
       ? [figure('cards_needed', f.count, format.count(f.count)),
         f.count > 1 ? h('span', {'class': 'small', 'lang': 'en'}, ` ${layoutText(f)}`) : '']
@@ -1108,7 +1157,7 @@ function rlParts(scale) {
         `${t('rl_generated')} `, figure('rl_completion_tokens_per_second',
             rl.completion_tokens_per_second, format.tokensPerSecond(rl.completion_tokens_per_second))),
     h('p', {'class': 'note'}, t('rl_sequences', format.count(rl.prompts), format.count(rl.group_size),
-        format.count(rl.concurrent_sequences), format.GB(rl.kv_cache_GB)), ' ',
+        format.count(rl.concurrent_sequences), format.GB(rl.kv_cache_GB, rl.kv_cache_bytes)), ' ',
     h('span', {'data-figure': 'rl_bottleneck', 'data-value': rl.bottleneck},
         t('rl_bottleneck', t(`rl_bottleneck_${rl.bottleneck.replace(' ', '_')}`)))),
     ...stackedBar(segments, rl.seconds.step, `${t('step')} ${stepText}`)];
@@ -1120,14 +1169,14 @@ function boundFigure(name, bound) {
 
 // The inference result's memory bar: weights, reserve and KV cache against the card, with the
 // card's memory (dashed) and the engine's share of it (solid).
-function inferMemoryBar(m) {
+function inferMemoryBar(m, bytes) {
   const segments = ['weights', 'reserve', 'kv_cache']
-      .map((key) => ({key: `memory_${key}`, value: m[key], cls: `i-${key}`,
-        label: t(`infer_part_${key}`), text: format.GB(m[key])}))
+      .map((key) => ({key: `memory_${key}`, value: m[key], bytes: bytes[key], cls: `i-${key}`,
+        label: t(`infer_part_${key}`), text: format.GB(m[key], bytes[key])}))
       .filter((seg) => seg.value > 0);
   const stacked = segments.reduce((sum, seg) => sum + seg.value, 0);
   const scale = Math.max(m.card, stacked);
-  return [...stackedBar(segments, scale, t('infer_memory_label', format.GB(m.card)),
+  return [...stackedBar(segments, scale, t('infer_memory_label', format.GB(m.card, bytes.card)),
       [{at: m.card, cls: 'capacity-line'}, {at: m.engine, cls: 'engine-line'}]),
   h('p', {'class': 'small'}, t('infer_bar_key'))];
 }
@@ -1138,29 +1187,24 @@ function sweepChart(points) {
     return h('figure', {'class': 'chart-box'},
         h('p', {'class': 'chart-empty'}, t('chart_empty_sweep')));
   }
-  const W = 340, H = 190, left = 58, right = 12, top = 12, bottom = 40;
   const max = niceCeiling(Math.max(1, ...points.map((p) => p.tokens_per_second)));
-  const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
-  const y = (v) => top + (H - top - bottom) * (1 - v / max);
-  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
-    'aria-label': `${t('batch_sweep')}: ${t('tokens_per_second')}, 0 – ${number(max, 0)}`});
-  for (let i = 0; i <= 4; i++) {
-    const v = (max * i) / 4;
-    svg.append(
-        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
-        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
-            number(v, 0)));
-  }
-  points.forEach((p, i) => svg.append(s('text', {'x': x(i), 'y': H - bottom + 16,
-    'text-anchor': 'middle', 'class': 'tick'}, number(p.batch, 0))));
-  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('col_batch')), yTitle(t('tokens_per_second'), top, H - bottom));
-  svg.append(s('path', {'class': 'series series-0',
-    'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
-  points.forEach((p, i) => svg.append(s('circle', {'cx': x(i), 'cy': y(p.tokens_per_second),
-    'r': 4, 'class': `point series-0 ${p.fits ? '' : 'verdict-tight'}`},
-  s('title', {}, `${t('col_batch')} ${number(p.batch, 0)}: ${format.rate(p.tokens_per_second)}`))));
-  return h('figure', {'class': 'chart-box'}, svg);
+  return chartBox((W) => {
+    const H = 200, left = 64, right = 14, top = 12, bottom = 44;
+    const x = (i) => left + ((W - left - right) * i) / Math.max(1, points.length - 1);
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const svg = chartSvg(W, H,
+        `${t('batch_sweep')}: ${t('tokens_per_second')}, 0 – ${number(max, 0)}`);
+    yGrid(svg, {left, right, W, y, max, text: (v) => number(v, 0)});
+    xTicks(svg, points.map((p, i) => ({x: x(i), text: number(p.batch, 0)})), H - bottom + 18);
+    svg.append(xTitle(t('col_batch'), (left + W - right) / 2, H - 6),
+        yTitle(t('tokens_per_second'), top, H - bottom));
+    svg.append(s('path', {'class': 'series series-0',
+      'd': points.map((p, i) => `${i ? 'L' : 'M'}${x(i)},${y(p.tokens_per_second)}`).join(' ')}));
+    points.forEach((p, i) => svg.append(marker(0, x(i), y(p.tokens_per_second),
+        `point series-0 ${p.fits ? '' : 'verdict-tight'}`,
+        `${t('col_batch')} ${number(p.batch, 0)}: ${format.rate(p.tokens_per_second)}`)));
+    return svg;
+  });
 }
 
 function sweepTable(points, batch) {
@@ -1208,6 +1252,20 @@ function planRow(run) {
       h('td', {}, otherCards(run, rec)));
 }
 
+// What one (optimizer) step holds: its tokens, and its micro-batches (gradient accumulation), each
+// figure per micro-batch named as such.
+function stepTokens(step) {
+  const perStep = figure('tokens_per_step', step.tokens_per_step,
+      format.count(step.tokens_per_step));
+  const microBatch = figure('micro_batch_seconds', step.micro_batch_seconds,
+      format.seconds(step.micro_batch_seconds));
+  if (step.grad_accum <= 1) return tNodes('step_tokens_one', perStep, microBatch);
+  return tNodes('step_tokens_accum', perStep,
+      figure('grad_accum', step.grad_accum, format.count(step.grad_accum)),
+      figure('tokens_per_micro_batch', step.tokens_per_micro_batch,
+          format.count(step.tokens_per_micro_batch)), microBatch);
+}
+
 // Where measured runs fall around the step model: the step's and the tokens/s's ranges.
 function rangeNote(step) {
   const [low, high] = step.step_seconds_range ?? [];
@@ -1251,9 +1309,12 @@ function metricText(metric, value) {
 }
 
 // Cards on a log-2 axis (1, 2, 4, 8), the metric from 0; a line per card type; runs that do not
-// fit are left out of the line (the table names them).
+// fit are left out of the line (the table names them). Each card type has its own dash pattern
+// and point marker as well as its colour, so that two lines that coincide (NVLink and PCIe at a
+// few cards, or every line at 1 card) both stay visible; the legend shows the same. Past the
+// link a line starts on (an NVLink domain of 4 cards), its part on the slower link is dotted with
+// open points, labelled with that link in the chart and in the legend.
 function scaleChart(points, gpus, metric) {
-  const W = 340, H = 210, left = 58, right = 12, top = 14, bottom = 40;
   const counts = [...new Set(points.map((p) => p.gpus))].sort((a, b) => a - b);
   const usable = points.filter((p) => p.verdict !== 'does-not-fit');
   if (!usable.length) {
@@ -1262,45 +1323,116 @@ function scaleChart(points, gpus, metric) {
   }
   const max = metric === 'scaling_efficiency'
     ? 1 : niceCeiling(Math.max(1, ...usable.map((p) => p[metric])));
-  const x = (n) => left + ((W - left - right) * counts.indexOf(n)) / Math.max(1, counts.length - 1);
-  const y = (v) => top + (H - top - bottom) * (1 - v / max);
-  const svg = s('svg', {'viewBox': `0 0 ${W} ${H}`, 'class': 'chart', 'role': 'img',
-    'aria-label': `${t('scale_caption')}: ${metricText(metric, max)}`});
-  for (let i = 0; i <= 4; i++) {
-    const v = (max * i) / 4;
-    svg.append(
-        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
-        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'},
-            metric === 'scaling_efficiency' ? `${number(v * 100, 0)} %` : number(v, 0)));
-  }
-  for (const n of counts) {
-    svg.append(s('text', {'x': x(n), 'y': H - bottom + 16, 'text-anchor': 'middle',
-      'class': 'tick'}, String(n)));
-  }
-  svg.append(s('text', {'x': (left + W - right) / 2, 'y': H - 6, 'text-anchor': 'middle',
-    'class': 'axis'}, t('cards_word')),
-  yTitle(t(metric === 'scaling_efficiency' ? 'scaling_efficiency' : 'tokens_per_second'), top,
-      H - bottom));
-  gpus.forEach((gpu, i) => {
-    const series = usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus);
-    const path = series.map((p, j) => `${j ? 'L' : 'M'}${x(p.gpus)},${y(p[metric])}`).join(' ');
-    svg.append(s('path', {'d': path, 'class': `series series-${i}`}));
-    for (const p of series) {
-      svg.append(s('circle', {'cx': x(p.gpus), 'cy': y(p[metric]), 'r': 4,
-        'class': `point series-${i} verdict-${p.verdict}`},
-      s('title', {},
-          `${shortName(gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`)));
+  const lines = gpus.map((gpu, i) => seriesLinks(i, gpu,
+      usable.filter((p) => p.gpu === gpu).sort((a, b) => a.gpus - b.gpus)));
+  const changes = linkChanges(usable, gpus);
+  const label = [`${t('scale_caption')}: ${metricText(metric, max)}`, ...changes].join('. ');
+  const draw = (W) => {
+    const H = 220, left = 64, right = 14, top = 16, bottom = 44;
+    const x = (n) => left + ((W - left - right) * counts.indexOf(n)) /
+        Math.max(1, counts.length - 1);
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const svg = chartSvg(W, H, label);
+    yGrid(svg, {left, right, W, y, max, text: (v) => (metric === 'scaling_efficiency'
+      ? `${number(v * 100, 0)} %` : number(v, 0))});
+    xTicks(svg, counts.map((n) => ({x: x(n), text: String(n)})), H - bottom + 18);
+    svg.append(xTitle(t('cards_word'), (left + W - right) / 2, H - 6),
+        yTitle(t(metric === 'scaling_efficiency' ? 'scaling_efficiency' : 'tokens_per_second'), top,
+            H - bottom));
+    // The first card type at the bottom; the ones above it dashed, with open markers.
+    for (const line of lines) {
+      const at = (p) => `${x(p.gpus)},${y(p[metric])}`;
+      const on = line.points.filter((p) => !p.beyond);
+      svg.append(s('path', {'d': on.map((p, j) => `${j ? 'L' : 'M'}${at(p)}`).join(' '),
+        'class': `series series-${line.style}`, 'data-series': line.style, 'data-gpu': line.gpu,
+        'stroke-dasharray': SERIES_STYLES[line.style].dash || 'none'}));
+      line.points.forEach((p, j) => {
+        if (!p.beyond) return;
+        svg.append(s('path', {'d': `M${at(line.points[j - 1])} L${at(p)}`,
+          'class': `series series-${line.style} beyond`, 'data-series': line.style,
+          'data-gpu': line.gpu, 'data-from': line.points[j - 1].gpus, 'data-to': p.gpus,
+          'data-link': p.link, 'stroke-dasharray': BEYOND_DASH}));
+      });
+      for (const p of line.points) {
+        svg.append(marker(line.style, x(p.gpus), y(p[metric]),
+            `point series-${line.style} verdict-${p.verdict}${p.beyond ? ' beyond' : ''}`,
+            `${shortName(line.gpu)} × ${p.gpus}: ${metricText(metric, p[metric])}, ${p.link}`));
+      }
+      const last = line.points.at(-1);
+      if (last?.beyond) {
+        // Beside its last point: above it, or below where the top of the chart is too close.
+        const py = y(last[metric]);
+        svg.append(s('text', {'x': x(last.gpus) - 9, 'y': py - 22 >= 0 ? py - 9 : py + 21,
+          'text-anchor': 'end', 'class': `tick link-label series-${line.style}`,
+          'data-gpu': line.gpu}, shortLink(last.link)));
+      }
     }
-  });
-  const legend = h('ul', {'class': 'legend'}, gpus.map((gpu, i) =>
-    h('li', {}, h('span', {'class': `swatch line series-${i}`, 'aria-hidden': 'true'}),
-        shortName(gpu))));
-  return h('figure', {'class': 'chart-box'}, svg, h('figcaption', {}, legend,
-      linkChanges(usable, gpus).map((text) => h('p', {'class': 'small link-change'}, text))));
+    return svg;
+  };
+  const legend = h('ul', {'class': 'legend chart-legend'}, lines.flatMap((line) => [
+    h('li', {'data-series': line.style, 'data-gpu': line.gpu},
+        seriesSwatch(line.style, false), shortName(line.gpu),
+        line.link ? ` (${line.link})` : ''),
+    line.beyondLink ? h('li', {'data-series': line.style, 'data-gpu': line.gpu,
+      'data-beyond': 'true'}, seriesSwatch(line.style, true),
+    t('scale_beyond', shortName(line.gpu), line.lastOn, line.beyondLink, line.link)) : null,
+  ]));
+  return chartBox(draw, [legend,
+    changes.map((text) => h('p', {'class': 'small link-change'}, text))]);
+}
+
+// Each card type's look: a dash pattern and a marker shape besides its colour (series-N).
+const SERIES_STYLES = [
+  {dash: '', marker: 'circle'},
+  {dash: '8 4', marker: 'square'},
+  {dash: '2 3', marker: 'triangle'},
+  {dash: '10 3 2 3', marker: 'diamond'},
+];
+const BEYOND_DASH = '1 4';
+
+// A card type's points with the link each runs on: the link of its first multi-card point is the
+// line's; a later point on another link (PCIe past the NVLink domain) is `beyond` it.
+function seriesLinks(style, gpu, points) {
+  const link = points.find((p) => p.gpus > 1)?.link ?? '';
+  const marked = points.map((p) => ({...p, beyond: p.gpus > 1 && p.link !== link}));
+  const first = marked.findIndex((p) => p.beyond);
+  return {style: style % SERIES_STYLES.length, gpu, link, points: marked,
+    beyondLink: first >= 0 ? marked[first].link : '',
+    lastOn: first > 0 ? marked[first - 1].gpus : 0};
+}
+
+// The name of a link short enough to stand beside a line: "PCIe" for "PCIe Gen5 x16".
+function shortLink(link) {
+  return /PCIe/i.test(link) ? 'PCIe' : link;
+}
+
+// A point marker of series `style`: circle, square, triangle or diamond, with its tooltip.
+function marker(style, cx, cy, cls, title) {
+  const shape = SERIES_STYLES[style % SERIES_STYLES.length].marker;
+  const attrs = {'class': cls, 'data-marker': shape};
+  const tip = s('title', {}, title);
+  if (shape === 'circle') return s('circle', {...attrs, cx, cy, 'r': 4.5}, tip);
+  if (shape === 'square') {
+    return s('rect', {...attrs, 'x': cx - 6, 'y': cy - 6, 'width': 12, 'height': 12}, tip);
+  }
+  const d = shape === 'triangle'
+    ? `M${cx},${cy - 7.5} L${cx + 7},${cy + 5} L${cx - 7},${cy + 5} Z`
+    : `M${cx},${cy - 7.5} L${cx + 7.5},${cy} L${cx},${cy + 7.5} L${cx - 7.5},${cy} Z`;
+  return s('path', {...attrs, d}, tip);
+}
+
+// The legend's sample of a series: its line (dash pattern) and marker, as the chart draws them.
+function seriesSwatch(style, beyond) {
+  const dash = beyond ? BEYOND_DASH : SERIES_STYLES[style].dash || 'none';
+  return s('svg', {'class': 'swatch-line', 'width': 30, 'height': 16, 'viewBox': '0 0 30 16',
+    'aria-hidden': 'true'},
+  s('path', {'d': 'M1,8 L29,8', 'class': `series series-${style}${beyond ? ' beyond' : ''}`,
+    'stroke-dasharray': dash}),
+  marker(style, 15, 8, `point series-${style}${beyond ? ' beyond' : ''}`, ''));
 }
 
 // Where a card's line leaves its link for a slower one (an NVLink domain of 4 cards, PCIe beyond):
-// said under the chart, since one line runs on across both.
+// said under the chart as well as marked in it.
 function linkChanges(points, gpus) {
   const out = [];
   for (const gpu of gpus) {
@@ -1315,11 +1447,82 @@ function linkChanges(points, gpus) {
   return out;
 }
 
+// ---- charts drawn at the width they are shown at ------------------------------------------------
+
+// A chart's SVG is laid out for the width of its box on the screen, one viewBox unit per CSS
+// pixel, so that its text keeps its size (12 px, style.css): a phone's narrow chart is laid out
+// again rather than scaled down, and a wide one is not blown up. `draw(width)` makes the SVG; the
+// caption (a legend, notes) sits under it.
+const CHART_WIDTH = 340; // until the box is on the screen
+const chartObserver = typeof ResizeObserver === 'function'
+  ? new ResizeObserver((entries) => entries.forEach((entry) => drawChart(entry.target))) : null;
+
+function chartBox(draw, caption = []) {
+  const box = h('figure', {'class': 'chart-box'},
+      [caption].flat().length ? h('figcaption', {}, caption) : null);
+  box.drawChart = draw;
+  return box;
+}
+
+function drawChart(box) {
+  if (!box.isConnected) return;
+  const width = Math.max(200, Math.floor(box.clientWidth) || CHART_WIDTH);
+  if (box.dataset.width === String(width)) return;
+  box.dataset.width = String(width);
+  const svg = box.drawChart(width);
+  const old = box.querySelector(':scope > svg');
+  if (old) old.replaceWith(svg);
+  else box.prepend(svg);
+}
+
+// Every chart of the page drawn at its width, and again when the width changes (a turned phone).
+function layoutCharts() {
+  chartObserver?.disconnect();
+  for (const box of document.querySelectorAll('figure.chart-box')) {
+    if (!box.drawChart) continue;
+    drawChart(box);
+    chartObserver?.observe(box);
+  }
+}
+
+function chartSvg(W, H, label) {
+  return s('svg', {'viewBox': `0 0 ${W} ${H}`, 'width': W, 'height': H, 'class': 'chart',
+    'role': 'img', 'aria-label': label});
+}
+
+// Four even steps from 0 to `max`: grid lines and their values at the left.
+function yGrid(svg, {left, right, W, y, max, text}) {
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    svg.append(
+        s('line', {'x1': left, 'x2': W - right, 'y1': y(v), 'y2': y(v), 'class': 'gridline'}),
+        s('text', {'x': left - 6, 'y': y(v) + 4, 'text-anchor': 'end', 'class': 'tick'}, text(v)));
+  }
+}
+
+// The x values under the axis; where they would run into each other, every second (or fourth ...)
+// one is left out, the last always kept.
+function xTicks(svg, ticks, baseline) {
+  const widest = Math.max(...ticks.map((tick) => tick.text.length)) * 7.5 + 6;
+  const spacing = ticks.length > 1 ? Math.abs(ticks[1].x - ticks[0].x) : widest;
+  const every = Math.max(1, Math.ceil(widest / spacing));
+  const last = ticks.length - 1;
+  ticks.forEach((tick, i) => {
+    if (i !== last && (i % every !== 0 || last - i < every)) return;
+    svg.append(s('text', {'x': tick.x, 'y': baseline, 'text-anchor': 'middle', 'class': 'tick'},
+        tick.text));
+  });
+}
+
+function xTitle(text, x, y) {
+  return s('text', {x, y, 'text-anchor': 'middle', 'class': 'axis x-title'}, text);
+}
+
 // A chart's y-axis title, turned to run up the left edge beside the ticks.
 function yTitle(text, top, bottom) {
   const mid = (top + bottom) / 2;
-  return s('text', {'x': 12, 'y': mid, 'text-anchor': 'middle', 'class': 'axis y-title',
-    'transform': `rotate(-90 12 ${mid})`}, text);
+  return s('text', {'x': 14, 'y': mid, 'text-anchor': 'middle', 'class': 'axis y-title',
+    'transform': `rotate(-90 14 ${mid})`}, text);
 }
 
 // The axis top: the next 1, 2, 2.5 or 5 times a power of ten (four even ticks).
@@ -1706,6 +1909,7 @@ function renderResults() {
   $('matrix').replaceChildren(render.matrix(r.matrix, inputs));
   addExports($('matrix'), 'every-card');
   if (focused) $('matrix').querySelector(`button.sort[data-sort="${focused}"]`)?.focus();
+  layoutCharts();
   renderStatus(inputs, r);
 }
 
@@ -1723,13 +1927,12 @@ function renderStatus(inputs, r) {
           h('span', {'class': 'error'}, f.data.error?.message ?? ''));
     }
     const m = f.data.memory_GB;
+    const b = f.data.memory_bytes;
     const step = r.steps[card.gpu];
-    const room = m.headroom >= 0
-      ? t('fit_headroom', format.GB(m.headroom)) : t('fit_shortfall', format.GB(-m.headroom));
     return h('p', {'class': 'summary-row', 'data-gpu': card.gpu, 'data-count': card.count},
         h('span', {'class': 'summary-card'}, `${name}: `), verdictBadge(f.data.verdict), ' · ',
         figure(m.headroom >= 0 ? 'summary_headroom' : 'summary_shortfall', Math.abs(m.headroom),
-            room),
+            roomText(m.headroom, b.headroom), Math.abs(b.headroom)),
         step.ok ? [' · ', figure('summary_step_seconds', step.data.step_seconds,
             t('summary_step', format.seconds(step.data.step_seconds)))] : null);
   });
@@ -1781,7 +1984,8 @@ function applyLanguage(lang) {
 }
 
 // Menu entries with figures: in the language's number format.
-const gpuOptionText = (gpu) => `${gpu.name} — ${format.GB(gpu.memory.visible_GB)}`;
+const gpuOptionText = (gpu) =>
+  `${gpu.name} — ${format.GB(gpu.memory.visible_GB, gpu.memory.visible_bytes)}`;
 const modelOptionText = (model) =>
   `${model.name} (${format.billions(model.params_total)} ${t('params')})`;
 

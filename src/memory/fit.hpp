@@ -33,8 +33,9 @@ struct MemoryEstimate {
   ModelStates states;    // per card: the seed's accounting of what the run keeps
   Bytes states_on_card;  // per card: the part of it on the card during the step (offload, paged
                          // optimizer states and gradients produced in backward taken out)
-  Bytes activations;     // per card: step memory at its peak (saved activations, logits and loss,
-                         // backward temporaries, gradients produced, dequantization/FSDP buffers)
+  Bytes activations;     // per card: one micro-batch's memory at its peak (saved activations,
+                         // logits and loss, backward temporaries, gradients produced,
+                         // dequantization/FSDP buffers)
   Bytes overhead;        // per card: CUDA context, library workspaces, NCCL, allocator reserve
   // Online objectives with a colocated rollout engine: the share of the card the engine holds
   // (weights, KV cache, its working reserve) beside training; 0 otherwise. A sleeping engine

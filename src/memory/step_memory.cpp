@@ -128,7 +128,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   if (trace) {
     const StepMemory& m = r.step;
     trace->add({"memory.activations",
-                "step memory at its peak (activations, logits, gradients, buffers)",
+                "memory of one micro-batch at its peak (activations, logits, gradients, buffers)",
                 to_GB(r.activations),
                 "GB",
                 "the larger of the loss phase (all saved activations + logits and loss) and a "
@@ -154,7 +154,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                 to_GB(r.states.resident),
                 "GB",
                 "model states per card − offloaded − paged optimizer states − gradients "
-                "produced in the backward pass (counted in the step memory)",
+                "produced in the backward pass (counted in the micro-batch memory)",
                 {{"offloaded to host", format_GB(r.states.host, 3)},
                  {"paged (host-evictable)", format_GB(r.states.paged, 3)},
                  {"gradients persist", r.states.gradients_persistent ? "yes" : "no"}},

@@ -76,6 +76,7 @@ const std::vector<std::string>& run_keys() {
                                   "offload_optimizer",
                                   "offload_params",
                                   "offload_activations",
+                                  "pure_bf16",
                                   "chunked_loss",
                                   "loss",
                                   "lora_dropout",
@@ -340,6 +341,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   w.options.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
   w.options.offload_parameters = r.optional_bool("offload_params").value_or(false);
   w.options.offload_activations = r.optional_bool("offload_activations").value_or(false);
+  w.options.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
   if (auto v = r.optional_string("peak"))
     w.peak = guarded("peak", [&] { return parse_peak_kind(*v); });

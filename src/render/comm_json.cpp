@@ -70,6 +70,7 @@ json rl_step_json(const RlStep& r) {
             {"engine_GB", round_to(to_GB(r.engine_memory.engine), 3)},
             {"engine_weights_GB", round_to(to_GB(r.engine_memory.weights), 3)},
             {"kv_cache_GB", round_to(to_GB(std::max(Bytes(), r.engine_memory.kv_budget)), 3)},
+            {"kv_cache_bytes", whole_bytes(std::max(Bytes(), r.engine_memory.kv_budget))},
             {"max_concurrent_sequences", r.engine_memory.max_concurrent_sequences},
             {"concurrent_sequences", r.concurrent},
             {"epochs", r.epochs}};

@@ -64,6 +64,7 @@ json gpu_json(const GpuSpec& g) {
     j["boost_clock_MHz"] = figure_json(g.boost_clock_MHz);
   j["memory"] = {{"visible_MiB", figure_json(g.visible_MiB)},
                  {"visible_GB", round_to(to_GB(g.capacity()), 2)},
+                 {"visible_bytes", whole_bytes(g.capacity())},
                  {"visible_GiB", round_to(to_GiB(g.capacity()), 2)},
                  {"datasheet_GB", figure_json(g.datasheet_GB)},
                  {"type", figure_json(g.memory_type)},
@@ -296,6 +297,10 @@ json suggestion_json(const Suggestion& s) {
            {{"peak", gb(s.memory.peak)},
             {"headroom", gb(s.memory.headroom)},
             {"capacity", gb(s.memory.capacity)}}},
+          {"memory_bytes",
+           {{"peak", whole_bytes(s.memory.peak)},
+            {"headroom", whole_bytes(s.memory.headroom)},
+            {"capacity", whole_bytes(s.memory.capacity)}}},
           {"verdict", verdict_name(s.memory.verdict)},
           {"fits", s.fits()}};
 }
@@ -309,6 +314,7 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,
                  {"trainable", set.trained_params},
                  {"frozen", set.frozen16_params + set.frozen_quantized_params}};
   j["memory_GB"] = memory_gb_json(m, w.peak);
+  j["memory_bytes"] = memory_bytes_json(m);
   j["memory_GiB"] = {{"capacity", round_to(to_GiB(m.capacity), 3)},
                      {"model_states", round_to(to_GiB(m.states.total()), 3)},
                      {"peak", round_to(to_GiB(m.peak), 3)}};
@@ -355,6 +361,32 @@ json memory_gb_json(const MemoryEstimate& m, PeakKind kind) {
               {"reference_weights", gb(s.reference_weights)}}}};
   j.update(runtime_memory_json(m, kind));
   return j;
+}
+
+json memory_bytes_json(const MemoryEstimate& m) {
+  const ModelStates& s = m.states;
+  json j = {{"capacity", whole_bytes(m.capacity)},
+            {"model_states", whole_bytes(s.total())},
+            {"states_on_card", whole_bytes(m.states_on_card)},
+            {"free", whole_bytes(m.free)},
+            {"activations", whole_bytes(m.activations)},
+            {"overhead", whole_bytes(m.overhead)},
+            {"peak", whole_bytes(m.peak)},
+            {"headroom", whole_bytes(m.headroom)},
+            {"breakdown",
+             {{"frozen_weights", whole_bytes(s.frozen_weights)},
+              {"trained_weights", whole_bytes(s.trained_weights)},
+              {"gradients", whole_bytes(s.gradients)},
+              {"master_weights", whole_bytes(s.master_weights)},
+              {"optimizer_states", whole_bytes(s.optimizer_states)},
+              {"quantization_constants", whole_bytes(s.quantization_constants)},
+              {"reference_weights", whole_bytes(s.reference_weights)}}}};
+  if (m.rollout_engine > Bytes()) j["rollout_engine"] = whole_bytes(m.rollout_engine);
+  return j;
+}
+
+std::int64_t whole_bytes(Bytes b) {
+  return std::llround(b.value);
 }
 
 json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
@@ -469,6 +501,8 @@ json solve_json(const Workload& w, const Placement& p, const SolveResult& r) {
   j["peak_GB_at_largest"] = gb(r.at_largest.peak);
   j["peak_GB_beyond"] = gb(r.beyond.peak);
   j["capacity_GB"] = gb(r.at_largest.capacity);
+  j["peak_bytes_at_largest"] = whole_bytes(r.at_largest.peak);
+  j["capacity_bytes"] = whole_bytes(r.at_largest.capacity);
   j["memory_GB_at_largest"] = memory_gb_json(r.at_largest, w.peak);
   return j;
 }
@@ -509,9 +543,12 @@ json derivation_json(const Derivation& d) {
   json inputs = json::object();
   for (const auto& [k, v] : d.inputs)
     inputs[k] = input_json(v);
-  return {{"id", d.id},         {"label", d.label},          {"value", d.value},
-          {"unit", d.unit},     {"formula", d.formula},      {"inputs", inputs},
-          {"source", d.source}, {"depends_on", d.depends_on}};
+  json j = {{"id", d.id},         {"label", d.label},          {"value", d.value},
+            {"unit", d.unit},     {"formula", d.formula},      {"inputs", inputs},
+            {"source", d.source}, {"depends_on", d.depends_on}};
+  // A memory figure's value is unrounded GB: its bytes, for GiB and MiB.
+  if (d.unit == "GB") j["bytes"] = whole_bytes(bytes_from_GB(d.value));
+  return j;
 }
 
 json trace_json(const Trace& t) {

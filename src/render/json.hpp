@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 #include "catalog/catalog.hpp"
 #include "core/trace.hpp"
 #include "memory/fit.hpp"
@@ -39,6 +41,13 @@ nlohmann::json runtime_memory_json(const MemoryEstimate& m, PeakKind kind);
 // activations and peak in GB; empty without a pipeline.
 nlohmann::json memory_stages_json(const MemoryEstimate& m);
 nlohmann::json memory_gb_json(const MemoryEstimate& m, PeakKind kind);
+// The same figures as exact byte counts (memory_bytes), without the runtime detail: capacity,
+// model states, states on the card, free, activations, overhead, peak, headroom, the breakdown
+// and a colocated rollout engine. GiB and MiB (nvidia-smi's unit) are converted from these, not
+// from the GB figures rounded to 3 decimals.
+nlohmann::json memory_bytes_json(const MemoryEstimate& m);
+// A byte count as a whole number of bytes for the JSON (`*_bytes` keys).
+std::int64_t whole_bytes(Bytes b);
 // ftplan validate: every run (predicted or skipped, with the reason), the summaries.
 nlohmann::json validation_json(const ValidationReport& r);
 // ftplan max: the solved value, the binding constraint, and the estimates either side.

@@ -27,15 +27,20 @@ json fewest_json(const Option& o, bool totals) {
 json row_json(const MatrixRow& r, const Workload& w, bool totals) {
   const GpuSpec& g = *r.gpu;
   const json memory = memory_gb_json(r.one_card, w.peak);
+  const json bytes = memory_bytes_json(r.one_card);
   json one_card = {{"verdict", verdict_name(r.one_card.verdict)},
                    {"memory_GB", json::object()},
+                   {"memory_bytes", json::object()},
                    {"reason", word_reason(r.one_card.reason)}};
-  for (const char* key : {"capacity", "model_states", "free", "peak", "headroom"})
+  for (const char* key : {"capacity", "model_states", "free", "peak", "headroom"}) {
     one_card["memory_GB"][key] = memory.at(key);
+    one_card["memory_bytes"][key] = bytes.at(key);
+  }
   json j = {{"gpu", g.id},
             {"name", g.name},
             {"vendor", g.vendor},
             {"memory_GB", memory.at("capacity")},
+            {"memory_bytes", bytes.at("capacity")},
             {"link", std::string(link_kind_name(g.nvlink.kind))},
             {"price_USD", optional_number(g.price_USD.value)},
             {"rental_USD_per_card_hour", optional_number(r.rental_USD_per_card_hour)},

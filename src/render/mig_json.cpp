@@ -43,6 +43,12 @@ json instance_fit_json(const MigCard& card, const MigProfileFit& f) {
             {"overhead_GB", gb(m.overhead)},
             {"peak_GB", gb(m.peak)},
             {"headroom_GB", gb(m.headroom)},
+            // Exact byte counts of the figures above, for GiB and MiB (nvidia-smi's unit).
+            {"capacity_bytes", whole_bytes(m.capacity)},
+            {"model_states_bytes", whole_bytes(m.states.total())},
+            {"free_bytes", whole_bytes(m.free)},
+            {"peak_bytes", whole_bytes(m.peak)},
+            {"headroom_bytes", whole_bytes(m.headroom)},
             {"fits", f.fits},
             {"verdict", verdict_name(m.verdict)},
             {"reason", word_reason(m.reason)},

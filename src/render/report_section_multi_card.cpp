@@ -171,9 +171,24 @@ class MultiCardSection : SectionWriter {
       const auto card = std::find(m_.cards.begin(), m_.cards.end(), series.gpu) - m_.cards.begin();
       ls.style = static_cast<int>(card);
       ls.dashed = series.forced_pcie;
-      for (const auto& p : series.points)
-        if (p.result.memory.verdict == Verdict::kFits && p.result.step.feasible)
-          ls.points.emplace_back(p.count, p.result.tokens_per_second);
+      // A line on NVLink ends at the most cards one NVLink domain joins: beyond them the cards
+      // talk over PCIe, as the same card's dashed line (held to PCIe) shows, and the label says so.
+      const bool on_nvlink = !series.forced_pcie && series.gpu->nvlink.kind != LinkKind::kNone;
+      int last_on_nvlink = 0;
+      bool beyond = false;
+      for (const auto& p : series.points) {
+        if (p.result.memory.verdict != Verdict::kFits || !p.result.step.feasible) continue;
+        const bool nvlink = p.result.topology.link(p.result.comm.link).level == LinkLevel::kNvlink;
+        if (on_nvlink && p.count > 1 && !nvlink) {
+          beyond = true;
+          continue;
+        }
+        if (p.count > 1) last_on_nvlink = p.count;
+        ls.points.emplace_back(p.count, p.result.tokens_per_second);
+      }
+      if (beyond && last_on_nvlink > 0)
+        ls.label = card_name(*series.gpu) + ", " +
+                   f(Txt::kNvlinkUpTo, topology_label(series), last_on_nvlink);
       c.series.push_back(std::move(ls));
     }
     return c;

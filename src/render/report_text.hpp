@@ -56,6 +56,7 @@ enum class Txt {
   kLinkNetwork,
   kPcieOnly,
   kHeldToPcie,
+  kNvlinkUpTo,
   kCardsTitle,
   kCardsLead,
   kCardsAlso,

@@ -241,7 +241,9 @@ test('scaling chart and table: NVLink vs PCIe equal the API\'s sweep', async (en
   delete body.gpus;
   const api = await apiJson(env.origin, '/api/scale', body);
   equal(api.status, 200, 'scale: API status');
-  check(await page.locator('#scale svg path.series').count() === 2, 'scale: the chart has two lines');
+  // A line per card type (the part of one past its NVLink domain is a segment of its own).
+  check(await page.locator('#scale svg.chart path.series:not(.beyond)').count() === 2,
+      'scale: the chart has two lines');
   for (const point of api.data.sweep.filter((p) => p.verdict !== 'does-not-fit')) {
     const cell = page.locator(`#scale td[data-gpu="${point.gpu}"][data-count="${point.gpus}"]`);
     const value = await cell.locator('[data-figure=tokens_per_second]').getAttribute('data-value');
@@ -1360,30 +1362,28 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
 
 // ---- memory units (GB, GiB, MiB), advanced options, accessibility --------------------------------
 
-// A memory figure as the page shows it in `unit`, from the API's GB (1e9 bytes); MiB whole and
-// without a group separator, as nvidia-smi prints it.
-function memoryText(gb, unit, lang = 'en') {
-  const bytes = {GB: 1e9, GiB: 2 ** 30, MiB: 2 ** 20}[unit];
-  const value = (gb * 1e9) / bytes;
+// A memory figure as the page shows it in `unit`: GB from the API's GB figure (1e9 bytes, as the
+// CLI prints it), GiB and MiB from its exact bytes; MiB whole and without a group separator, as
+// nvidia-smi prints it.
+function memoryText(gb, bytes, unit, lang = 'en') {
+  const value = unit === 'GB' ? gb : bytes / {GiB: 2 ** 30, MiB: 2 ** 20}[unit];
   const digits = unit === 'MiB' ? 0 : 1;
   const text = new Intl.NumberFormat(lang === 'de' ? 'de-DE' : 'en-US', {minimumFractionDigits: digits,
     maximumFractionDigits: digits, useGrouping: unit !== 'MiB'}).format(value);
   return `${text} ${unit}`;
 }
 
-// Every memory figure of the results, with its raw value (GB) and its text.
+// Every memory figure of the results, with its raw value (GB), its bytes and its text.
 async function memoryFigures(page) {
   return page.evaluate(() => {
     const pick = (selector) => [...document.querySelectorAll(selector)].map((el) =>
-      ({value: Number(el.dataset.value), text: el.textContent}));
+      ({value: Number(el.dataset.value), bytes: Number(el.dataset.bytes), text: el.textContent}));
     return {
       card: pick('#memory article dl [data-figure]'),
       legend: pick('#memory article .legend [data-figure]'),
       mig: pick('#mig tr[data-profile] td:nth-child(2) [data-figure], #mig tr[data-profile] td:nth-child(3) [data-figure]'),
-      matrix: [...document.querySelectorAll('#matrix tbody [data-figure="memory_GB"]')].map((el) =>
-        ({value: Number(el.dataset.value), text: el.textContent})),
-      headroom: [...document.querySelectorAll('#matrix tbody [data-figure="headroom"]')].map((el) =>
-        ({value: Number(el.dataset.value), text: el.textContent})),
+      matrix: pick('#matrix tbody [data-figure="memory_GB"]'),
+      headroom: pick('#matrix tbody [data-figure="headroom"]'),
     };
   });
 }
@@ -1392,13 +1392,14 @@ function checkUnit(figures, unit, lang, what) {
   for (const part of ['card', 'legend', 'mig', 'matrix']) {
     check(figures[part].length > 0, `${what}: the page shows ${part} memory figures`);
     for (const f of figures[part]) {
-      equal(f.text, memoryText(f.value, unit, lang), `${what}: a ${part} figure in ${unit}`);
+      check(Number.isInteger(f.bytes), `${what}: a ${part} figure has its bytes (${f.bytes})`);
+      equal(f.text, memoryText(f.value, f.bytes, unit, lang), `${what}: a ${part} figure in ${unit}`);
     }
   }
   check(figures.headroom.length > 0, `${what}: the matrix shows headroom`);
   for (const f of figures.headroom) {
-    check(f.text.includes(memoryText(Math.abs(f.value), unit, lang)),
-        `${what}: the matrix's headroom "${f.text}" in ${unit} (${memoryText(f.value, unit, lang)})`);
+    const text = memoryText(Math.abs(f.value), Math.abs(f.bytes), unit, lang);
+    check(f.text.includes(text), `${what}: the matrix's headroom "${f.text}" in ${unit} (${text})`);
   }
 }
 
@@ -1417,7 +1418,8 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
         const peak = await page.locator('#memory [data-figure=peak]');
         equal(Number(await peak.getAttribute('data-value')), cli.memory_GB.peak,
             'the raw value stays the API\'s GB');
-        equal(await peak.textContent(), memoryText(cli.memory_GB.peak, 'GiB'), 'the peak in GiB');
+        equal(await peak.textContent(), memoryText(cli.memory_GB.peak, cli.memory_bytes.peak, 'GiB'),
+            'the peak in GiB');
         check(Math.abs(cli.memory_GB.peak * 1e9 / 2 ** 30 - cli.memory_GB.peak) > 0.1,
             'GiB and GB differ for this figure');
         checkUnit(await memoryFigures(page), 'GiB', 'en', 'GiB');
@@ -1427,7 +1429,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
         const whole = api.data.instances.find((i) => i.profile === '7g.141gb');
         check(whole, 'the H200 NVL has a 7g.141gb profile');
         equal(await page.locator('#mig tr[data-profile="7g.141gb"] [data-figure=memory]').textContent(),
-            memoryText(whole.capacity_GB, 'GiB'), 'the 7g.141gb instance in GiB');
+            memoryText(whole.capacity_GB, whole.capacity_bytes, 'GiB'), 'the 7g.141gb instance in GiB');
         const note = await page.locator('#mig-units-note');
         check(await note.isVisible() && (await note.textContent()).includes('7g.141gb'),
             'the note on rounded profile names is shown');
@@ -1605,6 +1607,502 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     equal(await page.getByRole('img', {name: shown.name, exact: true}).count(), 1,
         'the accessibility tree has the bar by its name');
     await box.screenshot({path: join(SCREENSHOTS, `memory-bar-${size}.png`)});
+    await page.close();
+  });
+}
+
+// ---- charts that stay readable, one meaning of "step", the runs list, exact MiB -----------------
+
+// The text of every chart of the results as rendered: its size in CSS pixels (the computed font
+// size through the SVG's scaling: getScreenCTM), its box, and the HTML text of the chart boxes.
+async function chartTexts(page) {
+  return page.evaluate(() => {
+    const svgText = [...document.querySelectorAll('#results svg.chart text')].map((el) => {
+      const m = el.getScreenCTM();
+      const box = el.getBoundingClientRect();
+      const turned = Math.abs(m.b) > Math.abs(m.a);
+      return {text: el.textContent, cls: el.getAttribute('class') ?? '',
+        px: parseFloat(getComputedStyle(el).fontSize) * Math.hypot(m.a, m.b),
+        // A text's box is at least as tall (or, turned, as wide) as its letters.
+        extent: turned ? box.width : box.height, chart: el.closest('section')?.id ?? ''};
+    });
+    const htmlText = [...document.querySelectorAll('#results figure.chart-box')].flatMap((box) =>
+      [...box.querySelectorAll('li, p, figcaption')].filter((el) => el.textContent.trim())
+          .map((el) => ({text: el.textContent.trim().slice(0, 40),
+            px: parseFloat(getComputedStyle(el).fontSize)})));
+    const charts = [...document.querySelectorAll('#results svg.chart')].map((svg) => ({
+      yTitle: svg.querySelector('text.y-title')?.textContent ?? '',
+      width: svg.getBoundingClientRect().width,
+      viewBox: svg.viewBox.baseVal.width}));
+    return {svgText, htmlText, charts};
+  });
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`chart text (${size}): no chart text under 11 CSS px, a y-axis title on every chart`,
+      async (env) => {
+        mkdirSync(SCREENSHOTS, {recursive: true});
+        // A scaling chart and the inference sweep's chart (inside a card's box: the narrowest).
+        const page = await openPage(env.context, env.origin,
+            'model=llama-3.1-8b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2&infer_gpu=h200-nvl',
+            viewport);
+        for (const metric of ['tokens_per_second', 'scaling_efficiency']) {
+          await page.selectOption('#metric', metric);
+          await waitForResults(page);
+          const shown = await chartTexts(page);
+          equal(shown.charts.length, 2, `${metric}: the scaling and the inference chart`);
+          for (const chart of shown.charts) {
+            check(chart.yTitle.length > 0, `${metric}: a chart without a y-axis title`);
+            // Laid out at its width: one viewBox unit per CSS pixel.
+            check(Math.abs(chart.width - chart.viewBox) <= 1,
+                `${metric}: a chart drawn for ${chart.viewBox} px shown at ${chart.width} px`);
+          }
+          check(shown.svgText.length > 15, `${metric}: chart texts found: ${shown.svgText.length}`);
+          for (const text of shown.svgText) {
+            check(text.px >= 11, `${metric}: "${text.text}" (${text.cls}, #${text.chart}) renders ` +
+                `at ${text.px.toFixed(2)} px`);
+            check(text.extent >= 11, `${metric}: "${text.text}" is ${text.extent.toFixed(2)} px tall`);
+          }
+          for (const text of shown.htmlText) {
+            check(text.px >= 11, `${metric}: "${text.text}" under a chart at ${text.px} px`);
+          }
+        }
+        await page.locator('#scale figure').screenshot(
+            {path: join(SCREENSHOTS, `chart-text-scale-${size}.png`)});
+        await page.locator('#infer figure').screenshot(
+            {path: join(SCREENSHOTS, `chart-text-infer-${size}.png`)});
+        // A narrower window draws the chart again for its width (a turned phone).
+        await page.setViewportSize({width: 360, height: 740});
+        await page.waitForFunction(() => [...document.querySelectorAll('#results svg.chart')]
+            .every((svg) => Math.abs(svg.getBoundingClientRect().width - svg.viewBox.baseVal.width) <= 1),
+        null, {timeout: TIMEOUT_MS});
+        const narrow = await chartTexts(page);
+        check(narrow.svgText.every((text) => text.px >= 11),
+            `at 360 px a chart text renders smaller than 11 px: ${JSON.stringify(
+                narrow.svgText.filter((text) => text.px < 11))}`);
+        await page.close();
+        // Empty states: each chart says why it has nothing to draw.
+        for (const [id, hash] of [['scale', 'model=llama-3.1-405b&method=full&cards=rtx-pro-6000:1'],
+          ['infer', 'model=llama-3.3-70b&method=lora&cards=h200-nvl:1&context=131072']]) {
+          const none = await openPage(env.context, env.origin, hash, viewport);
+          await none.locator(`#${id} .chart-empty`).waitFor();
+          const empty = await none.locator(`#${id} .chart-empty`).evaluate((el) =>
+            ({text: el.textContent, px: parseFloat(getComputedStyle(el).fontSize),
+              svg: el.closest('figure').querySelectorAll('svg').length}));
+          check(empty.text.includes('nothing to draw') && empty.px >= 11 && empty.svg === 0,
+              `#${id}: the empty chart says why, readably: ${JSON.stringify(empty)}`);
+          await none.close();
+        }
+      });
+
+  test(`chart lines that coincide (${size}): a dash pattern and a marker per card, the legend ` +
+      'the same, and the part of a line past its NVLink domain marked as PCIe', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    // 8B LoRA trains data parallel: both card types scale almost perfectly, and at 1 card both
+    // points sit at 100 %, one on the other.
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=h200-nvl:1,rtx-pro-6000:1&metric=scaling_efficiency',
+        viewport);
+    await page.locator('#scale svg.chart').waitFor();
+    // The chart at the top of the window (on a phone, clear of the summary bar at the bottom).
+    await page.locator('#scale svg.chart').evaluate((svg) => svg.scrollIntoView({block: 'start'}));
+    const shown = await page.evaluate(() => {
+      const svg = document.querySelector('#scale svg.chart');
+      const style = (el) => getComputedStyle(el);
+      const series = [...svg.querySelectorAll('path.series:not(.beyond)')].map((p) => ({
+        series: p.dataset.series, gpu: p.dataset.gpu, dash: style(p).strokeDasharray,
+        stroke: style(p).stroke, width: style(p).strokeWidth}));
+      const points = [...svg.querySelectorAll('.point')].map((el) => {
+        const box = el.getBoundingClientRect();
+        return {series: [...el.classList].find((c) => c.startsWith('series-')).slice(7),
+          shape: el.dataset.marker, title: el.querySelector('title').textContent,
+          x: box.left + box.width / 2, y: box.top + box.height / 2, size: box.width};
+      });
+      const legend = [...document.querySelectorAll('#scale .chart-legend li:not([data-beyond])')]
+          .map((li) => ({series: li.dataset.series, gpu: li.dataset.gpu, text: li.textContent,
+            dash: style(li.querySelector('path.series')).strokeDasharray,
+            stroke: style(li.querySelector('path.series')).stroke,
+            shape: li.querySelector('[data-marker]').dataset.marker}));
+      return {series, points, legend};
+    });
+    equal(shown.series.map((x) => x.gpu), ['h200-nvl', 'rtx-pro-6000'], 'a line per card type');
+    const [a, b] = shown.series;
+    check(a.dash !== b.dash, `the two lines have one dash pattern: ${a.dash}`);
+    check(a.stroke !== b.stroke, 'the two lines have one colour');
+    const shapes = (series) => [...new Set(shown.points.filter((p) => p.series === series)
+        .map((p) => p.shape))];
+    equal(shapes(a.series).length, 1, 'one marker shape for the first line');
+    equal(shapes(b.series).length, 1, 'one marker shape for the second line');
+    check(shapes(a.series)[0] !== shapes(b.series)[0], 'the lines have different markers');
+    // The legend draws each line as the chart does: colour, dash pattern and marker.
+    equal(shown.legend.map((x) => [x.gpu, x.dash, x.stroke, x.shape]),
+        shown.series.map((x) => [x.gpu, x.dash, x.stroke, shapes(x.series)[0]]),
+        'the legend matches the lines');
+    check(shown.legend[0].text.includes('H200 NVL') && shown.legend[1].text.includes('RTX PRO 6000'),
+        `the legend names the cards: ${shown.legend.map((x) => x.text)}`);
+    // The two points at 1 card coincide; the one drawn over the other leaves it visible: the
+    // pixels around them show both colours.
+    const one = shown.points.filter((p) => / × 1:/.test(p.title));
+    equal(one.length, 2, 'a point per card at 1 card');
+    check(Math.hypot(one[0].x - one[1].x, one[0].y - one[1].y) < 1,
+        `the two points at 1 card coincide: ${JSON.stringify(one)}`);
+    const clip = {x: Math.round(one[0].x) - 7, y: Math.round(one[0].y) - 7, width: 14, height: 14};
+    const png = await page.screenshot({clip});
+    const counts = await page.evaluate(async ({data, colours}) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${data}`;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const g = canvas.getContext('2d');
+      g.drawImage(image, 0, 0);
+      const pixels = g.getImageData(0, 0, image.width, image.height).data;
+      return colours.map((colour) => {
+        const [r, gr, bl] = colour.match(/\d+/g).map(Number);
+        let n = 0;
+        for (let i = 0; i < pixels.length; i += 4) {
+          if (Math.hypot(pixels[i] - r, pixels[i + 1] - gr, pixels[i + 2] - bl) < 60) n++;
+        }
+        return n;
+      });
+    }, {data: png.toString('base64'), colours: [a.stroke, b.stroke]});
+    check(counts[0] >= 12 && counts[1] >= 12,
+        `both coinciding points are visible (pixels of each colour: ${counts})`);
+    await page.locator('#scale figure').screenshot(
+        {path: join(SCREENSHOTS, `chart-coinciding-${size}.png`)});
+    await page.close();
+    // H200 NVL: NVLink up to the bridge's 4 cards, PCIe at 8 (the API's links): the part past the
+    // domain is its own dotted segment with open points, labelled PCIe in the chart and the legend.
+    const nv = await openPage(env.context, env.origin,
+        'model=llama-3.3-70b&method=lora&cards=h200-nvl:2,rtx-pro-6000:2', viewport);
+    await nv.locator('#scale svg.chart').waitFor();
+    const body = {...fitBody({model: 'llama-3.3-70b', method: 'lora'}, {gpu: 'x', count: 1}),
+      gpu: ['h200-nvl', 'rtx-pro-6000'], sweep: true};
+    delete body.gpus;
+    const api = (await apiJson(env.origin, '/api/scale', body)).data.sweep;
+    const card = (await apiJson(env.origin, '/api/gpus')).data.gpus.find((g) => g.id === 'h200-nvl');
+    const domain = card.nvlink.bridge_max_cards;
+    check(domain >= 2 && domain < 8, `the H200 NVL's NVLink bridge joins ${domain} cards`);
+    const fits = (gpu) => api.filter((p) => p.gpu === gpu && p.verdict !== 'does-not-fit');
+    for (const p of fits('h200-nvl').filter((x) => x.gpus > 1)) {
+      equal(/NVLink/.test(p.link), p.gpus <= domain,
+          `the API: ${p.gpus} H200 NVL on NVLink only within the domain (${p.link})`);
+    }
+    const marked = await nv.evaluate(() => {
+      const svg = document.querySelector('#scale svg.chart');
+      const ends = (d) => d.match(/-?[\d.]+,-?[\d.]+/g).map((xy) => Number(xy.split(',')[0]));
+      return {
+        line: Object.fromEntries([...svg.querySelectorAll('path.series:not(.beyond)')].map((p) =>
+          [p.dataset.gpu, Math.max(...ends(p.getAttribute('d')))])),
+        beyond: [...svg.querySelectorAll('path.series.beyond')].map((p) => ({gpu: p.dataset.gpu,
+          from: Number(p.dataset.from), to: Number(p.dataset.to), link: p.dataset.link,
+          dash: getComputedStyle(p).strokeDasharray, right: Math.max(...ends(p.getAttribute('d')))})),
+        open: [...svg.querySelectorAll('.point.beyond')].map((el) =>
+          ({title: el.querySelector('title').textContent, fill: getComputedStyle(el).fill})),
+        labels: [...svg.querySelectorAll('text.link-label')].map((el) =>
+          ({gpu: el.dataset.gpu, text: el.textContent})),
+        legend: [...document.querySelectorAll('#scale .chart-legend li[data-beyond]')].map((li) =>
+          ({gpu: li.dataset.gpu, text: li.textContent,
+            dash: getComputedStyle(li.querySelector('path.series')).strokeDasharray})),
+        name: svg.getAttribute('aria-label'),
+        lineDash: getComputedStyle(svg.querySelector('path.series[data-gpu="h200-nvl"]:not(.beyond)'))
+            .strokeDasharray,
+      };
+    });
+    const past = fits('h200-nvl').filter((p) => p.gpus > domain);
+    equal(marked.beyond.map((x) => [x.gpu, x.to, x.link]),
+        past.map((p) => ['h200-nvl', p.gpus, p.link]), 'the segments past the NVLink domain');
+    equal(marked.beyond[0].from, domain, 'the dotted part starts at the domain\'s last card');
+    check(marked.line['h200-nvl'] < marked.beyond[0].right,
+        'the H200 NVL\'s NVLink line ends where its PCIe part starts');
+    check(marked.beyond.every((x) => x.dash !== marked.lineDash),
+        'the part on PCIe is drawn apart from the NVLink line');
+    check(marked.open.length === past.length && marked.open.every((x) => x.title.includes('PCIe')),
+        `the points past the domain are open, their tooltips say PCIe: ${JSON.stringify(marked.open)}`);
+    equal(marked.labels, [{gpu: 'h200-nvl', text: 'PCIe'}], 'the chart labels the PCIe part');
+    equal(marked.legend.length, 1, 'the legend explains the dotted part');
+    check(marked.legend[0].text.includes(`beyond ${domain} cards`) &&
+        marked.legend[0].text.includes(past[0].link) && marked.legend[0].dash === marked.beyond[0].dash,
+    `the legend's dotted entry: ${JSON.stringify(marked.legend)}`);
+    check(marked.name.includes(`PCIe`) && marked.name.includes(`up to ${domain} cards`),
+        `the chart's accessible name says where the link changes: ${marked.name}`);
+    equal(fits('rtx-pro-6000').filter((p) => p.gpus > 1 && !/PCIe/.test(p.link)), [],
+        'the RTX PRO 6000 is on PCIe throughout');
+    check(!marked.beyond.some((x) => x.gpu === 'rtx-pro-6000'), 'a PCIe-only line has no dotted part');
+    await nv.locator('#scale figure').screenshot(
+        {path: join(SCREENSHOTS, `chart-nvlink-domain-${size}.png`)});
+    await nv.close();
+  });
+}
+
+// Every figure of `selector` with the words that label it: the text between it and the figure
+// before it in its block (or the block's start), the text up to the next figure (or the block's
+// end), and the heading of its row or column, or its term in a list.
+async function labelledFigures(page, selector) {
+  return page.evaluate((selector) => {
+    const blockOf = (el) => el.closest('p, li, dd, td, th, h3, h4, figcaption') ?? el.parentElement;
+    const out = [];
+    for (const root of document.querySelectorAll(selector)) {
+      for (const el of root.querySelectorAll('[data-figure]')) {
+        if (el.parentElement.closest('[data-figure]')) continue;
+        const block = blockOf(el);
+        const figures = [...block.querySelectorAll('[data-figure]')]
+            .filter((f) => !f.parentElement.closest('[data-figure]'));
+        const i = figures.indexOf(el);
+        const range = document.createRange();
+        range.selectNodeContents(block);
+        if (i > 0) range.setStartAfter(figures[i - 1]);
+        range.setEndBefore(el);
+        const before = range.toString();
+        range.selectNodeContents(block);
+        range.setStartAfter(el);
+        if (i + 1 < figures.length) range.setEndBefore(figures[i + 1]);
+        const after = range.toString();
+        let heading = '';
+        if (block.tagName === 'DD') heading = block.previousElementSibling?.textContent ?? '';
+        if (block.tagName === 'TD') {
+          const column = block.closest('table').tHead?.rows[0]?.cells[block.cellIndex];
+          heading = `${column?.textContent ?? ''} ${block.parentElement.querySelector('th')?.textContent ?? ''}`;
+        }
+        out.push({figure: el.dataset.figure, value: Number(el.dataset.value), text: el.textContent,
+          before, after, heading});
+      }
+    }
+    return out;
+  }, selector);
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`one meaning of "step" (${size}): a step is the optimizer step; every figure per ` +
+      'micro-batch says "micro-batch", in English and German', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    // Gradient accumulation over 4 micro-batches: a step's figures are 4 micro-batches' and more.
+    const run = {model: 'llama-3.1-8b', method: 'lora'};
+    const body = {...fitBody(run, {gpu: 'rtx-pro-6000', count: 1}), grad_accum: '4'};
+    delete body.gpus;
+    const step = await cliJson('step', body);
+    equal(step.grad_accum, 4, 'the CLI accumulates 4 micro-batches');
+    check(step.step_seconds > 3.9 * step.micro_batch_seconds,
+        'a step is 4 micro-batches and the update (else this test could not tell them apart)');
+    const perMicroBatch = {micro_batch_seconds: step.micro_batch_seconds,
+      tokens_per_micro_batch: step.tokens_per_micro_batch,
+      host_seconds_per_micro_batch: step.host_seconds_per_micro_batch,
+      forward_seconds: step.forward_seconds, backward_seconds: step.backward_seconds};
+    const perStep = {step_seconds: step.step_seconds, tokens_per_step: step.tokens_per_step};
+    const same = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+    const words = {en: {step: /\bsteps?\b/i, micro: /micro-batch/i},
+      de: {step: /schritt/i, micro: /micro-batch/i}};
+    for (const lang of ['en', 'de']) {
+      const page = await openPage(env.context, env.origin,
+          `model=llama-3.1-8b&method=lora&cards=rtx-pro-6000:1&grad_accum=4&lang=${lang}`, viewport);
+      const w = words[lang];
+      const figures = await labelledFigures(page, '#step, #summary, #memory');
+      const found = {micro: [], step: []};
+      for (const f of figures) {
+        // A figure's own text may hold its label too ("step 1.2 s" in the summary).
+        const own = f.text.replace(/[\d.,\s]+/g, ' ');
+        const label = `${f.heading} ${f.before} ${own} ${f.after}`;
+        const micro = Object.entries(perMicroBatch).find(([, v]) => same(f.value, v));
+        const whole = Object.entries(perStep).find(([, v]) => same(f.value, v));
+        if (micro) {
+          found.micro.push(micro[0]);
+          check(w.micro.test(label), `${lang}: ${f.figure} ${f.text} is ${micro[0]}, per ` +
+              `micro-batch, but its label does not say so: "${label.trim()}"`);
+        }
+        if (whole) {
+          found.step.push(whole[0]);
+          const named = `${f.heading} ${f.before} ${own}`;
+          check(w.step.test(named) && !w.micro.test(named), `${lang}: ${f.figure} ${f.text} is ` +
+              `${whole[0]}, per step, labelled "${named.trim()}"`);
+        }
+      }
+      check(found.micro.includes('micro_batch_seconds') && found.micro.includes('tokens_per_micro_batch'),
+          `${lang}: the page shows the micro-batch's time and tokens: ${found.micro}`);
+      check(found.step.includes('step_seconds') && found.step.includes('tokens_per_step'),
+          `${lang}: the page shows the step's time and tokens: ${found.step}`);
+      // The words that name a part of the step do not call it a step: the update is the
+      // optimizer's update, the grad-accum field counts micro-batches per optimizer step.
+      const text = await page.locator('#step').innerText();
+      check(!/optimizer step:|Optimiererschritt:/.test(text),
+          `${lang}: the optimizer's update is not called a step: ${text.slice(0, 300)}`);
+      const unit = await page.textContent('label[for=grad_accum] .unit');
+      check(w.micro.test(unit) && w.step.test(unit), `${lang}: the accumulation's unit: ${unit}`);
+      const note = await page.textContent('#step-heading + p');
+      check(w.step.test(note) && w.micro.test(note), `${lang}: the step section says what a step is`);
+      // The derivation of the step time: per micro-batch inputs say so, the figure is a step's.
+      await page.locator('#step button.explain[data-explain="perf.step_seconds"]').click();
+      await waitFor(page, () => document.getElementById('explain-dialog').dataset.busy === 'false');
+      const explained = await page.evaluate(() => ({
+        label: document.querySelector('#explain-body h3').textContent,
+        inputs: [...document.querySelectorAll('#explain-body table.inputs tr')].map((tr) =>
+          tr.querySelector('th').textContent)}));
+      check(/optimizer step/.test(explained.label), `the step time's derivation: ${explained.label}`);
+      check(explained.inputs.filter((name) => /forward|backward/.test(name))
+          .every((name) => /micro-batch/.test(name)), `per micro-batch inputs: ${explained.inputs}`);
+      await page.click('#explain-close');
+      await page.locator('#step').scrollIntoViewIfNeeded();
+      await page.screenshot({path: join(SCREENSHOTS, `step-meaning-${size}-${lang}.png`)});
+      await page.close();
+    }
+  });
+
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`"add the run above" (${size}): the advanced options go with the run, and its plan ` +
+      'equals the CLI with the same options', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=lora&cards=h200-nvl:1', viewport);
+    await waitForPlan(page);
+    await page.click('#advanced > summary');
+    await page.fill('#grad_accum', '4');
+    await page.check('#pure_bf16');
+    await waitForResults(page);
+    await page.click('#add-run');
+    await waitForPlan(page);
+    const runs = await page.inputValue('#runs');
+    const added = runs.slice(SEED_RUNS.length);
+    check(added.includes('    pure_bf16: true\n') &&
+        /\n {4}global_batch: 4 {2}# micro-batch 1 × gradient accumulation 4 × 1 card/.test(added),
+    `the added run carries the two options:\n${added}`);
+    const row = page.locator('#plan tr[data-run="llama-3.1-8b lora"]');
+    equal(await row.count(), 1, 'the added run is planned');
+    equal([await row.getAttribute('data-gpu'), await row.getAttribute('data-count')],
+        ['h200-nvl', '1'], 'the plan puts it on one H200 NVL');
+    const shownStep = Number(await row.locator('[data-figure=step_seconds]').getAttribute('data-value'));
+    // The CLI with the same options: its step on that card (the plan's figures to 4 decimals).
+    const body = {...fitBody({model: 'llama-3.1-8b', method: 'lora'}, {gpu: 'h200-nvl', count: 1})};
+    delete body.gpus;
+    const options = {grad_accum: '4', pure_bf16: true};
+    const [step, plainStep, fit, plainFit] = await Promise.all([
+      cliJson('step', {...body, ...options}), cliJson('step', body),
+      cliJson('fit', {...body, ...options}), cliJson('fit', body)]);
+    const round4 = (v) => Math.round(v * 1e4) / 1e4;
+    equal(shownStep, round4(step.step_seconds), 'the plan\'s step = `ftplan step` with the options');
+    check(round4(plainStep.step_seconds) !== shownStep, 'without the options the step differs');
+    // The plan of the page's list (the API, as the page asks it): the accumulation and the peak.
+    const reply = await fetch(`${env.origin}/api/plan?lang=en&gpu=h200-nvl`, {method: 'POST',
+      headers: {'Content-Type': 'application/yaml'}, body: runs});
+    const plan = (await reply.json()).runs.find((r) => r.run === 'llama-3.1-8b lora');
+    equal(plan.recommendation.grad_accum, 4, 'the plan accumulates 4 micro-batches');
+    equal(plan.options.pure_bf16, true, 'the plan trains in pure BF16');
+    equal(plan.recommendation.memory_GB.peak, fit.memory_GB.peak,
+        'the plan\'s peak = `ftplan fit` with the options');
+    check(plainFit.memory_GB.peak !== fit.memory_GB.peak, 'without pure BF16 the peak differs');
+    // The report of the list holds the run with the same step time.
+    const report = await fetch(`${env.origin}/api/report?lang=en&format=md&gpu=h200-nvl`,
+        {method: 'POST', headers: {'Content-Type': 'application/yaml'}, body: runs});
+    const md = await report.text();
+    check(report.ok && md.includes('llama-3.1-8b lora'), 'the report holds the added run');
+    await page.locator('#plan').scrollIntoViewIfNeeded();
+    await page.screenshot({path: join(SCREENSHOTS, `add-run-advanced-${size}.png`)});
+    // Every changed option becomes a key of the run (the same as the API's body).
+    await page.fill('#runs', SEED_RUNS);
+    await page.locator('#runs').dispatchEvent('input');
+    await page.selectOption('#method', 'qlora');
+    await page.selectOption('#stack', 'unsloth');
+    await page.selectOption('#attention', 'eager');
+    await page.selectOption('#compile', 'off');
+    await page.selectOption('#loss', 'chunked');
+    await page.selectOption('#peak', 'allocated');
+    await page.fill('#grad_accum', '1');
+    await page.fill('#lora_dropout', '0.1');
+    await page.fill('#quant_block', '128');
+    await page.uncheck('#double_quant');
+    await page.uncheck('#pure_bf16');
+    for (const id of ['offload_optimizer', 'offload_params', 'offload_activations']) {
+      await page.check(`#${id}`);
+    }
+    await waitForResults(page);
+    await page.click('#add-run');
+    await waitForPlan(page);
+    const all = (await page.inputValue('#runs')).slice(SEED_RUNS.length);
+    for (const line of ['stack: unsloth', 'attention: eager', 'compile: false', 'loss: chunked',
+      'peak: allocated', 'lora_dropout: 0.1', 'quant_block: 128', 'double_quant: false',
+      'offload_optimizer: true', 'offload_params: true', 'offload_activations: true']) {
+      check(all.includes(`\n    ${line}\n`), `the run lacks "${line}":\n${all}`);
+    }
+    check(!all.includes('global_batch') && !all.includes('pure_bf16'),
+        `options back at their defaults stay out:\n${all}`);
+    const error = await page.locator('#error-runs').isVisible();
+    equal(error, false, 'the server reads every key of the run');
+    await page.close();
+  });
+
+}
+
+for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
+  const size = `${viewport.width}x${viewport.height}`;
+
+  test(`MiB as nvidia-smi prints it (${size}): every MiB figure is the API's bytes / 2^20, ` +
+      'not a conversion of its rounded GB', async (env) => {
+    mkdirSync(SCREENSHOTS, {recursive: true});
+    const run = {model: 'llama-3.1-8b', method: 'qlora'};
+    const page = await openPage(env.context, env.origin,
+        'model=llama-3.1-8b&method=qlora&cards=h200-nvl:1&unit=MiB', viewport);
+    await waitForMatrix(page);
+    const mib = (bytes) => `${Math.round(bytes / 2 ** 20)} MiB`;
+    const fromGB = (gb) => `${Math.round((gb * 1e9) / 2 ** 20)} MiB`;
+    const body = fitBody(run, {gpu: 'h200-nvl', count: 1});
+    const fit = (await apiJson(env.origin, '/api/fit', body)).data;
+    const shown = await memoryShown(page, 'h200-nvl', 1);
+    let apart = 0; // figures where the rounded GB would have given another MiB
+    const compare = (what, text, gb, bytes) => {
+      check(Number.isInteger(bytes), `${what}: the API gives its bytes (${bytes})`);
+      equal(text, mib(bytes), `${what} in MiB`);
+      if (fromGB(gb) !== mib(bytes)) apart++;
+    };
+    for (const key of ['capacity', 'model_states', 'peak', 'free', 'headroom']) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB[key], fit.memory_bytes[key]);
+    }
+    for (const [key, bytes] of Object.entries(fit.memory_bytes.breakdown).filter(([, b]) => b > 0)) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB.breakdown[key], bytes);
+    }
+    for (const key of ['activations', 'overhead']) {
+      compare(`fit ${key}`, shown.figures[key].text, fit.memory_GB[key], fit.memory_bytes[key]);
+    }
+    // MIG instances, the inference figures, the card menu (the catalog's nvidia-smi figure).
+    const mig = (await apiJson(env.origin, '/api/mig', (({gpus, ...b}) => b)(body))).data;
+    for (const i of mig.instances) {
+      const row = page.locator(`#mig tr[data-profile="${i.profile}"]`);
+      compare(`MIG ${i.profile} memory`, await row.locator('[data-figure=memory]').textContent(),
+          i.capacity_GB, i.capacity_bytes);
+      compare(`MIG ${i.profile} free`, await row.locator('[data-figure=free]').textContent(),
+          i.free_GB, i.free_bytes);
+    }
+    const infer = (await apiJson(env.origin, '/api/infer', {model: 'llama-3.1-8b', gpu: 'h200-nvl',
+      gpus: '1', context: '2048', batch: '1', weights: 'bf16', kv_dtype: 'bf16'})).data;
+    const inferShownNow = await inferShown(page);
+    compare('infer KV cache', inferShownNow.figures.kv_cache_GB.text, infer.kv_cache_GB,
+        infer.kv_cache_bytes);
+    compare('infer weights', inferShownNow.figures.weights_GB.text, infer.weights_GB,
+        infer.weights_bytes);
+    const gpu = (await apiJson(env.origin, '/api/gpus')).data.gpus.find((g) => g.id === 'h200-nvl');
+    const option = await page.locator('#cards select option[value="h200-nvl"]').textContent();
+    check(option.endsWith(` — ${mib(gpu.memory.visible_bytes)}`) &&
+        mib(gpu.memory.visible_bytes) === `${gpu.memory.visible_MiB.value} MiB`,
+    `the card menu shows nvidia-smi's ${gpu.memory.visible_MiB.value} MiB: "${option}"`);
+    // The peak's derivation: the figure in MiB from its bytes.
+    await page.locator('#memory button.explain[data-explain="memory.peak"]').click();
+    await waitFor(page, () => document.getElementById('explain-dialog').dataset.busy === 'false');
+    const explain = (await apiJson(env.origin, '/api/explain', {...body, figure: 'memory.peak',
+      depth: 1, lang: 'en'})).data.figures[0];
+    equal(await page.textContent('#explain-body [data-figure=explained_value]'), mib(explain.bytes),
+        'the explained peak in MiB');
+    equal(explain.bytes, fit.memory_bytes.peak, 'the derivation\'s bytes are the fit\'s');
+    check((await page.textContent('#explain-body')).includes('Inputs in GB'),
+        'the derivation says its inputs stay in GB');
+    await page.screenshot({path: join(SCREENSHOTS, `mib-exact-${size}.png`)});
+    await page.click('#explain-close');
+    check(apart > 0, 'no figure here tells bytes from rounded GB: pick another run');
     await page.close();
   });
 }
