@@ -166,11 +166,13 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                   to_GB(r.overhead),
                   "GB",
                   "CUDA context + cuBLAS and cuBLASLt workspaces + NCCL buffers (several cards) "
-                  "+ allocator reserve (peak reserved: a fraction of the step memory)",
+                  "+ allocator reserve (peak reserved: a share of the micro-batch memory, larger "
+                  "with recomputation)",
                   {{"CUDA context", format_GB(r.overheads.cuda_context, 3)},
                    {"cuBLAS + cuBLASLt workspaces", format_GB(r.overheads.inside_allocator(), 3)},
                    {"NCCL buffers", format_GB(r.overheads.nccl_buffers, 3)},
                    {"allocator reserve", format_GB(r.overheads.allocator_reserve, 3)},
+                   {"recomputation", w.recompute != Recompute::kNone ? "yes" : "no"},
                    {"peak kind", std::string(peak_kind_name(w.peak))}},
                   w.overheads->file,
                   {"memory.activations"}});

@@ -39,8 +39,8 @@ th.num { text-align: right; }
 td:first-child { min-width: 7rem; }
 td code { white-space: nowrap; }
 tbody tr:hover { background: #fafbfc; }
-figure { margin: 1rem 0 1.5rem; max-width: 56rem; }
-figure svg { width: 100%; height: auto; display: block; }
+figure { margin: 1rem 0 1.5rem; max-width: 56rem; overflow-x: auto; }
+figure svg { width: 100%; min-width: 40rem; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: 0.9rem; margin-top: 0.25rem; }
 figcaption strong { color: var(--ink); }
 @media (max-width: 40rem) { body { font-size: 15px; } h1 { font-size: 1.35rem; } }

@@ -16,8 +16,10 @@ namespace {
 constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                     "#E69F00", "#56B4E9", "#000000"};
 constexpr const char* kSegmentPalette[] = {"#0072B2", "#E69F00", "#999999", "#009E73"};
-constexpr double kWidth = 640;  // viewBox width: the charts scale to the page from here
-constexpr double kFont = 11;    // label size in viewBox units
+// The viewBox width: the charts scale to the page from here, but never below it (the report's
+// style sheet scrolls the figure sideways instead), so labels stay kFont pixels on a phone.
+constexpr double kWidth = 640;
+constexpr double kFont = 11;  // label size in viewBox units
 constexpr const char* kInk = "#222";
 constexpr const char* kGrid = "#ddd";
 

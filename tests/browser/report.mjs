@@ -99,13 +99,28 @@ export function reportTests({test, check, equal, run, BIN, SCREENSHOTS}) {
     equal([...new Set(asked)], ['/api/report'], 'requests made while showing the report');
   });
 
-  test('report: at phone width (375 px) only the tables scroll, not the page', async (env) => {
+  test('report: at phone width (375 px) only the tables and charts scroll, not the page; chart ' +
+      'text stays at least 10.5 px', async (env) => {
     const page = await open(env, 'de', {width: 375, height: 812});
     const r = await rendered(page);
     check(r.scrollWidth <= 375, `report: the page is ${r.scrollWidth} px wide at 375 px`);
     for (const c of r.charts) {
-      check(c.visible && c.width <= 375 && c.width >= 300,
-          `report: chart ${c.id} is ${c.width} px wide at 375 px`);
+      check(c.visible && c.width >= 300, `report: chart ${c.id} is ${c.width} px wide at 375 px`);
+    }
+    // Each chart keeps its drawn width and scrolls sideways inside its figure; its labels are
+    // rendered at the size they are set in (font size times the chart's scale on screen).
+    const figures = await page.evaluate(() => [...document.querySelectorAll('figure')]
+        .filter((f) => f.querySelector('svg')).map((f) => {
+          const svg = f.querySelector('svg');
+          const scale = svg.getScreenCTM().a;
+          const sizes = [...svg.querySelectorAll('text')]
+              .map((t) => parseFloat(getComputedStyle(t).fontSize) * scale);
+          return {box: f.getBoundingClientRect().width, smallest: Math.min(...sizes)};
+        }));
+    check(figures.length >= 3, `report: only ${figures.length} charts`);
+    for (const [i, f] of figures.entries()) {
+      check(f.box <= 375, `report: figure ${i} is ${f.box} px wide at 375 px`);
+      check(f.smallest >= 10.5, `report: chart ${i}'s smallest text is ${f.smallest.toFixed(1)} px`);
     }
     await page.screenshot({path: join(SCREENSHOTS, 'report-de-375.png'), fullPage: false});
     await page.close();
