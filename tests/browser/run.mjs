@@ -2110,7 +2110,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 // The page that needs no server against the served one (tests/browser/site.mjs).
-siteTests({test, check, equal, SCREENSHOTS, SEED_RUNS});
+siteTests({test, check, equal, cliJson, SCREENSHOTS, SEED_RUNS});
 
 test('no request left the machine: only the server\'s origin was asked', async (env) => {
   check(env.requests.length > 20,

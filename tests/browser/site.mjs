@@ -61,7 +61,7 @@ const CASES = [
   ['GET', '/api/no-such-endpoint'],
 ];
 
-export function siteTests({test, check, equal, SCREENSHOTS, SEED_RUNS}) {
+export function siteTests({test, check, equal, cliJson, SCREENSHOTS, SEED_RUNS}) {
   // The page and its engine, once: the first request loads and compiles the module.
   async function openSite(env, hash = '', viewport = {width: 1280, height: 900}) {
     const page = await env.context.newPage();
@@ -86,9 +86,11 @@ export function siteTests({test, check, equal, SCREENSHOTS, SEED_RUNS}) {
       'build/site is missing: build it with cmake --build --preset default --target site ' +
       '(needs emscripten: scripts/install-deps.sh --browser)');
 
-  test('static site: the engine in the page answers every case as the server does', async (env) => {
+  test('static site: the engine in the page answers every case as the server and the CLI do',
+      async (env) => {
     needSite(env);
     const page = await openSite(env);
+    let compared = 0;
     for (const [method, path, given] of CASES) {
       const body = given === 'SEED_RUNS' ? SEED_RUNS :
         typeof given === 'string' || given === undefined ? given : JSON.stringify(given);
@@ -107,7 +109,14 @@ export function siteTests({test, check, equal, SCREENSHOTS, SEED_RUNS}) {
       check(engine.text === servedText, `${what}: the engine's reply differs from the server's ` +
           `(${engine.text.length} vs ${servedText.length} bytes): ` +
           `${engine.text.slice(0, 200)} | ${servedText.slice(0, 200)}`);
+      // A run's answer is also the CLI's --json for the same options.
+      const command = path.match(/^\/api\/([a-z]+)$/)?.[1];
+      if (method === 'POST' && command && engine.status === 200 && typeof given === 'object') {
+        equal(JSON.parse(engine.text), await cliJson(command, given), `${what}: engine vs CLI`);
+        compared++;
+      }
     }
+    check(compared >= 10, `only ${compared} cases were compared with the CLI`);
     await page.close();
   });
 
