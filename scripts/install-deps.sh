@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ftplan needs to build and test, skipping those already present.
 # Usage: scripts/install-deps.sh [--browser]   (--browser adds chromium and Node.js for browser tests,
-#        and emscripten, curl and xz-utils for the page that needs no server, which they test)
+#        and emscripten, curl, ca-certificates and xz-utils for the page that needs no server)
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
@@ -14,7 +14,7 @@ if [[ "${1:-}" == "--browser" ]]; then
   packages+=(chromium)
   # The page that needs no server (scripts/build-site.sh): the engine compiled to WebAssembly, with
   # yaml-cpp's source fetched from the Debian archive.
-  packages+=(emscripten curl xz-utils)
+  packages+=(emscripten curl ca-certificates xz-utils)
   # Node.js and npm may come from another source than Debian (nodejs bundling npm): ask for the
   # Debian packages only when the commands are missing.
   command -v node >/dev/null || packages+=(nodejs)
