@@ -27,12 +27,24 @@ version=$(dpkg-query -W -f='${source:Version}' libyaml-cpp-dev)
 upstream=$(dpkg-query -W -f='${source:Upstream-Version}' libyaml-cpp-dev)
 yaml_dir="$deps/yaml-cpp-$upstream"
 if [[ ! -f "$yaml_dir/include/yaml-cpp/yaml.h" ]]; then
-  pool="${FTPLAN_DEBIAN_POOL:-https://deb.debian.org/debian/pool/main}/${package:0:1}/$package"
   dsc="${package}_${version#*:}.dsc"
   tarball="${package}_${upstream}.orig.tar.xz"
-  echo "site: fetching the source of $package $version from $pool"
-  curl -fsSL --retry 3 -o "$deps/$dsc" "$pool/$dsc"
-  curl -fsSL --retry 3 -o "$deps/$tarball" "$pool/$tarball"
+  # HTTPS first; plain HTTP (as apt's sources use) where HTTPS is not let through.
+  fetched=""
+  for mirror in ${FTPLAN_DEBIAN_POOL:-https://deb.debian.org/debian/pool/main \
+                http://deb.debian.org/debian/pool/main}; do
+    pool="$mirror/${package:0:1}/$package"
+    echo "site: fetching the source of $package $version from $pool"
+    if curl -fsSL --retry 3 -o "$deps/$dsc" "$pool/$dsc" &&
+       curl -fsSL --retry 3 -o "$deps/$tarball" "$pool/$tarball"; then
+      fetched=yes
+      break
+    fi
+  done
+  if [[ -z "$fetched" ]]; then
+    echo "error: could not download $tarball from the Debian archive" >&2
+    exit 1
+  fi
   want=$(awk -v f="$tarball" '/^Checksums-Sha256:/ {s=1; next} s && /^ / && $3 == f {print $1; exit}' \
          "$deps/$dsc")
   have=$(sha256sum "$deps/$tarball" | cut -d' ' -f1)
