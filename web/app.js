@@ -2016,7 +2016,107 @@ async function loadCatalog() {
   for (const gpu of app.catalog.gpus) $('infer_gpu').append(new Option(gpuOptionText(gpu), gpu.id));
 }
 
+// ---- files people already have: a config.json, a trainer file, a Hugging Face id -----------------
+
+// The form's value for a setting the trainer file gave (`as`: the option's API key); the fit
+// reply's own value where it states one (normalized: targets as q,k,v,...), else the file's.
+function applySetting(key, value) {
+  const form = $('form');
+  if (key === 'targets') {
+    const wanted = String(value).split(',');
+    for (const box of form.querySelectorAll('input[name=target]')) box.checked = wanted.includes(box.value);
+    return true;
+  }
+  const field = form.elements.namedItem(key);
+  if (!field || field instanceof RadioNodeList) return false;
+  if (field.type === 'checkbox') {
+    field.checked = value === true || value === 'true';
+    return true;
+  }
+  if (field.tagName === 'SELECT' && ![...field.options].some((o) => o.value === String(value))) {
+    return false;
+  }
+  field.value = String(value);
+  return true;
+}
+
+// A config.json becomes the pasted model; a trainer file's settings (as `ftplan fit --from`
+// reads them, through /api/fit) fill the form's fields.
+async function importText(name, text) {
+  const status = $('import-status');
+  let config = null;
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && ('model_type' in parsed || 'architectures' in parsed) &&
+        'hidden_size' in parsed) config = parsed;
+  } catch { /* YAML, or JSON of a trainer: read by the server */ }
+  if (config) {
+    document.querySelector('input[name=source][value=paste]').checked = true;
+    $('config').value = text;
+    status.textContent = t('import_config', name, config.model_type ?? '?');
+    inputsChanged();
+    return;
+  }
+  const inputs = readForm();
+  const card = inputs.cards[0] ?? {gpu: 'h200-nvl', count: '1'};
+  let result = await post('/api/fit', {from: text, gpu: card.gpu});
+  // A trainer file that names no model (DeepSpeed, accelerate) applies to the form's model.
+  if (!result.ok && result.data.error?.field === 'model' && inputs.source === 'catalog') {
+    result = await post('/api/fit', {from: text, gpu: card.gpu, model: inputs.model});
+  }
+  if (!result.ok) {
+    status.textContent = t('import_failed', name, result.data.error?.message ?? `HTTP ${result.status}`);
+    return;
+  }
+  const fit = result.data;
+  const taken = [];
+  if (fit.model && app.catalog.models.some((m) => m.id === fit.model)) {
+    document.querySelector('input[name=source][value=catalog]').checked = true;
+    $('model').value = fit.model;
+    taken.push('model');
+  }
+  for (const used of fit.from?.used ?? []) {
+    if (!used.applied || used.as === 'model' || taken.includes(used.as)) continue;
+    const value = used.as in fit && typeof fit[used.as] !== 'object' ? fit[used.as] : used.to;
+    if (applySetting(used.as, value)) taken.push(used.as);
+  }
+  status.textContent = t('import_trainer', name, fit.from?.format ?? '?', taken.length,
+      taken.join(', '), fit.from?.ignored?.length ?? 0);
+  inputsChanged();
+}
+
+async function importFile(file) {
+  if (!file) return;
+  if (file.size > 1 << 20) {
+    $('import-status').textContent = t('import_failed', file.name, '> 1 MiB');
+    return;
+  }
+  await importText(file.name, await file.text());
+}
+
+// A Hugging Face id: the catalog's model of that repository, or what to do instead.
+function importHubId(id) {
+  const wanted = id.trim().toLowerCase();
+  if (!wanted) return;
+  const model = app.catalog.models.find((m) => m.hf_repo?.toLowerCase() === wanted);
+  if (!model) {
+    $('import-status').textContent = t('hf_missing', id.trim());
+    return;
+  }
+  document.querySelector('input[name=source][value=catalog]').checked = true;
+  $('model').value = model.id;
+  $('import-status').textContent = t('hf_found', id.trim(), model.id);
+  inputsChanged();
+}
+
 function bindEvents() {
+  $('import-file').addEventListener('change', (e) => importFile(e.target.files[0]));
+  $('hf-id').addEventListener('change', (e) => importHubId(e.target.value));
+  $('form').addEventListener('dragover', (e) => e.preventDefault());
+  $('form').addEventListener('drop', (e) => {
+    e.preventDefault();
+    importFile(e.dataTransfer?.files?.[0]);
+  });
   $('form').addEventListener('input', inputsChanged);
   $('form').addEventListener('change', inputsChanged);
   $('form').addEventListener('submit', (e) => e.preventDefault());

@@ -2107,6 +2107,75 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
+// Files people already have: a trainer file and a config.json (chosen or dropped), a Hugging Face
+// id of a catalog model and one outside it.
+for (const [size, viewport] of [['desktop', {width: 1440, height: 900}],
+  ['phone', {width: 390, height: 844}]]) {
+  test(`files (${size}): a trainer file fills the form as fit --from reads it, a dropped ` +
+      'config.json becomes the pasted model, a Hugging Face id picks the catalog model', async (env) => {
+    const page = await openPage(env.context, env.origin, 'cards=h200-nvl:1', viewport);
+    const trainer = join(ROOT, 'examples/trainers/axolotl-qlora.yml');
+    await page.setInputFiles('#import-file', trainer);
+    await page.waitForFunction(() => document.getElementById('import-status').textContent !== '',
+        null, {timeout: TIMEOUT_MS});
+    await waitForResults(page);
+    const cli = JSON.parse((await run(BIN, ['fit', '--from', trainer, '--gpu', 'h200-nvl',
+      '--json'])).stdout);
+    const form = await page.evaluate(() => Object.fromEntries(['model', 'method', 'rank', 'seq',
+      'micro_batch', 'grad_accum', 'optimizer', 'lora_dropout', 'stack']
+        .map((k) => [k, document.getElementById('form').elements.namedItem(k).value])));
+    equal(form, {model: cli.model, method: cli.method, rank: String(cli.rank), seq: String(cli.seq),
+      micro_batch: String(cli.micro_batch), grad_accum: String(cli.grad_accum),
+      optimizer: cli.optimizer, lora_dropout: '0.05', stack: 'axolotl'},
+    'the form after reading the axolotl file');
+    const status = await page.locator('#import-status').textContent();
+    check(status.includes('axolotl') && status.includes('axolotl-qlora.yml'),
+        `the status names the file and its format: ${status}`);
+    const shown = await memoryShown(page, 'h200-nvl', 1);
+    equal(shown.figures.peak?.value, cli.memory_GB.peak, 'peak on the page vs fit --from');
+    equal(shown.verdict, cli.verdict, 'verdict on the page vs fit --from');
+    await page.screenshot({path: join(SCREENSHOTS, `import-trainer-${size}.png`)});
+
+    // A config.json dropped on the form: the pasted model, as fit --model FILE reads it.
+    const configPath = join(ROOT, 'data/models/gemma-2-9b.json');
+    const configText = readFileSync(configPath, 'utf8');
+    await page.evaluate((text) => {
+      const data = new DataTransfer();
+      data.items.add(new File([text], 'config.json', {type: 'application/json'}));
+      document.getElementById('form').dispatchEvent(new DragEvent('drop',
+          {dataTransfer: data, bubbles: true, cancelable: true}));
+    }, configText);
+    await page.waitForFunction(() => document.querySelector('input[name=source]:checked')
+        .value === 'paste', null, {timeout: TIMEOUT_MS});
+    await waitForResults(page);
+    equal(await page.inputValue('#config'), configText, 'the dropped config.json is the pasted one');
+    const pasted = await memoryShown(page, 'h200-nvl', 1);
+    const fromFile = JSON.parse((await run(BIN, ['fit', '--model', configPath, '--method',
+      cli.method, '--rank', String(cli.rank), '--seq', String(cli.seq), '--micro-batch',
+      String(cli.micro_batch), '--grad-accum', String(cli.grad_accum), '--optimizer',
+      cli.optimizer, '--lora-dropout', '0.05', '--stack', 'axolotl', '--gpu', 'h200-nvl',
+      '--json'])).stdout);
+    equal(pasted.figures.peak?.value, fromFile.memory_GB.peak, 'peak of the dropped config.json');
+
+    // A Hugging Face id: the catalog's model of that repository, or what to do.
+    await page.fill('#hf-id', 'qwen/Qwen2.5-7B');
+    await page.press('#hf-id', 'Enter');
+    await page.locator('#hf-id').blur();
+    await waitForResults(page);
+    const qwen = (await apiJson(env.origin, '/api/models')).data.models
+        .find((m) => m.hf_repo?.toLowerCase() === 'qwen/qwen2.5-7b');
+    check(qwen, 'the catalog has Qwen2.5 7B by its repository');
+    equal(await page.inputValue('#model'), qwen.id, 'the model picked by its Hugging Face id');
+    equal(await page.evaluate(() => document.querySelector('input[name=source]:checked').value),
+        'catalog', 'the model source after a Hugging Face id');
+    await page.fill('#hf-id', 'someone/not-in-the-catalog');
+    await page.locator('#hf-id').blur();
+    check((await page.locator('#import-status').textContent()).includes('not in the catalog'),
+        'an id outside the catalog says so');
+    await page.close();
+  });
+}
+
 // The HTML report (tests/browser/report.mjs), before the two checks over every page below.
 reportTests({test, check, equal, run, BIN, SCREENSHOTS});
 // The page that needs no server against the served one (tests/browser/site.mjs).
