@@ -827,6 +827,15 @@ server::Commands server_commands() {
   return commands;
 }
 
+const server::Commands& loaded_server_commands() {
+  static const server::Commands all = [] {
+    server::Commands c = server_commands();
+    if (c.prepare) c.prepare();
+    return c;
+  }();
+  return all;
+}
+
 void add_all_commands(CLI::App& app, Context& ctx) {
   std::vector<std::pair<CLI::App*, std::function<void()>>> actions;
   static bool wide = false;  // the app is only read (completion, conventions), never run

@@ -173,6 +173,9 @@ bool execute(const std::vector<std::string>& args, Context& ctx);
 // in), output to the given stream, a parse error as a UserError naming its option; the built-in
 // catalog is parsed before the first request.
 server::Commands server_commands();
+// The same commands, once per process, with what they read loaded (for in-process callers that
+// hand every request to the API's handler: the Python module, the page's WebAssembly engine).
+const server::Commands& loaded_server_commands();
 
 // The version of every JSON document ftplan prints (schemas/*.schema.json): raised when a key is
 // removed, renamed or changes its type; adding a key keeps it.

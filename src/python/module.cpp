@@ -34,15 +34,6 @@ ApiLimits& limits() {
   return in_process;
 }
 
-const ftplan::server::Commands& commands() {
-  static const ftplan::server::Commands all = [] {
-    auto c = ftplan::cli::server_commands();
-    if (c.prepare) c.prepare();
-    return c;
-  }();
-  return all;
-}
-
 // ftplan.UserError (set when the module loads; the module holds the reference).
 py::handle user_error_class;
 
@@ -119,7 +110,7 @@ py::object call(const Endpoint& endpoint, const py::args& args, const py::kwargs
   if (request.body.empty() && !options.empty())
     request.body = json.attr("dumps")(options, py::arg("allow_nan") = false).cast<std::string>();
 
-  const auto& run = commands();
+  const auto& run = ftplan::cli::loaded_server_commands();
   const ApiLimits bounds = limits();  // read while the lock is held (set_work_budget writes it)
   ftplan::server::Response reply;
   {
@@ -135,7 +126,7 @@ std::string doc(const Endpoint& endpoint) {
   std::string text = std::string(endpoint.command) + "(**options): `ftplan " + endpoint.command +
                      " --json` as " + endpoint.method + " " + endpoint.path +
                      " answers it; raises ftplan.UserError on bad input.\n\nOptions:";
-  for (const auto& o : commands().options(endpoint.command))
+  for (const auto& o : ftplan::cli::loaded_server_commands().options(endpoint.command))
     if (o.key != "json")
       text += " " + o.key + (o.flag ? " (true/false)" : o.list ? " (list)" : "") + ",";
   text.back() = '.';

@@ -20,15 +20,6 @@
 
 namespace {
 
-const ftplan::server::Commands& commands() {
-  static const ftplan::server::Commands all = [] {
-    auto c = ftplan::cli::server_commands();
-    if (c.prepare) c.prepare();
-    return c;
-  }();
-  return all;
-}
-
 std::string reply_text(const ftplan::server::Response& r) {
   return nlohmann::json{{"status", r.status}, {"content_type", r.content_type}, {"body", r.body}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -57,7 +48,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* ftplan_request(const char* request_j
     if (auto refused = ftplan::server::check_head(r, limits))
       reply = reply_text(*refused);
     else
-      reply = reply_text(ftplan::server::handle(r, commands(), limits));
+      reply = reply_text(ftplan::server::handle(r, ftplan::cli::loaded_server_commands(), limits));
   } catch (const std::exception& e) {
     reply = reply_text(ftplan::server::error_response(500, "internal", e.what()));
   }
