@@ -313,8 +313,8 @@ TEST(Objectives, ARewardModelHasAScoreHeadInPlaceOfTheLmHead) {
 
 TEST(Objectives, ARewardModelHasNoVocabularyWideLogits) {
   // The output layer's product is T × H × 1, and the loss holds one score per token where a
-  // language-model head holds the vocabulary's logits: with the FP32 upcast, 2 B of 16-bit logits
-  // + 3 × 4 B per output, so 14 B per token instead of 14 V B.
+  // language-model head holds the vocabulary's logits: with the FP32 upcast, 3 × 4 B per output
+  // in the loss's backward, so 12 B per token instead of 12 V B.
   const Workload rm = reward("llama-3.1-8b", Method::kFull);
   ASSERT_EQ(rm.options.effective_loss(), LossKind::kFp32Upcast);
   const double T = 2 * 2048;
@@ -325,10 +325,10 @@ TEST(Objectives, ARewardModelHasNoVocabularyWideLogits) {
       EXPECT_DOUBLE_EQ(op.total_flops().value, 2 * T * 4096);
     }
   EXPECT_EQ(heads, 1);
-  EXPECT_DOUBLE_EQ(activation_profile(rm).logits.per_token, 14.0);
+  EXPECT_DOUBLE_EQ(activation_profile(rm).logits.per_token, 12.0);
   EXPECT_DOUBLE_EQ(
       activation_profile(test::workload("llama-3.1-8b", Method::kFull)).logits.per_token,
-      14.0 * 128256);
+      12.0 * 128256);
   // So a pair of 2,048-token sequences needs less than its supervised twin (same tokens, an LM
   // head) by at least the logits.
   Workload lm = sft_of(rm);

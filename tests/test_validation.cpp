@@ -166,6 +166,46 @@ TEST(Validation, AUsersFileIsPredicted) {
   EXPECT_EQ(runs[0].placement.gpu->id, "l40s");
 }
 
+// Allocated peaks (torch.cuda.max_memory_allocated) of this project's H200 steps
+// (bench/results/h200-sxm-20261204/step.json): what the tensors hold, without the allocator's
+// reserve, so the loss's FP32 buffers and the saved activations are checked on their own.
+TEST(Validation, MeasuredAllocatedPeaksWithin5Percent) {
+  struct Row {
+    const char *model, *method, *recompute;
+    int seq, micro_batch;
+    double allocated_bytes;
+  };
+  const Row rows[] = {
+      {"qwen3-0.6b", "lora", "full", 2048, 1, 5252968960.0},
+      {"qwen3-0.6b", "lora", "full", 2048, 4, 16854487552.0},
+      {"qwen3-0.6b", "lora", "none", 2048, 4, 32953287168.0},
+      {"llama-3.2-1b", "lora", "full", 2048, 4, 15954975232.0},
+      {"qwen3-0.6b", "full", "full", 2048, 1, 11794077696.0},
+      {"llama-3.2-3b", "full", "none", 2048, 1, 57549907456.0},
+      {"llama-3.1-8b", "lora", "full", 8192, 2, 46683630080.0},
+      {"qwen3-4b", "lora", "none", 8192, 2, 141306482176.0},
+  };
+  for (const Row& row : rows) {
+    const std::string lora = std::string(row.method) == "lora"
+                                 ? "    rank: 16\n    targets: q,k,v,o,gate,up,down\n"
+                                 : "";
+    const std::string yaml = fmt::format(
+        "runs:\n  - id: g\n    source: measured-ftplan-bench-h200-2026-12\n    model: {}\n"
+        "    method: {}\n{}    optimizer: adamw\n    recompute: {}\n    attention: sdpa\n"
+        "    seq: {}\n    micro_batch: {}\n    gpu: h200-sxm\n    gpus: 1\n    peak: allocated\n"
+        "    measured: {}\n    unit: GB\n    stack: pytorch\n",
+        row.model, row.method, lora, row.recompute, row.seq, row.micro_batch,
+        row.allocated_bytes / 1e9);
+    const auto runs = parse_measured_runs({"bench.yaml", yaml, {}}, test::catalog(),
+                                          test::overheads(), test::stacks());
+    const ValidationReport r = validate_runs(runs);
+    ASSERT_FALSE(r.rows[0].skipped) << r.rows[0].reason;
+    EXPECT_LE(std::abs(r.rows[0].error), 0.05)
+        << row.model << " " << row.method << " recompute " << row.recompute << " mb "
+        << row.micro_batch << " seq " << row.seq << ": " << r.rows[0].error;
+  }
+}
+
 TEST(Validation, APreferenceRunIsPredictedAsFitPredictsIt) {
   // method dpo with adapter lora: pairs of sequences and the reference pass, as `fit --method dpo
   // --adapter lora` counts them (its reserved peak, in GB).

@@ -408,10 +408,12 @@ ActivationProfile activation_profile(const Workload& w) {
       p.logits.per_token = e * V + e * V / w.options.loss_chunks;
       break;
     case LossKind::kFp32Upcast:
-      // The 16-bit logits (held by the model's output), the FP32 log-probabilities that
-      // cross-entropy keeps on the upcast copy, and in its backward their gradient and the
-      // gradient of its input, all FP32 and vocabulary-wide: 2V + 3 x 4V bytes per token.
-      p.logits.per_token = e * V + 3 * kFp32Bytes * V;
+      // Forward: the 16-bit logits, their FP32 copy and the FP32 log-probabilities that
+      // cross-entropy keeps (2V + 4V + 4V). The trainer keeps only the loss of the model's output
+      // (Trainer.compute_loss, torchtune's recipes `del logits`), so by the backward the 16-bit
+      // logits and the FP32 copy are gone; the log-softmax backward holds the log-probabilities,
+      // their gradient and its result, all FP32: 3 x 4V bytes per token, the larger of the two.
+      p.logits.per_token = std::max(e * V + 2 * kFp32Bytes * V, 3 * kFp32Bytes * V);
       break;
     case LossKind::kBf16:
       // Cross-entropy on the 16-bit logits: the logits, the 16-bit log-probabilities, and in the

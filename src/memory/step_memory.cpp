@@ -122,6 +122,24 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   r.activations = r.step.total();
   if (w.overheads) {
     r.overheads = overheads_for(*w.overheads, p, r.step.total(), w.recompute != Recompute::kNone);
+    // Accumulating gradients persist through the step, but zero_grad(set_to_none=True) frees
+    // them between steps: each step's first micro-batch produces them in its backward pass, as
+    // a step without accumulation does, and the allocator keeps what it cached then (reserved
+    // memory only grows). The reserve covers that first micro-batch's reserved peak too.
+    if (r.states.gradients_persistent && w.grad_accum > 1) {
+      Workload first = w;
+      first.grad_accum = 1;
+      const OnCardStates s1 = on_card_states(first, profile, per_card, p);
+      if (!s1.gradients_persistent) {
+        const StepMemory m1 = step_memory(profile, s1, first, p);
+        const OverheadBreakdown o1 =
+            overheads_for(*w.overheads, p, m1.total(), w.recompute != Recompute::kNone);
+        const Bytes first_reserved = s1.resident + m1.total() + o1.allocator_reserve;
+        const Bytes allocated = r.states.resident + r.step.total();
+        if (first_reserved > allocated + r.overheads.allocator_reserve)
+          r.overheads.allocator_reserve = first_reserved - allocated;
+      }
+    }
     r.overhead = r.overheads.total(w.peak);
   }
   r.load = load_memory(w, profile, per_card, p, r.overheads);
