@@ -314,6 +314,8 @@ TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
   EXPECT_EQ(m.states_on_card.value, 0.0);
   EXPECT_DOUBLE_EQ(m.runtime.states.host.value, m.states.total().value);
   EXPECT_GT(m.runtime.step.gathered_params.value, 0.0);
+  // Nothing of the states stays on the card: all of it is free for the step.
+  EXPECT_DOUBLE_EQ(m.free.value, m.capacity.value);
 }
 
 TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
@@ -324,6 +326,8 @@ TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
   EXPECT_DOUBLE_EQ(m.states_on_card.value, s.trained_weights.value);
   EXPECT_DOUBLE_EQ(m.runtime.states.host.value,
                    (s.master_weights + s.optimizer_states + s.gradients).value);
+  // The BF16 weights stay on the card; gradients pass through it one block at a time.
+  EXPECT_DOUBLE_EQ(m.free.value, (m.capacity - s.trained_weights).value);
   // One block's BF16 gradients at a time: q, k, v, o and the MLP of Llama 3.1 8B.
   const double block = 2.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
   EXPECT_NEAR(m.runtime.states.gradients_produced.value, block, 2.0 * 2 * 4096);  // + norms

@@ -47,7 +47,10 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.activations = m.runtime.activations;
   m.overhead = m.runtime.overhead;
   m.capacity = p.mig ? p.mig->memory() : p.gpu->capacity();
-  m.free = m.capacity - m.states.total();
+  // What the states leave free on the card: those moved to host memory (offload), paged out or
+  // never made (pure BF16) are not on it; gradients are, whether they persist or not.
+  const OnCardStates& on = m.runtime.states;
+  m.free = m.capacity - (m.states.total() - on.host - on.paged - on.pure_bf16_saving);
   m.step_peak = m.states_on_card + m.activations + m.overhead;
   // A colocated engine (vLLM) claims gpu_memory_utilization × the card's memory when it starts and
   // keeps it, unless it sleeps while the step trains (sleep level 1: weights to host memory, the
@@ -236,9 +239,13 @@ MemoryEstimate estimate_memory(const Workload& w, const ModelStates& replica,
          to_GB(m.free),
          "GB",
          "capacity − model states per card (one replica's states split across the cards by the "
-         "sharding)",
+         "sharding) + the states offloaded, paged or not kept (pure BF16)",
          {{"capacity", format_GB(m.capacity, 3)},
           {"model states per card", format_GB(m.states.total(), 3)},
+          {"offloaded, paged or not kept",
+           format_GB(
+               m.runtime.states.host + m.runtime.states.paged + m.runtime.states.pure_bf16_saving,
+               3)},
           {"sharding", std::string(sharding_name(p.sharding))},
           {"cards", std::to_string(cards)}},
          "seed § memory: what is left for activations, the CUDA context and temporary buffers",
