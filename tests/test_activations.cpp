@@ -318,6 +318,21 @@ TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
   EXPECT_DOUBLE_EQ(m.free.value, m.capacity.value);
 }
 
+TEST(OnCardStates, FsdpBlockBackwardHoldsTwoBlocksOfWeightsAndOfGradients) {
+  // Llama 3.1 70B, full fine-tune on 8 cards: one block's BF16 weights (q, k, v, o, the MLP, two
+  // norms) are gathered for its backward and the next block's are prefetched; its gradients are
+  // produced while the previous block's reduce-scatter input is still held.
+  Workload w = workload("llama-3.1-70b", Method::kFull);
+  w.recompute = Recompute::kFull;
+  const MemoryEstimate m = estimate_memory(w, on("a100-80gb-sxm", 8, Sharding::kFsdp));
+  const double h = 8192, kv = 1024, inter = 28672;
+  const double block = 2.0 * (2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h);
+  ASSERT_EQ(m.runtime.step.phase, StepPhase::kBlockBackward);
+  EXPECT_NEAR(m.runtime.step.gathered_params.value, 2 * block + 2 * block, 1e-6 * block);
+  // One card alone gathers nothing and reduces nothing.
+  EXPECT_EQ(estimate_memory(w, on("h200-nvl")).runtime.step.gathered_params.value, 0.0);
+}
+
 TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
   Workload w = workload("llama-3.1-8b", Method::kFull);
   w.options.offload_optimizer = true;

@@ -72,6 +72,12 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   block.backward_transient = prof.backward_transient.at(s, b);
   block.dequant_buffer = prof.dequant_buffer;  // zero unless a weight is materialised
   if (gathered) block.gathered_params = prof.layer_params * 2.0 + prof.layer_gradients;
+  // FSDP's reduce-scatter reads a copy of a block's gradients on its own stream, and FSDP2 keeps
+  // that copy until the next block's reduce-scatter is issued (FSDPCommContext
+  // reduce_scatter_state): the previous block's gradients are still there as this block's are
+  // produced.
+  if (p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig)
+    block.gathered_params += prof.layer_gradients;
   const Bytes start = saved + states.gradients_first;
   const Bytes end = saved_one + states.gradients_produced;
   if (start >= end) {
