@@ -182,6 +182,26 @@ TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
   EXPECT_NEAR(c.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
 }
 
+// Megatron keeps gradients in a persistent FP32 main-grad buffer: with BF16 parameters and the
+// distributed optimizer, 6 + 12/d bytes per parameter (Megatron Core's table), here d = 8.
+TEST(StackBuffers, MegatronKeepsFp32GradientsResident) {
+  const StackProfile& megatron = test::stacks().find("megatron");
+  ASSERT_TRUE(megatron.fp32_main_gradients);
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.stack = &megatron;
+  const double n = 8030261248.0;
+  const MemoryEstimate m = estimate_memory(w, test::on("h100-sxm", 8, Sharding::kZero1));
+  EXPECT_TRUE(m.runtime.states.gradients_persistent);
+  EXPECT_NEAR(m.states_on_card.value, n * (6 + 12.0 / 8), 1e-9 * n);
+  EXPECT_EQ(m.runtime.step.gradients.value, 0.0);
+  // LoRA: the buffer holds the adapters' gradients only, in FP32.
+  Workload lora = test::workload("llama-3.1-8b", Method::kLora);
+  const MemoryEstimate hf = estimate_memory(lora, test::on("h100-sxm"));
+  lora.stack = &megatron;
+  const MemoryEstimate mg = estimate_memory(lora, test::on("h100-sxm"));
+  EXPECT_NEAR((mg.states_on_card - hf.states_on_card).value, 2 * hf.states.gradients.value, 1.0);
+}
+
 // DeepSpeed's estimator for a mixed-precision Adam full fine-tune, Llama 3.1 8B (8,030,261,248
 // parameters; largest layer: the embedding, 128256 × 4096) on 8 cards.
 TEST(StackBuffers, DeepSpeedZeroEstimateByHand) {

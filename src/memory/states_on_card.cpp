@@ -88,6 +88,18 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
       if (!t.in_blocks) root += 2.0 * static_cast<double>(t.total());
     out.stack_buffers += Bytes(root * (o.offload_parameters ? 1.0 : 1.0 - 1.0 / shards));
   }
+  // Megatron accumulates and reduces gradients in a contiguous FP32 main-grad buffer, allocated
+  // once and zeroed between iterations: the gradients persist, at 4 B per trained parameter.
+  if (w.stack && w.stack->fp32_main_gradients && !o.offload_parameters && !o.offload_optimizer &&
+      !o.optimizer_in_backward) {
+    if (!out.gradients_persistent) {
+      out.gradients_persistent = true;
+      s.gradients = gradients;
+      out.gradients_in_step = out.gradients_produced = out.gradients_first = Bytes(0);
+    }
+    if (opt.gradient_bytes > 0 && opt.gradient_bytes < 4)
+      out.stack_buffers += gradients * (4.0 / opt.gradient_bytes - 1.0);
+  }
   if (w.stack && w.stack->ddp_gradient_copy && p.sharding == Sharding::kDdp && p.count > 1 &&
       !p.mig)
     out.stack_buffers += gradients;

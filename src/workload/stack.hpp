@@ -47,6 +47,7 @@ struct StackProfile {
                                      // norm, output layer) stay gathered from forward to backward
   bool ddp_gradient_copy = false;    // DDP gradient_as_bucket_view=False: the buckets hold a
                                      // second copy of every gradient
+  bool fp32_main_gradients = false;  // Megatron: gradients in a persistent FP32 main-grad buffer
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
   // (estimate_zero2/3_model_states_mem_needs): ZeRO-2 replicated + sharded / N bytes, ZeRO-3
   // sharded / N bytes + bytes per parameter of the largest layer (gather buffers). 0: not used.
