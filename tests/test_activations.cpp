@@ -306,6 +306,28 @@ TEST(OnCardStates, GradientAccumulationKeepsGradientsResident) {
   EXPECT_GE(eight.peak, one.peak);
 }
 
+// The reserved peak's range: the allocator's reserve at the 10th and 90th percentile of its
+// measured share (data/runtime/overheads.yaml) of what the step allocates.
+TEST(PeakRange, TheReserveSpreadsThePeak) {
+  Workload w = workload("llama-3.1-8b", Method::kLora);
+  w.recompute = Recompute::kFull;
+  const MemoryEstimate m = estimate_memory(w, on("h200-nvl"));
+  const RuntimeOverheads& t = *w.overheads;
+  const double step = m.runtime.step.total().value;
+  EXPECT_NEAR((m.peak_high - m.peak).value,
+              step * (t.allocator_reserve_high_with_recompute - t.allocator_reserve_with_recompute),
+              1.0);
+  EXPECT_NEAR((m.peak - m.peak_low).value,
+              step * (t.allocator_reserve_with_recompute - t.allocator_reserve_low_with_recompute),
+              1.0);
+  EXPECT_LT(m.peak_low, m.peak);
+  // Allocated peaks count no reserve: no range.
+  w.peak = PeakKind::kAllocated;
+  const MemoryEstimate a = estimate_memory(w, on("h200-nvl"));
+  EXPECT_EQ(a.peak_low.value, a.peak.value);
+  EXPECT_EQ(a.peak_high.value, a.peak.value);
+}
+
 TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
   Workload w = workload("llama-3.1-70b", Method::kFull);
   w.options.offload_optimizer = true;

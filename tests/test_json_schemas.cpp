@@ -168,6 +168,15 @@ TEST(JsonSchemas, TheValidatorFindsWhatBreaksASchema) {
   EXPECT_THROW(check_schema(json::parse(R"({"type": "object", "patternProperties": {}})"), "x"),
                UserError);
   EXPECT_THROW(check_schema(json::parse(R"({"$ref": "#/$defs/missing"})"), "x"), UserError);
+  // A pair: exactly two items.
+  const json pair = json::parse(R"({"type": "array", "items": {"type": "number"},
+                                    "minItems": 2, "maxItems": 2})");
+  EXPECT_TRUE(validate_json(json::parse("[1, 2]"), pair).empty());
+  const auto one = validate_json(json::parse("[1]"), pair);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].message, "1 items, fewer than 2");
+  EXPECT_EQ(validate_json(json::parse("[1, 2, 3]"), pair)[0].message, "3 items, more than 2");
+  EXPECT_THROW(check_schema(json::parse(R"({"type": "array", "minItems": -1})"), "x"), UserError);
 }
 
 TEST(JsonSchemas, EveryCommandOutputKeepsToItsSchema) {

@@ -14,13 +14,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 16> kKeywords = {
+constexpr std::array<std::string_view, 18> kKeywords = {
     "$schema",    "$id",         "$defs",
     "title",      "description", "type",
     "properties", "required",    "additionalProperties",
-    "items",      "enum",        "const",
-    "minimum",    "anyOf",       "$ref",
-    "examples"};
+    "items",      "minItems",    "maxItems",
+    "enum",       "const",       "minimum",
+    "anyOf",      "$ref",        "examples"};
 
 std::string type_of(const json& v) {
   switch (v.type()) {
@@ -91,6 +91,11 @@ void check_node(const json& node, const json& root, const std::string& file,
           ErrorCode::kUnsupported,
           fmt::format("{}: {}: keyword '{}' is not one the validator implements", file, where, key),
           file);
+    if ((key == "minItems" || key == "maxItems") && !value.is_number_unsigned())
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: {}: {} must be a whole number at least 0, not {}", file,
+                                  where, key, value.dump()),
+                      file);
     if (key == "$ref" && (!value.is_string() || !resolve_ref(root, value.get<std::string>())))
       throw UserError(
           ErrorCode::kBadFile,
@@ -180,6 +185,14 @@ struct Validator {
         }
       }
     }
+    if (doc.is_array() && schema.contains("minItems") &&
+        doc.size() < schema["minItems"].get<std::size_t>())
+      fail(path, fmt::format("{} items, fewer than {}", doc.size(),
+                             schema["minItems"].get<std::size_t>()));
+    if (doc.is_array() && schema.contains("maxItems") &&
+        doc.size() > schema["maxItems"].get<std::size_t>())
+      fail(path, fmt::format("{} items, more than {}", doc.size(),
+                             schema["maxItems"].get<std::size_t>()));
     if (doc.is_array() && schema.contains("items"))
       for (std::size_t i = 0; i < doc.size(); ++i)
         run(doc[i], schema["items"], fmt::format("{}/{}", path, i));

@@ -68,6 +68,12 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.load_peak = m.runtime.load.total();
   m.load_is_peak = m.load_peak > m.step_peak;
   m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
+  m.peak_low = m.peak_high = m.peak;
+  if (!m.load_is_peak && OverheadBreakdown::counts_reserve(w.peak)) {
+    const OverheadBreakdown& o = m.runtime.overheads;
+    m.peak_low = std::max(m.load_peak, m.peak - o.allocator_reserve + o.allocator_reserve_low);
+    m.peak_high = m.peak - o.allocator_reserve + o.allocator_reserve_high;
+  }
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
   // The reserve is elastic: on a failed allocation the caching allocator releases its free cached

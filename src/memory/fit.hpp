@@ -48,6 +48,10 @@ struct MemoryEstimate {
   Bytes step_peak;        // states on the card + activations + overhead
   Bytes load_peak;        // the load phase (runtime.load): weights before the first step
   Bytes peak;             // the larger of step_peak and load_peak
+  // The peak with the allocator's reserve at the 10th and 90th percentile of its measured share
+  // (a reserved or nvidia-smi peak of the step); equal to `peak` for the other kinds and when
+  // the load phase is the peak.
+  Bytes peak_low, peak_high;
   bool load_is_peak = false;
   Bytes headroom;  // capacity - peak
   Verdict verdict = Verdict::kFits;

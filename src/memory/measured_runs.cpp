@@ -413,6 +413,15 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
     row.predicted = predicted_peak(row.estimate, run.peak);
     row.measured = run.measured_bytes();
     row.error = (row.predicted - row.measured) / row.measured;
+    row.predicted_low = row.predicted_high = row.predicted;
+    const OverheadBreakdown& o = row.estimate.runtime.overheads;
+    if (run.peak == MeasuredPeak::kReserved || run.peak == MeasuredPeak::kNvidiaSmi) {
+      row.predicted_low = row.predicted - o.allocator_reserve + o.allocator_reserve_low;
+      row.predicted_high = row.predicted - o.allocator_reserve + o.allocator_reserve_high;
+      ++report.ranged;
+      if (row.measured >= row.predicted_low && row.measured <= row.predicted_high)
+        ++report.inside_range;
+    }
     report.rows.push_back(std::move(row));
   }
   std::vector<std::string> order;

@@ -103,6 +103,9 @@ struct ValidationRow {
   Bytes predicted;
   Bytes measured;
   double error = 0;  // (predicted - measured) / measured
+  // A reserved or nvidia-smi peak: the prediction with the allocator's reserve at the 10th and
+  // 90th percentile of its measured share (equal to `predicted` for the other kinds).
+  Bytes predicted_low, predicted_high;
 };
 
 struct ErrorSummary {
@@ -121,6 +124,10 @@ struct ValidationReport {
   std::vector<ErrorSummary> per_stack;
   ErrorSummary overall;
   int skipped = 0;
+  // Rows whose peak counts the allocator's reserve, and how many of them measured inside the
+  // predicted range.
+  int ranged = 0;
+  int inside_range = 0;
 };
 
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs);

@@ -98,6 +98,24 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
     StrictMap m = root.required_map("allocator_reserve");
     t.allocator_reserve_with_recompute = m.required_number("fraction_with_recompute", 0, 1);
     t.allocator_reserve_without_recompute = m.required_number("fraction_without_recompute", 0, 1);
+    // The spread around each share: low <= share <= high.
+    auto spread = [&m](std::string_view low_key, std::string_view high_key, double share,
+                       double& low, double& high) {
+      low = m.required_number(low_key, 0, 1);
+      high = m.required_number(high_key, 0, 1);
+      if (low > share)
+        m.fail(low_key, fmt::format("{} is above the share it bounds ({}): expected a 10th "
+                                    "percentile at most the median",
+                                    low, share));
+      if (high < share)
+        m.fail(high_key, fmt::format("{} is below the share it bounds ({}): expected a 90th "
+                                     "percentile at least the median",
+                                     high, share));
+    };
+    spread("low_with_recompute", "high_with_recompute", t.allocator_reserve_with_recompute,
+           t.allocator_reserve_low_with_recompute, t.allocator_reserve_high_with_recompute);
+    spread("low_without_recompute", "high_without_recompute", t.allocator_reserve_without_recompute,
+           t.allocator_reserve_low_without_recompute, t.allocator_reserve_high_without_recompute);
     read_source_ids(m, sources);
     t.allocator_reserve_basis = m.required_string("basis");
     m.finish();
@@ -127,6 +145,11 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
                      static_cast<double>(t.nccl_channels);
   o.allocator_reserve = step_memory * (recomputes ? t.allocator_reserve_with_recompute
                                                   : t.allocator_reserve_without_recompute);
+  o.allocator_reserve_low = step_memory * (recomputes ? t.allocator_reserve_low_with_recompute
+                                                      : t.allocator_reserve_low_without_recompute);
+  o.allocator_reserve_high =
+      step_memory * (recomputes ? t.allocator_reserve_high_with_recompute
+                                : t.allocator_reserve_high_without_recompute);
   return o;
 }
 

@@ -37,6 +37,9 @@ struct RuntimeOverheads {
   // recomputation, and without.
   double allocator_reserve_with_recompute = 0;
   double allocator_reserve_without_recompute = 0;
+  // The measured spread of those shares (10th and 90th percentile): the peak's range.
+  double allocator_reserve_low_with_recompute = 0, allocator_reserve_high_with_recompute = 0;
+  double allocator_reserve_low_without_recompute = 0, allocator_reserve_high_without_recompute = 0;
   std::string allocator_reserve_basis;
 };
 
@@ -55,6 +58,9 @@ struct OverheadBreakdown {
   Bytes cublaslt_workspace;  // inside
   Bytes nccl_buffers;        // outside, several cards only
   Bytes allocator_reserve;   // reserved - allocated
+  // The reserve at the 10th and 90th percentile of its measured share: the range of a reserved
+  // peak (equal to allocator_reserve when the table states no spread).
+  Bytes allocator_reserve_low, allocator_reserve_high;
   Bytes inside_allocator() const { return cublas_workspace + cublaslt_workspace; }
   Bytes outside_allocator() const { return cuda_context + nccl_buffers; }
   // A run's peak counts what sits outside the allocator whatever the kind (it is on the card):

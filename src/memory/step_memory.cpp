@@ -140,10 +140,15 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
         const StepMemory m1 = step_memory(profile, s1, first, p);
         const OverheadBreakdown o1 =
             overheads_for(*w.overheads, p, m1.total(), w.recompute != Recompute::kNone);
-        const Bytes first_reserved = s1.resident + m1.total() + o1.allocator_reserve;
+        const Bytes made = s1.resident + m1.total();
         const Bytes allocated = r.states.resident + r.step.total();
-        if (first_reserved > allocated + r.overheads.allocator_reserve)
-          r.overheads.allocator_reserve = first_reserved - allocated;
+        auto cover = [&](Bytes& reserve, Bytes first_reserve) {
+          if (made + first_reserve > allocated + reserve)
+            reserve = made + first_reserve - allocated;
+        };
+        cover(r.overheads.allocator_reserve, o1.allocator_reserve);
+        cover(r.overheads.allocator_reserve_low, o1.allocator_reserve_low);
+        cover(r.overheads.allocator_reserve_high, o1.allocator_reserve_high);
       }
     }
     r.overhead = r.overheads.total(w.peak);

@@ -315,9 +315,11 @@ json fit_json(const Workload& w, const Placement& p, const MemoryEstimate& m,
                  {"frozen", set.frozen16_params + set.frozen_quantized_params}};
   j["memory_GB"] = memory_gb_json(m, w.peak);
   j["memory_bytes"] = memory_bytes_json(m);
-  j["memory_GiB"] = {{"capacity", round_to(to_GiB(m.capacity), 3)},
-                     {"model_states", round_to(to_GiB(m.states.total()), 3)},
-                     {"peak", round_to(to_GiB(m.peak), 3)}};
+  j["memory_GiB"] = {
+      {"capacity", round_to(to_GiB(m.capacity), 3)},
+      {"model_states", round_to(to_GiB(m.states.total()), 3)},
+      {"peak", round_to(to_GiB(m.peak), 3)},
+      {"peak_range", {round_to(to_GiB(m.peak_low), 3), round_to(to_GiB(m.peak_high), 3)}}};
   j["per_card"] = true;
   if (m.stage_count > 0) j["pipeline_stages"] = memory_stages_json(m);
   j["verdict"] = verdict_name(m.verdict);
@@ -350,6 +352,7 @@ json memory_gb_json(const MemoryEstimate& m, PeakKind kind) {
             {"activations", gb(m.activations)},
             {"overhead", gb(m.overhead)},
             {"peak", gb(m.peak)},
+            {"peak_range", {gb(m.peak_low), gb(m.peak_high)}},
             {"headroom", gb(m.headroom)},
             {"breakdown",
              {{"frozen_weights", gb(s.frozen_weights)},
@@ -372,6 +375,7 @@ json memory_bytes_json(const MemoryEstimate& m) {
             {"activations", whole_bytes(m.activations)},
             {"overhead", whole_bytes(m.overhead)},
             {"peak", whole_bytes(m.peak)},
+            {"peak_range", {whole_bytes(m.peak_low), whole_bytes(m.peak_high)}},
             {"headroom", whole_bytes(m.headroom)},
             {"breakdown",
              {{"frozen_weights", whole_bytes(s.frozen_weights)},
@@ -455,6 +459,8 @@ json validation_json(const ValidationReport& r) {
       const double unit = run.unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
       j["skipped"] = false;
       j["predicted"] = round_to(row.predicted.value / unit, 3);
+      j["predicted_range"] = {round_to(row.predicted_low.value / unit, 3),
+                              round_to(row.predicted_high.value / unit, 3)};
       j["error"] = round_to(row.error, 4);
       j["workload"] = workload_json(run.workload);
       j["workload"].update(placement_json(run.placement));
@@ -485,6 +491,7 @@ json validation_json(const ValidationReport& r) {
           {"per_stack", per_stack},
           {"overall", summary(r.overall)},
           {"skipped", r.skipped},
+          {"range_coverage", {{"rows", r.ranged}, {"inside", r.inside_range}}},
           {"error", "(predicted - measured) / measured, in the source's kind of peak and unit"}};
 }
 

@@ -93,6 +93,11 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
     k.row({e.source, std::to_string(e.rows), fmt::format("{:.1f} %", 100 * e.median_abs_error),
            fmt::format("{:.1f} %", 100 * e.worst_abs_error), e.worst_id});
   k.print(out);
+  if (r.ranged > 0)
+    out << fmt::format(
+        "\nreserved peaks measured inside the predicted range (the allocator's reserve at the "
+        "10th to 90th percentile of its measured share): {} of {}\n",
+        r.inside_range, r.ranged);
 }
 
 }  // namespace ftplan
