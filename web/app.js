@@ -581,6 +581,16 @@ function figure(name, value, text, bytes) {
 
 const gbFigure = (name, gb, bytes) => figure(name, gb, format.GB(gb, bytes), bytes);
 
+// The reserved peak's range (the allocator's reserve at its measured 10th and 90th percentile),
+// as one (label, figure) pair; none when the peak counts no reserve.
+function peakRange(m, b) {
+  const [low, high] = m.peak_range ?? [];
+  if (!(high > low)) return [];
+  const [lowBytes, highBytes] = b.peak_range;
+  return [[t('peak_range'), h('span', {}, gbFigure('peak_low', low, lowBytes), ' – ',
+      gbFigure('peak_high', high, highBytes))]];
+}
+
 // <dl> of (label, figure) pairs.
 function figureList(pairs) {
   return h('dl', {'class': 'figures'},
@@ -734,10 +744,10 @@ const render = {
         ...stackedBar(segments, scale, label,
             [{at: m.capacity, cls: 'capacity-line'}, {at: m.peak, cls: 'peak-line'}]),
         h('p', {'class': 'small'}, t('bar_key')),
-        figureList(keys.map((key) => [t(key), key in EXPLAINED
+        figureList([...keys.map((key) => [t(key), key in EXPLAINED
           ? explainButton(EXPLAINED[key], cardBody(app.inputs, card), t(key),
               gbFigure(key, m[key], b[key]))
-          : gbFigure(key, m[key], b[key])])),
+          : gbFigure(key, m[key], b[key])]), ...peakRange(m, b)]),
         h('p', {'class': 'reason'}, fit.reason));
     if (fit.gpus > 1) box.append(h('p', {'class': 'note'}, `${t('sharding')}: ${fit.shard}`));
     if (fit.suggestions?.length) box.append(suggestionList(fit.suggestions, index));

@@ -1422,6 +1422,17 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
             'the peak in GiB');
         check(Math.abs(cli.memory_GB.peak * 1e9 / 2 ** 30 - cli.memory_GB.peak) > 0.1,
             'GiB and GB differ for this figure');
+        // The reserved peak's range: the allocator's reserve at its 10th and 90th percentile.
+        for (const [i, end] of [[0, 'peak_low'], [1, 'peak_high']]) {
+          const shown = page.locator(`#memory [data-figure=${end}]`);
+          equal(Number(await shown.getAttribute('data-value')), cli.memory_GB.peak_range[i],
+              `${end}: the API's peak_range`);
+          equal(await shown.textContent(),
+              memoryText(cli.memory_GB.peak_range[i], cli.memory_bytes.peak_range[i], 'GiB'),
+              `${end} in GiB`);
+        }
+        check(cli.memory_GB.peak_range[0] < cli.memory_GB.peak &&
+            cli.memory_GB.peak < cli.memory_GB.peak_range[1], 'the peak lies inside its range');
         checkUnit(await memoryFigures(page), 'GiB', 'en', 'GiB');
         // The MIG profile named after 141 GB shows the data's bytes, and a note says why.
         const api = await apiJson(env.origin, '/api/mig', (({gpus, ...b}) => b)(
