@@ -71,8 +71,8 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.peak_low = m.peak_high = m.peak;
   if (!m.load_is_peak && OverheadBreakdown::counts_reserve(w.peak)) {
     const OverheadBreakdown& o = m.runtime.overheads;
-    m.peak_low = std::max(m.load_peak, m.peak - o.allocator_reserve + o.allocator_reserve_low);
-    m.peak_high = m.peak - o.allocator_reserve + o.allocator_reserve_high;
+    m.peak_low = std::max(m.load_peak, o.reserved_low(m.peak));
+    m.peak_high = o.reserved_high(m.peak);
   }
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);

@@ -416,8 +416,8 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
     row.predicted_low = row.predicted_high = row.predicted;
     const OverheadBreakdown& o = row.estimate.runtime.overheads;
     if (run.peak == MeasuredPeak::kReserved || run.peak == MeasuredPeak::kNvidiaSmi) {
-      row.predicted_low = row.predicted - o.allocator_reserve + o.allocator_reserve_low;
-      row.predicted_high = row.predicted - o.allocator_reserve + o.allocator_reserve_high;
+      row.predicted_low = o.reserved_low(row.predicted);
+      row.predicted_high = o.reserved_high(row.predicted);
       ++report.ranged;
       if (row.measured >= row.predicted_low && row.measured <= row.predicted_high)
         ++report.inside_range;

@@ -61,6 +61,11 @@ struct OverheadBreakdown {
   // The reserve at the 10th and 90th percentile of its measured share: the range of a reserved
   // peak (equal to allocator_reserve when the table states no spread).
   Bytes allocator_reserve_low, allocator_reserve_high;
+  // A reserved peak's range around `peak`, which holds the median reserve.
+  Bytes reserved_low(Bytes peak) const { return peak - allocator_reserve + allocator_reserve_low; }
+  Bytes reserved_high(Bytes peak) const {
+    return peak - allocator_reserve + allocator_reserve_high;
+  }
   Bytes inside_allocator() const { return cublas_workspace + cublaslt_workspace; }
   Bytes outside_allocator() const { return cuda_context + nccl_buffers; }
   // A run's peak counts what sits outside the allocator whatever the kind (it is on the card):
