@@ -7,6 +7,8 @@
 #include "memory/activations.hpp"
 #include "memory/states_on_card.hpp"
 #include "memory/step_memory.hpp"
+#include "perf/ops.hpp"
+#include "perf/step.hpp"
 #include "support.hpp"
 #include "workload/optimizer.hpp"
 
@@ -213,6 +215,70 @@ TEST(Activations, CheckpointingLowersThem) {
         EXPECT_LE(peak(Recompute::kFull), peak(Recompute::kNone) + one_input) << m->arch.id;
         if (method != Method::kFull) EXPECT_LT(peak(Recompute::kFull), peak(Recompute::kNone));
       }
+}
+
+// torchtitan's per-op policy on Llama 3.1 8B (hidden 4096, 32 heads, kv 1024, MLP 14336): a block
+// keeps its input, the attention kernel's output and FP32 logsumexp, and the 1st, 3rd, 5th and
+// 7th of its products q, k, v, o, gate, up, down: q, v, gate and down.
+TEST(Activations, PerOpPolicyKeepsEveryOtherProductByHand) {
+  const StackProfile& titan = test::stacks().find("torchtitan");
+  ASSERT_EQ(titan.selective, SelectivePolicy::kPerOp);
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.stack = &titan;
+  w.recompute = Recompute::kSelective;
+  w.attention = Attention::kSdpa;
+  const double per_block = 2.0 * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4.0 * 32;
+  EXPECT_DOUBLE_EQ(activation_profile(w).saved_all.per_token, 32 * per_block);
+  EXPECT_DOUBLE_EQ(activation_profile(w).saved_all.per_seq_squared, 0.0);
+  // LoRA r16 on q and v: each adapter's lora_A and lora_B products follow its base product, so
+  // the kept ones are q, q's lora_B, v, v's lora_B, gate and down.
+  Workload lora = workload("llama-3.1-8b", Method::kLora);
+  lora.lora.targets = kProjQ | kProjV;
+  lora.lora.rank = 16;
+  lora.stack = &titan;
+  lora.recompute = Recompute::kSelective;
+  lora.attention = Attention::kSdpa;
+  const double lora_block =
+      2.0 * (4096 + 4096 + 4096 + 1024 + 1024 + 4096 + 14336 + 4096) + 4.0 * 32;
+  EXPECT_DOUBLE_EQ(activation_profile(lora).saved_all.per_token, 32 * lora_block);
+  // The default stack's selective keeps everything but the attention core: with SDPA that is all.
+  w.stack = &test::stacks().find("hf");
+  Workload none = w;
+  none.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(activation_profile(w).saved_all.per_token,
+                   activation_profile(none).saved_all.per_token);
+}
+
+// For every catalog model and method, the per-op policy keeps less than no recomputation and
+// more than full recomputation, and its step takes longer than the attention-core policy's and
+// less than full recomputation's (it rebuilds the unkept products, not the attention kernel).
+TEST(Activations, PerOpPolicyLiesBetweenNoneAndFull) {
+  const StackProfile& titan = test::stacks().find("torchtitan");
+  const Device h100 = make_device(test::catalog().gpu("h100-sxm"));
+  for (const auto& m : test::catalog().models())
+    for (Method method : {Method::kFull, Method::kLora}) {
+      Workload w = workload(m->arch.id, method);
+      w.stack = &titan;
+      w.attention = Attention::kFlash;
+      auto saved = [&](Recompute rc) {
+        Workload x = w;
+        x.recompute = rc;
+        return activation_profile(x).saved_all.at(4096, 1).value;
+      };
+      auto step = [&](Recompute rc, const StackProfile* stack) {
+        Workload x = w;
+        x.recompute = rc;
+        x.stack = stack;
+        return estimate_step(build_step_ops(x), h100, test::roofline_efficiency()).step.value;
+      };
+      EXPECT_LT(saved(Recompute::kSelective), saved(Recompute::kNone)) << m->arch.id;
+      EXPECT_GT(saved(Recompute::kSelective), saved(Recompute::kFull)) << m->arch.id;
+      StackProfile core = titan;
+      core.selective = SelectivePolicy::kAttentionCore;
+      const double per_op = step(Recompute::kSelective, &titan);
+      EXPECT_GT(per_op, step(Recompute::kSelective, &core)) << m->arch.id;
+      EXPECT_LT(per_op, step(Recompute::kFull, &titan)) << m->arch.id;
+    }
 }
 
 TEST(Activations, FlashAttentionRemovesTheSequenceSquaredTerm) {

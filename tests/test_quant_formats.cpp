@@ -220,6 +220,14 @@ TEST(QuantFormats, DataFilesAreReadStrictly) {
   e = error_of([&] { parse_stack({"data/stacks/hf.yaml", bad_loss, ""}, sources); });
   EXPECT_NE(e.find("data/stacks/hf.yaml"), std::string::npos) << e;
   EXPECT_NE(e.find("fp32-upcast"), std::string::npos) << e;
+  const std::string bad_policy =
+      "name: torchtitan\ntitle: x\nattention: flash\ncompile: false\n"
+      "optimizer: {implementation: fused, memory_passes: 1, basis: x}\n"
+      "recompute: {selective: per-operator, basis: x}\nsource: stack-torchtitan-config\n";
+  e = error_of([&] { parse_stack({"data/stacks/torchtitan.yaml", bad_policy, ""}, sources); });
+  EXPECT_NE(e.find("data/stacks/torchtitan.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("selective"), std::string::npos) << e;
+  EXPECT_NE(e.find("per-op"), std::string::npos) << e;
 }
 
 }  // namespace

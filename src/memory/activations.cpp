@@ -230,6 +230,64 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
   out.saved.per_token += t;
 }
 
+// What the per-op selective policy keeps of a block (torchtitan's selective_ac_option "op"): the
+// block's input, the attention kernel's outputs (O and the FP32 logsumexp; eager attention's
+// products are not on its list and are rebuilt) and the output of every other matrix product in
+// forward order: the base projections, and each adapter's lora_A and lora_B products after its
+// base (PEFT's forward). Routed experts run grouped products, which the policy rebuilds; the
+// router and the shared experts are plain products.
+TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
+  const double e = kActivationBytes;
+  double t = e * d(shape.hidden);  // the checkpoint's input
+  int index = 0;
+  auto product = [&](std::int64_t width) {
+    if (per_op_keeps_product(index++)) t += e * d(width);
+  };
+  // A projection (or a fused module) `width` wide, with its adapter when one reads it.
+  auto projection = [&](ProjectionSet proj, std::int64_t width) {
+    product(width);
+    if (!s.full_finetune && (s.adapted & proj) != 0) {
+      product(s.rank);
+      product(width);
+    }
+  };
+  const std::int64_t v = shape.value_width();
+  if (shape.kv_latent > 0) {
+    if (shape.q_latent > 0) projection(kProjQ, shape.q_latent);
+    projection(kProjQ, shape.q_dim);
+    projection(kProjK | kProjV, shape.kv_latent);
+    projection(kProjK | kProjV, shape.kv_dim + v);
+  } else if (shape.fused_qkv) {
+    projection(kProjQ | kProjK | kProjV, shape.q_dim + shape.kv_dim + v);
+  } else {
+    projection(kProjQ, shape.q_dim);
+    projection(kProjK, shape.kv_dim);
+    projection(kProjV, v);
+  }
+  if (s.attention != Attention::kEager)
+    t += e * d(shape.output_width()) + kFp32Bytes * d(shape.heads);
+  projection(kProjO, shape.hidden);
+  auto gated = [&](std::int64_t width) {
+    if (shape.fused_gate_up) {
+      projection(kProjGate | kProjUp, 2 * width);
+    } else {
+      projection(kProjGate, width);
+      projection(kProjUp, width);
+    }
+    projection(kProjDown, shape.hidden);
+  };
+  if (shape.experts > 0) {
+    product(shape.experts);  // the router
+    if (shape.shared_expert_width > 0) gated(shape.shared_expert_width);
+  } else if (shape.gated_mlp) {
+    gated(shape.mlp_width);
+  } else {
+    projection(kProjGate | kProjUp, shape.mlp_width);
+    projection(kProjDown, shape.hidden);
+  }
+  return TokenBytes{t, 0};
+}
+
 }  // namespace
 
 BlockShape dense_block_shape(const ModelArch& a) {
@@ -297,6 +355,7 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
     dense_mlp_part(shape, s, out);
   // Full recomputation keeps the block's input only (Korthikanti §5: 2sbh per layer).
   out.input.per_token = e * d(shape.hidden);
+  out.per_op = per_op_part(shape, s);
   // While a block's backward runs: the gradient of its input and output (2 x h) and the widest
   // gradients of its activations at once: dQ, dK, dV, dO in attention, or the gradients of the
   // product, gate and up in a gated MLP (fc1/fc2 outputs in a GPT MLP); eager attention also
@@ -360,6 +419,12 @@ ActivationProfile activation_profile(const Workload& w) {
         saved = b.saved;
         break;
       case Recompute::kSelective:
+        if (w.stack && w.stack->selective == SelectivePolicy::kPerOp) {
+          // The kept products stay; the rest of the block is rebuilt in its backward pass.
+          saved = b.per_op;
+          rebuilt = b.saved;
+          break;
+        }
         // Korthikanti §5: the attention core (softmax, dropout, product with V) is recomputed in
         // the backward pass; with FlashAttention or SDPA there is none to drop.
         saved = b.saved + b.attention_core * -1.0;

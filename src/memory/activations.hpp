@@ -92,6 +92,7 @@ struct BlockActivations {
   TokenBytes saved;               // kept from forward to backward without recomputation
   TokenBytes attention_core;      // the part of `saved` selective recomputation drops (s² terms)
   TokenBytes input;               // the block's input: all that full recomputation keeps
+  TokenBytes per_op;              // what the per-op selective policy keeps (workload/stack.hpp)
   TokenBytes backward_transient;  // gradients of activations that live at once in its backward
 };
 BlockActivations block_activations(const BlockShape& shape, const ActivationSettings& s);
@@ -101,8 +102,8 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
 struct ActivationProfile {
   TokenBytes saved_all;           // every block, for the recompute mode
   TokenBytes saved_one;           // the largest block's saved set for the recompute mode
-  TokenBytes recompute;           // rebuilt during one block's backward (full: the whole set;
-                                  // selective: the attention core)
+  TokenBytes recompute;           // rebuilt during one block's backward (full and per-op: the
+                                  // whole set; selective: the attention core)
   TokenBytes backward_transient;  // the largest block's
   TokenBytes output_saved;        // final norm and output-layer inputs
   TokenBytes logits;              // logits and the loss's working set

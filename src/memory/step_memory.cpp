@@ -126,8 +126,12 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   r.states = on_card_states(w, profile, per_card, p);
   r.step = step_memory(profile, r.states, w, p);
   r.activations = r.step.total();
+  // The allocator's reserve follows the backward pass's churn: recomputation's share applies
+  // when the backward pass rebuilds something (selective recomputation of FlashAttention or SDPA
+  // under the attention-core policy rebuilds nothing).
+  const bool rebuilds = profile.recompute.per_token > 0 || profile.recompute.per_seq_squared > 0;
   if (w.overheads) {
-    r.overheads = overheads_for(*w.overheads, p, r.step.total(), w.recompute != Recompute::kNone);
+    r.overheads = overheads_for(*w.overheads, p, r.step.total(), rebuilds);
     // Accumulating gradients persist through the step, but zero_grad(set_to_none=True) frees
     // them between steps: each step's first micro-batch produces them in its backward pass, as
     // a step without accumulation does, and the allocator keeps what it cached then (reserved
@@ -138,8 +142,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
       const OnCardStates s1 = on_card_states(first, profile, per_card, p);
       if (!s1.gradients_persistent) {
         const StepMemory m1 = step_memory(profile, s1, first, p);
-        const OverheadBreakdown o1 =
-            overheads_for(*w.overheads, p, m1.total(), w.recompute != Recompute::kNone);
+        const OverheadBreakdown o1 = overheads_for(*w.overheads, p, m1.total(), rebuilds);
         const Bytes made = s1.resident + m1.total();
         const Bytes allocated = r.states.resident + r.step.total();
         auto cover = [&](Bytes& reserve, Bytes first_reserve) {
@@ -201,7 +204,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                    {"cuBLAS + cuBLASLt workspaces", format_GB(r.overheads.inside_allocator(), 3)},
                    {"NCCL buffers", format_GB(r.overheads.nccl_buffers, 3)},
                    {"allocator reserve", format_GB(r.overheads.allocator_reserve, 3)},
-                   {"recomputation", w.recompute != Recompute::kNone ? "yes" : "no"},
+                   {"recomputation", rebuilds ? "yes" : "no"},
                    {"peak kind", std::string(peak_kind_name(w.peak))}},
                   w.overheads->file,
                   {"memory.activations"}});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/error.hpp"
 #include "memory/model_states.hpp"
@@ -354,6 +355,11 @@ class Builder {
   }
 
   void forward(Op op) { block_fwd_.push_back(std::move(op)); }
+  // A matrix product of the block in forward order; routed experts run grouped products, which
+  // the per-op policy does not keep.
+  void note_product(const Op& op, bool grouped) {
+    if (!grouped && per_op_keeps_product(per_op_index_++)) per_op_kept_.insert(op.name);
+  }
   // Backward ops of one forward group, in the order the backward pass runs them.
   void backward_group(std::vector<Op> ops) { block_bwd_groups_.push_back(std::move(ops)); }
 
@@ -414,6 +420,7 @@ class Builder {
       fwd.flops += Flops(M * outf);
       fwd.bytes += Bytes(kAct * outf);
     }
+    note_product(fwd, expert);
     forward(fwd);
 
     // LoRA (Hu et al. 2021): Y += s · (X·Aᵀ)·Bᵀ with A[r×in], B[out×r], in BF16.
@@ -421,10 +428,13 @@ class Builder {
     const double r = static_cast<double>(role.rank);
     const TensorPrecision bf16 = TensorPrecision::kBF16;
     if (lora) {
-      forward(gemm_op(base + ".lora_a.fwd", OpClass::kAdapter, Phase::kForward, {M, r, in}, kAct,
-                      kAct, kAct, bf16, count, true));
-      forward(gemm_op(base + ".lora_b.fwd", OpClass::kAdapter, Phase::kForward, {M, outf, r}, kAct,
-                      kAct, kAct, bf16, count, true));
+      for (Op op : {gemm_op(base + ".lora_a.fwd", OpClass::kAdapter, Phase::kForward, {M, r, in},
+                            kAct, kAct, kAct, bf16, count, true),
+                    gemm_op(base + ".lora_b.fwd", OpClass::kAdapter, Phase::kForward, {M, outf, r},
+                            kAct, kAct, kAct, bf16, count, true)}) {
+        note_product(op, expert);
+        forward(std::move(op));
+      }
       // Y = base + s·adapter: reads both, writes Y.
       forward(vector_op(base + ".lora_add.fwd", OpClass::kElementwise, Phase::kForward,
                         2 * M * outf, 3 * kAct * M * outf, count));
@@ -797,10 +807,21 @@ class Builder {
 
     // Recomputation of the blocks' forward in the backward pass (activation checkpointing):
     // full = every block's forward once more (Hugging Face gradient checkpointing, Megatron
-    // "full"); selective = the attention core only (Korthikanti et al. 2022 §5).
+    // "full"); selective = the attention core only (Korthikanti et al. 2022 §5), or under the
+    // per-op policy everything but the kept products and the attention kernel.
+    const bool per_op = w_.recompute == Recompute::kSelective && w_.stack &&
+                        w_.stack->selective == SelectivePolicy::kPerOp;
     if (w_.recompute == Recompute::kFull) {
       for (const auto& op : block_fwd_)
         out_.ops.push_back(recompute_copy(op));
+    } else if (per_op) {
+      const bool kernel_kept = w_.attention != Attention::kEager;
+      for (const auto& op : block_fwd_) {
+        const bool attention = std::any_of(attention_fwd_.begin(), attention_fwd_.end(),
+                                           [&](const Op& a) { return a.name == op.name; });
+        if (per_op_kept_.contains(op.name) || (attention && kernel_kept)) continue;
+        out_.ops.push_back(recompute_copy(op));
+      }
     } else if (w_.recompute == Recompute::kSelective) {
       for (const auto& op : attention_fwd_)
         out_.ops.push_back(recompute_copy(op));
@@ -894,6 +915,10 @@ class Builder {
   std::vector<Op> block_fwd_;
   std::vector<Op> attention_fwd_;
   std::vector<std::vector<Op>> block_bwd_groups_;
+  // The per-op selective policy (workload/stack.hpp): the block's matrix products in forward
+  // order, and the forward ops whose outputs it keeps.
+  int per_op_index_ = 0;
+  std::set<std::string, std::less<>> per_op_kept_;
 };
 
 }  // namespace

@@ -18,7 +18,21 @@ constexpr NameTable<OptimizerImpl, 3> kImpls{{{
     {OptimizerImpl::kForLoop, "for-loop"},
 }}};
 
+constexpr NameTable<SelectivePolicy, 2> kSelective{{{
+    {SelectivePolicy::kAttentionCore, "attention-core"},
+    {SelectivePolicy::kPerOp, "per-op"},
+}}};
+
 }  // namespace
+
+std::string_view selective_policy_name(SelectivePolicy p) {
+  return kSelective.name(p);
+}
+
+const std::vector<std::string>& selective_policy_names() {
+  static const std::vector<std::string> names = kSelective.names();
+  return names;
+}
 
 std::string_view optimizer_impl_name(OptimizerImpl i) {
   return kImpls.name(i);
@@ -44,6 +58,13 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
   s.optimizer_launches_per_tensor = opt.optional_number("launches_per_tensor", 0, 100).value_or(0);
   s.optimizer_basis = opt.required_string("basis");
   opt.finish();
+  if (auto rc = root.optional_map("recompute")) {
+    s.selective = kSelective.parse(rc->required_choice("selective", selective_policy_names()),
+                                   "selective recomputation policy", rc->where("selective"));
+    s.selective_basis = rc->required_string("basis");
+    read_source_ids(*rc, sources);
+    rc->finish();
+  }
   if (auto mem = root.optional_map("memory")) {
     s.memory_stated = true;
     StrictMap loss = mem->required_map("loss");

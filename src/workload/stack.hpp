@@ -21,6 +21,21 @@ enum class OptimizerImpl { kFused, kForeach, kForLoop };
 std::string_view optimizer_impl_name(OptimizerImpl i);
 const std::vector<std::string>& optimizer_impl_names();
 
+// What "selective" activation checkpointing keeps (data/stacks `recompute.selective`):
+// - attention-core: everything but the attention core (softmax and the product with V), which is
+//   rebuilt in the backward pass (Korthikanti et al. 2022 §5; Megatron, Hugging Face);
+// - per-op: torchtitan's per-op policy: a block keeps its input, the attention kernel's outputs
+//   and the output of every other matrix product in forward order (the 1st, 3rd, 5th...); the
+//   rest of the block is rebuilt in its backward pass.
+enum class SelectivePolicy { kAttentionCore, kPerOp };
+std::string_view selective_policy_name(SelectivePolicy p);
+const std::vector<std::string>& selective_policy_names();
+// Under the per-op policy: whether the block's matrix product number `index` (0-based, in forward
+// order, counted afresh in each block) keeps its output.
+constexpr bool per_op_keeps_product(int index) {
+  return index % 2 == 0;
+}
+
 struct StackProfile {
   std::string name;   // "hf"
   std::string title;  // "Hugging Face Transformers Trainer (TRL, PEFT)"
@@ -32,6 +47,8 @@ struct StackProfile {
   // its operands once).
   double optimizer_passes = 1;
   std::string optimizer_basis;
+  SelectivePolicy selective = SelectivePolicy::kAttentionCore;  // what "selective" keeps
+  std::string selective_basis;
   // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
   double optimizer_launches_per_tensor = 0;
   // Memory (data/stacks `memory:`): the loss unless --loss says otherwise, and how the weights
