@@ -6,8 +6,10 @@
 
 #include <fstream>
 
+#include "core/error.hpp"
 #include "memory/fit.hpp"
 #include "memory/measured_runs.hpp"
+#include "memory/overheads.hpp"
 #include "server/api.hpp"
 #include "support.hpp"
 
@@ -262,6 +264,38 @@ TEST(MemoryOptions, RunsFileAndApi) {
   EXPECT_EQ(j["quantization"]["block"], 0);
   EXPECT_EQ(j["options"]["loss"], "bf16");
   EXPECT_EQ(j["peak"], "active");
+}
+
+// The reserve's spread is read strictly: a 10th percentile above the median share, or a 90th below
+// it, names the file, the key and what was expected.
+TEST(RuntimeOverheads, ReserveSpreadMustBracketTheShare) {
+  const DataFile* f = test::catalog().file("runtime/overheads.yaml");
+  ASSERT_NE(f, nullptr);
+  auto error_with = [&](const std::string& from, const std::string& to) {
+    std::string text(f->text);
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    try {
+      parse_runtime_overheads({f->path, text, ""}, test::catalog().sources());
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = error_with("low_with_recompute: 0.212", "low_with_recompute: 0.3");
+  EXPECT_NE(e.find("runtime/overheads.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("low_with_recompute"), std::string::npos) << e;
+  EXPECT_NE(e.find("10th percentile at most the median"), std::string::npos) << e;
+  e = error_with("high_without_recompute: 0.103", "high_without_recompute: 0.05");
+  EXPECT_NE(e.find("high_without_recompute"), std::string::npos) << e;
+  EXPECT_NE(e.find("90th percentile at least the median"), std::string::npos) << e;
+  e = error_with("high_with_recompute: 0.464", "high_with_recompute: 1.5");
+  EXPECT_NE(e.find("high_with_recompute"), std::string::npos) << e;
+  // The built-in table itself parses, and its spreads bracket the shares.
+  const RuntimeOverheads t = parse_runtime_overheads(*f, test::catalog().sources());
+  EXPECT_LE(t.allocator_reserve_low_with_recompute, t.allocator_reserve_with_recompute);
+  EXPECT_GE(t.allocator_reserve_high_without_recompute, t.allocator_reserve_without_recompute);
 }
 
 }  // namespace
