@@ -381,10 +381,10 @@ TEST(PeakRange, TheReserveSpreadsThePeak) {
   const RuntimeOverheads& t = *w.overheads;
   const double step = m.runtime.step.total().value;
   EXPECT_NEAR((m.peak_high - m.peak).value,
-              step * (t.allocator_reserve_high_with_recompute - t.allocator_reserve_with_recompute),
+              step * (t.reserve_with_recompute.high - t.reserve_with_recompute.median),
               1.0);
   EXPECT_NEAR((m.peak - m.peak_low).value,
-              step * (t.allocator_reserve_with_recompute - t.allocator_reserve_low_with_recompute),
+              step * (t.reserve_with_recompute.median - t.reserve_with_recompute.low),
               1.0);
   EXPECT_LT(m.peak_low, m.peak);
   // Allocated peaks count no reserve: no range.
@@ -447,14 +447,14 @@ TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   // A share of the step's memory: the larger one when blocks are recomputed (the default).
   EXPECT_DOUBLE_EQ(
       reserved.runtime.overheads.allocator_reserve.value,
-      test::overheads().allocator_reserve_with_recompute * reserved.runtime.step.total().value);
+      test::overheads().reserve_with_recompute.median * reserved.runtime.step.total().value);
   w.recompute = Recompute::kNone;
   const MemoryEstimate kept = estimate_memory(w, on("h200-nvl"));
   EXPECT_DOUBLE_EQ(
       kept.runtime.overheads.allocator_reserve.value,
-      test::overheads().allocator_reserve_without_recompute * kept.runtime.step.total().value);
-  EXPECT_LT(test::overheads().allocator_reserve_without_recompute,
-            test::overheads().allocator_reserve_with_recompute);
+      test::overheads().reserve_without_recompute.median * kept.runtime.step.total().value);
+  EXPECT_LT(test::overheads().reserve_without_recompute.median,
+            test::overheads().reserve_with_recompute.median);
   w.recompute = Recompute::kFull;
   EXPECT_EQ(reserved.runtime.overheads.nccl_buffers.value, 0.0);
   EXPECT_GT(estimate_memory(w, on("h200-nvl", 2, Sharding::kFsdp)).runtime.overheads.nccl_buffers,

@@ -96,26 +96,26 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
   }
   {
     StrictMap m = root.required_map("allocator_reserve");
-    t.allocator_reserve_with_recompute = m.required_number("fraction_with_recompute", 0, 1);
-    t.allocator_reserve_without_recompute = m.required_number("fraction_without_recompute", 0, 1);
-    // The spread around each share: low <= share <= high.
-    auto spread = [&m](std::string_view low_key, std::string_view high_key, double share,
-                       double& low, double& high) {
-      low = m.required_number(low_key, 0, 1);
-      high = m.required_number(high_key, 0, 1);
-      if (low > share)
+    // The median share and its spread: low <= median <= high.
+    auto share = [&m](std::string_view key, std::string_view low_key, std::string_view high_key) {
+      RuntimeOverheads::ReserveShare r;
+      r.median = m.required_number(key, 0, 1);
+      r.low = m.required_number(low_key, 0, 1);
+      r.high = m.required_number(high_key, 0, 1);
+      if (r.low > r.median)
         m.fail(low_key, fmt::format("{} is above the share it bounds ({}): expected a 10th "
                                     "percentile at most the median",
-                                    low, share));
-      if (high < share)
+                                    r.low, r.median));
+      if (r.high < r.median)
         m.fail(high_key, fmt::format("{} is below the share it bounds ({}): expected a 90th "
                                      "percentile at least the median",
-                                     high, share));
+                                     r.high, r.median));
+      return r;
     };
-    spread("low_with_recompute", "high_with_recompute", t.allocator_reserve_with_recompute,
-           t.allocator_reserve_low_with_recompute, t.allocator_reserve_high_with_recompute);
-    spread("low_without_recompute", "high_without_recompute", t.allocator_reserve_without_recompute,
-           t.allocator_reserve_low_without_recompute, t.allocator_reserve_high_without_recompute);
+    t.reserve_with_recompute =
+        share("fraction_with_recompute", "low_with_recompute", "high_with_recompute");
+    t.reserve_without_recompute =
+        share("fraction_without_recompute", "low_without_recompute", "high_without_recompute");
     read_source_ids(m, sources);
     t.allocator_reserve_basis = m.required_string("basis");
     m.finish();
@@ -143,13 +143,11 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   if (p.count > 1 && !p.mig)
     o.nccl_buffers = t.nccl_buffer * static_cast<double>(t.nccl_buffers_per_channel) *
                      static_cast<double>(t.nccl_channels);
-  o.allocator_reserve = step_memory * (recomputes ? t.allocator_reserve_with_recompute
-                                                  : t.allocator_reserve_without_recompute);
-  o.allocator_reserve_low = step_memory * (recomputes ? t.allocator_reserve_low_with_recompute
-                                                      : t.allocator_reserve_low_without_recompute);
-  o.allocator_reserve_high =
-      step_memory * (recomputes ? t.allocator_reserve_high_with_recompute
-                                : t.allocator_reserve_high_without_recompute);
+  const RuntimeOverheads::ReserveShare& r =
+      recomputes ? t.reserve_with_recompute : t.reserve_without_recompute;
+  o.allocator_reserve = step_memory * r.median;
+  o.allocator_reserve_low = step_memory * r.low;
+  o.allocator_reserve_high = step_memory * r.high;
   return o;
 }
 

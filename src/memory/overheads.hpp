@@ -33,13 +33,12 @@ struct RuntimeOverheads {
   int nccl_buffers_per_channel = 0;
   int nccl_channels = 0;
   std::string nccl_basis;
-  // Of the step's memory (activations, temporaries, buffers and gradients): with activation
-  // recomputation, and without.
-  double allocator_reserve_with_recompute = 0;
-  double allocator_reserve_without_recompute = 0;
-  // The measured spread of those shares (10th and 90th percentile): the peak's range.
-  double allocator_reserve_low_with_recompute = 0, allocator_reserve_high_with_recompute = 0;
-  double allocator_reserve_low_without_recompute = 0, allocator_reserve_high_without_recompute = 0;
+  // The allocator's reserve as a share of the step's memory (activations, temporaries, buffers
+  // and gradients): the measured median, and its 10th and 90th percentile (the peak's range).
+  struct ReserveShare {
+    double low = 0, median = 0, high = 0;
+  };
+  ReserveShare reserve_with_recompute, reserve_without_recompute;
   std::string allocator_reserve_basis;
 };
 
