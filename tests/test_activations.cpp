@@ -381,11 +381,9 @@ TEST(PeakRange, TheReserveSpreadsThePeak) {
   const RuntimeOverheads& t = *w.overheads;
   const double step = m.runtime.step.total().value;
   EXPECT_NEAR((m.peak_high - m.peak).value,
-              step * (t.reserve_with_recompute.high - t.reserve_with_recompute.median),
-              1.0);
+              step * (t.reserve_with_recompute.high - t.reserve_with_recompute.median), 1.0);
   EXPECT_NEAR((m.peak - m.peak_low).value,
-              step * (t.reserve_with_recompute.median - t.reserve_with_recompute.low),
-              1.0);
+              step * (t.reserve_with_recompute.median - t.reserve_with_recompute.low), 1.0);
   EXPECT_LT(m.peak_low, m.peak);
   // Allocated peaks count no reserve: no range.
   w.peak = PeakKind::kAllocated;

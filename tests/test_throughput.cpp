@@ -293,6 +293,15 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
   EXPECT_EQ(s.find("hf").attention, Attention::kSdpa);
   EXPECT_TRUE(s.find("unsloth").compile);
   EXPECT_EQ(s.find("megatron").attention, Attention::kFlash);
+  EXPECT_EQ(s.find("torchtitan").selective, SelectivePolicy::kPerOp);
+  EXPECT_EQ(s.find("hf").selective, SelectivePolicy::kAttentionCore);
+  // `ftplan stacks` says what each stack's selective recomputation keeps.
+  const auto listed = test::run_cli({"stacks", "--json"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  for (const auto& st : nlohmann::json::parse(listed.out)["stacks"])
+    EXPECT_EQ(st["selective_recompute"].get<std::string>(),
+              st["name"] == "torchtitan" ? "per-op" : "attention-core")
+        << st["name"];
   try {
     s.find("torchtun");
     ADD_FAILURE() << "no error";

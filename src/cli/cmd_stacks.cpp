@@ -29,17 +29,19 @@ const bool registered = register_command(
                              {"compile", s.compile},
                              {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
                              {"optimizer_memory_passes", s.optimizer_passes},
+                             {"selective_recompute", selective_policy_name(s.selective)},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});
            return;
          }
-         TextTable t({"stack", "attention", "compiled", "optimizer", "what it is"});
+         TextTable t({"stack", "attention", "compiled", "optimizer", "selective", "what it is"});
          for (const auto& s : stacks.profiles)
            t.row({s.name + (s.name == Stacks::kDefaultStack ? " (default)" : ""),
                   std::string(attention_name(s.attention)), s.compile ? "yes" : "no",
-                  std::string(optimizer_impl_name(s.optimizer)), s.title});
+                  std::string(optimizer_impl_name(s.optimizer)),
+                  std::string(selective_policy_name(s.selective)), s.title});
          t.print(ctx.out);
        };
      },
