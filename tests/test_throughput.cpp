@@ -298,7 +298,8 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
   // `ftplan stacks` says what each stack's selective recomputation keeps.
   const auto listed = test::run_cli({"stacks", "--json"});
   ASSERT_EQ(listed.code, 0) << listed.err;
-  for (const auto& st : nlohmann::json::parse(listed.out)["stacks"])
+  const nlohmann::json stacks = nlohmann::json::parse(listed.out);
+  for (const auto& st : stacks["stacks"])
     EXPECT_EQ(st["selective_recompute"].get<std::string>(),
               st["name"] == "torchtitan" ? "per-op" : "attention-core")
         << st["name"];
