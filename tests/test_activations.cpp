@@ -3,6 +3,9 @@
 // activations, FlashAttention removes the s² term), and the options that move model states.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "core/error.hpp"
 #include "memory/activations.hpp"
 #include "memory/states_on_card.hpp"
@@ -278,6 +281,45 @@ TEST(Activations, PerOpPolicyLiesBetweenNoneAndFull) {
       const double per_op = step(Recompute::kSelective, &titan);
       EXPECT_GT(per_op, step(Recompute::kSelective, &core)) << m->arch.id;
       EXPECT_LT(per_op, step(Recompute::kFull, &titan)) << m->arch.id;
+    }
+}
+
+// The memory model and the step-time model number a block's products alike under the per-op
+// policy: the products whose outputs the step does not rebuild are those whose outputs the memory
+// model keeps. For every catalog model (dense, GQA, MLA, MoE with and without shared experts and
+// dense layers) and method: the kept bytes per token equal the blocks' inputs and attention
+// kernel outputs plus 2 bytes times the output width of each forward product without a recompute
+// copy.
+TEST(Activations, PerOpPolicyKeepsTheSameProductsInMemoryAndTime) {
+  const StackProfile& titan = test::stacks().find("torchtitan");
+  for (const auto& m : test::catalog().models())
+    for (Method method : {Method::kFull, Method::kLora}) {
+      Workload w = workload(m->arch.id, method);
+      if (method == Method::kLora) w.lora.targets = kAllProjections;
+      w.stack = &titan;
+      w.attention = Attention::kFlash;
+      w.recompute = Recompute::kSelective;
+      const StepOps ops = build_step_ops(w);
+      std::set<std::string> rebuilt;
+      for (const Op& op : ops.ops)
+        if (op.phase == Phase::kRecompute) rebuilt.insert(op.name);
+      double kept = 0;
+      for (const Op& op : ops.ops) {
+        const bool product = op.op_class == OpClass::kGemm || op.op_class == OpClass::kAdapter;
+        const bool in_block = op.name.starts_with("attn.") || op.name.starts_with("mlp.") ||
+                              op.name.starts_with("moe.");
+        if (op.phase != Phase::kForward || !product || !in_block || !op.gemm.valid()) continue;
+        if (op.name.find("dora_weight") != std::string::npos) continue;
+        const std::string twin = op.name.substr(0, op.name.size() - 4) + ".recompute";
+        if (!rebuilt.contains(twin)) kept += 2.0 * op.gemm.n * static_cast<double>(op.count);
+      }
+      const ModelArch& a = m->arch;
+      const double per_block = 2.0 * static_cast<double>(a.hidden) +
+                               2.0 * static_cast<double>(a.attention_out_dim()) +
+                               4.0 * static_cast<double>(a.heads);
+      const double fixed = per_block * static_cast<double>(a.layers);
+      EXPECT_NEAR(activation_profile(w).saved_all.per_token, fixed + kept, 1e-9 * (fixed + kept))
+          << a.id << " " << method_name(method);
     }
 }
 

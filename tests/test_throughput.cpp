@@ -299,10 +299,16 @@ TEST(Throughput, StacksAreDataWithTheirChoices) {
   const auto listed = test::run_cli({"stacks", "--json"});
   ASSERT_EQ(listed.code, 0) << listed.err;
   const nlohmann::json stacks = nlohmann::json::parse(listed.out);
-  for (const auto& st : stacks["stacks"])
-    EXPECT_EQ(st["selective_recompute"].get<std::string>(),
-              st["name"] == "torchtitan" ? "per-op" : "attention-core")
+  for (const auto& st : stacks["stacks"]) {
+    const bool titan = st["name"] == "torchtitan";
+    EXPECT_EQ(st["selective_recompute"].get<std::string>(), titan ? "per-op" : "attention-core")
         << st["name"];
+    // With its basis and sources where the stack file states its policy (torchtitan's only).
+    EXPECT_EQ(st["selective_recompute_basis"].is_string(), titan) << st["name"];
+    const auto& ids = st["selective_recompute_sources"];
+    EXPECT_EQ(std::find(ids.begin(), ids.end(), "mem-torchtitan-per-op-ac") != ids.end(), titan)
+        << st["name"];
+  }
   try {
     s.find("torchtun");
     ADD_FAILURE() << "no error";

@@ -30,6 +30,10 @@ const bool registered = register_command(
                              {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
                              {"optimizer_memory_passes", s.optimizer_passes},
                              {"selective_recompute", selective_policy_name(s.selective)},
+                             {"selective_recompute_basis", s.selective_basis.empty()
+                                                               ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(s.selective_basis)},
+                             {"selective_recompute_sources", s.selective_sources},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});

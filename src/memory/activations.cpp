@@ -255,8 +255,9 @@ TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
   if (shape.kv_latent > 0) {
     if (shape.q_latent > 0) projection(kProjQ, shape.q_latent);
     projection(kProjQ, shape.q_dim);
-    projection(kProjK | kProjV, shape.kv_latent);
-    projection(kProjK | kProjV, shape.kv_dim + v);
+    projection(kProjK | kProjV, shape.kv_latent + shape.kv_rope);  // kv_a: latent and rotary key
+    // kv_b expands the latent to each head's key without its rotary part, and its value.
+    projection(kProjK | kProjV, shape.kv_dim - shape.heads * shape.kv_rope + v);
   } else if (shape.fused_qkv) {
     projection(kProjQ | kProjK | kProjV, shape.q_dim + shape.kv_dim + v);
   } else {
@@ -300,6 +301,7 @@ BlockShape dense_block_shape(const ModelArch& a) {
   if (a.mla) {
     b.q_latent = a.q_lora_rank;
     b.kv_latent = a.kv_lora_rank;
+    b.kv_rope = a.qk_rope_head_dim;
   }
   b.heads = a.heads;
   b.mlp_width = a.intermediate;

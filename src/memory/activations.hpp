@@ -47,6 +47,7 @@ struct BlockShape {
   std::int64_t attention_out_dim = 0;  // o_proj's input (MLA: n_h · v_head_dim); 0: q_dim
   std::int64_t q_latent = 0;           // MLA: q_lora_rank (0: a plain q_proj, or no MLA)
   std::int64_t kv_latent = 0;          // MLA: kv_lora_rank
+  std::int64_t kv_rope = 0;            // MLA: qk_rope_head_dim, beside the latent in kv_a
   std::int64_t heads = 0;              // a
   std::int64_t mlp_width = 0;          // I of a dense MLP (GPT: 4h)
   bool gated_mlp = true;               // SwiGLU / GeGLU: act(gate) * up; else fc1 -> act -> fc2
@@ -120,6 +121,9 @@ struct ActivationProfile {
   Bytes largest_gradient;      // the largest single trained tensor's gradient
   Bytes head_gradients;        // gradients the backward pass produces first (output layer)
   std::int64_t blocks = 0;
+  // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
+  // under the attention-core policy rebuilds nothing).
+  bool rebuilds() const { return recompute.per_token > 0 || recompute.per_seq_squared > 0; }
 };
 ActivationProfile activation_profile(const Workload& w);
 

@@ -127,9 +127,8 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   r.step = step_memory(profile, r.states, w, p);
   r.activations = r.step.total();
   // The allocator's reserve follows the backward pass's churn: recomputation's share applies
-  // when the backward pass rebuilds something (selective recomputation of FlashAttention or SDPA
-  // under the attention-core policy rebuilds nothing).
-  const bool rebuilds = profile.recompute.per_token > 0 || profile.recompute.per_seq_squared > 0;
+  // when the backward pass rebuilds something.
+  const bool rebuilds = profile.rebuilds();
   if (w.overheads) {
     r.overheads = overheads_for(*w.overheads, p, r.step.total(), rebuilds);
     // Accumulating gradients persist through the step, but zero_grad(set_to_none=True) frees

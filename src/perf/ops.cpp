@@ -257,6 +257,12 @@ std::string linear_name(const TensorSpec& t) {
   }
 }
 
+// A shared expert of a MoE layer (DeepSeek's shared_experts, Qwen2-MoE's shared_expert), apart
+// from the dense MLP of dense layers.
+bool is_shared_expert(const TensorSpec& t) {
+  return t.kind == TensorKind::kLinear && linear_name(t).starts_with("moe.shared.");
+}
+
 class Builder {
  public:
   Builder(const Workload& w, const TrainedSet& set) : w_(w), set_(set), a_(w.model->arch) {
@@ -355,10 +361,23 @@ class Builder {
   }
 
   void forward(Op op) { block_fwd_.push_back(std::move(op)); }
-  // A matrix product of the block in forward order; routed experts run grouped products, which
-  // the per-op policy does not keep.
-  void note_product(const Op& op, bool grouped) {
-    if (!grouped && per_op_keeps_product(per_op_index_++)) per_op_kept_.insert(op.name);
+  // A matrix product of the blocks in forward order, numbered for the per-op policy within each
+  // kind of block that runs it: attention in every block, the dense MLP in dense blocks, the
+  // router and the shared experts in MoE blocks. Routed experts run grouped products, which the
+  // policy does not keep.
+  enum BlockKinds : unsigned { kDenseBlock = 1, kMoeBlock = 2, kEveryBlock = 3 };
+  void note_product(const Op& op, const TensorSpec& t) {
+    if (t.kind == TensorKind::kExpert) return;
+    const bool attention = (t.projections & (kProjQ | kProjK | kProjV | kProjO)) != 0;
+    unsigned kinds = kDenseBlock;
+    if (attention)
+      kinds = kEveryBlock;
+    else if (t.kind == TensorKind::kRouter || is_shared_expert(t))
+      kinds = kMoeBlock;
+    bool kept = false;
+    for (unsigned kind : {kDenseBlock, kMoeBlock})
+      if (kinds & kind) kept |= per_op_keeps_product(per_op_index_[kind - 1]++);
+    if (kept) per_op_kept_.insert(op.name);
   }
   // Backward ops of one forward group, in the order the backward pass runs them.
   void backward_group(std::vector<Op> ops) { block_bwd_groups_.push_back(std::move(ops)); }
@@ -420,7 +439,7 @@ class Builder {
       fwd.flops += Flops(M * outf);
       fwd.bytes += Bytes(kAct * outf);
     }
-    note_product(fwd, expert);
+    note_product(fwd, t);
     forward(fwd);
 
     // LoRA (Hu et al. 2021): Y += s · (X·Aᵀ)·Bᵀ with A[r×in], B[out×r], in BF16.
@@ -432,7 +451,7 @@ class Builder {
                             kAct, kAct, kAct, bf16, count, true),
                     gemm_op(base + ".lora_b.fwd", OpClass::kAdapter, Phase::kForward, {M, outf, r},
                             kAct, kAct, kAct, bf16, count, true)}) {
-        note_product(op, expert);
+        note_product(op, t);
         forward(std::move(op));
       }
       // Y = base + s·adapter: reads both, writes Y.
@@ -644,6 +663,7 @@ class Builder {
       op->kernel = kernel;
     }
     attention_fwd_.push_back(fwd);
+    attention_kernels_.insert(fwd.name);
     forward(std::move(fwd));
     backward_group({std::move(bwd)});
   }
@@ -731,21 +751,19 @@ class Builder {
       return t.kind == TensorKind::kLinear && t.projections == kProjO;
     });
     emit_residuals();
-    // Dense MLP layers, and the shared experts of MoE layers (a gated MLP every token passes).
-    if (a_.dense_layers() > 0 || a_.shared_expert_intermediate > 0) {
-      each([&](const TensorSpec& t) {
-        return t.kind == TensorKind::kLinear && (t.projections & gate_up) != 0;
-      });
-      if (a_.dense_layers() > 0)
-        emit_activation("mlp.act", T_, static_cast<double>(a_.intermediate), a_.dense_layers());
-      if (a_.shared_expert_intermediate > 0)
-        emit_activation("moe.shared.act", T_, static_cast<double>(a_.shared_expert_intermediate),
-                        a_.moe_layers);
-      each([&](const TensorSpec& t) {
-        return t.kind == TensorKind::kLinear && t.projections == kProjDown;
-      });
-    }
-    // Mixture-of-experts layers: router, routing, experts, combine.
+    // A gated MLP: the dense MLP of dense layers, or the shared experts of MoE layers.
+    auto gated_mlp = [&](bool shared, const char* act, double width, std::int64_t layers) {
+      auto mine = [&](const TensorSpec& t) {
+        return t.kind == TensorKind::kLinear && is_shared_expert(t) == shared;
+      };
+      each([&](const TensorSpec& t) { return mine(t) && (t.projections & gate_up) != 0; });
+      emit_activation(act, T_, width, layers);
+      each([&](const TensorSpec& t) { return mine(t) && t.projections == kProjDown; });
+    };
+    if (a_.dense_layers() > 0)
+      gated_mlp(false, "mlp.act", static_cast<double>(a_.intermediate), a_.dense_layers());
+    // Mixture-of-experts layers, in their forward order: router, routing, experts, combine, then
+    // the shared experts, a gated MLP every token passes (DeepSeek-V2 §2.2, Qwen2-MoE, Llama 4).
     if (a_.is_moe() && a_.moe_layers > 0) {
       each([&](const TensorSpec& t) { return t.kind == TensorKind::kRouter; });
       emit_moe_routing(true);
@@ -760,6 +778,9 @@ class Builder {
         return t.kind == TensorKind::kExpert && t.projections == kProjDown;
       });
       emit_moe_routing(false);
+      if (a_.shared_expert_intermediate > 0)
+        gated_mlp(true, "moe.shared.act", static_cast<double>(a_.shared_expert_intermediate),
+                  a_.moe_layers);
     }
 
     for (auto& op : block_fwd_)
@@ -817,9 +838,8 @@ class Builder {
     } else if (per_op) {
       const bool kernel_kept = w_.attention != Attention::kEager;
       for (const auto& op : block_fwd_) {
-        const bool attention = std::any_of(attention_fwd_.begin(), attention_fwd_.end(),
-                                           [&](const Op& a) { return a.name == op.name; });
-        if (per_op_kept_.contains(op.name) || (attention && kernel_kept)) continue;
+        if (per_op_kept_.contains(op.name) || (kernel_kept && attention_kernels_.contains(op.name)))
+          continue;
         out_.ops.push_back(recompute_copy(op));
       }
     } else if (w_.recompute == Recompute::kSelective) {
@@ -917,8 +937,9 @@ class Builder {
   std::vector<std::vector<Op>> block_bwd_groups_;
   // The per-op selective policy (workload/stack.hpp): the block's matrix products in forward
   // order, and the forward ops whose outputs it keeps.
-  int per_op_index_ = 0;
+  int per_op_index_[2] = {0, 0};  // dense blocks, MoE blocks
   std::set<std::string, std::less<>> per_op_kept_;
+  std::set<std::string, std::less<>> attention_kernels_;  // the attention cores' forward ops
 };
 
 }  // namespace

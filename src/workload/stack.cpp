@@ -62,7 +62,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
     s.selective = kSelective.parse(rc->required_choice("selective", selective_policy_names()),
                                    "selective recomputation policy", rc->where("selective"));
     s.selective_basis = rc->required_string("basis");
-    read_source_ids(*rc, sources);
+    s.selective_sources = read_source_ids(*rc, sources);
     rc->finish();
   }
   if (auto mem = root.optional_map("memory")) {

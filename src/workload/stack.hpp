@@ -48,7 +48,8 @@ struct StackProfile {
   double optimizer_passes = 1;
   std::string optimizer_basis;
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;  // what "selective" keeps
-  std::string selective_basis;
+  std::string selective_basis;                 // empty: the default policy, no section in the file
+  std::vector<std::string> selective_sources;  // the `recompute` section's sources
   // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
   double optimizer_launches_per_tensor = 0;
   // Memory (data/stacks `memory:`): the loss unless --loss says otherwise, and how the weights
