@@ -50,9 +50,9 @@ TEST(Validation, PublishedRunsMedianWithin15PercentNoneWorseThan30) {
   const std::vector<MeasuredRun> runs = published_runs();
   const ValidationReport r = validate_runs(runs);
   // Every starred row of the reference file is there, predicted or skipped with a reason, and
-  // the further rows with a memory figure; the 19 runs with only a throughput are not listed.
+  // the further rows with a memory figure; the 16 runs with only a throughput are not listed.
   EXPECT_EQ(runs.size(), 50u);
-  EXPECT_EQ(r.overall.rows + r.skipped, 31);
+  EXPECT_EQ(r.overall.rows + r.skipped, 34);
   EXPECT_GE(r.overall.rows, 20);
   EXPECT_LE(r.overall.median_abs_error, 0.15);
   EXPECT_LE(r.overall.worst_abs_error, 0.30) << "worst: " << r.overall.worst_id;
@@ -268,6 +268,22 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
   EXPECT_NE(parse_error(with("seq: 1024", "seq: -5")).find("runs[0].seq"), std::string::npos);
   EXPECT_NE(parse_error(with("attention: flash", "attention: flesh")).find("did you mean flash"),
             std::string::npos);
+  // The products' format: a known name, on a card that runs it (FP8 from compute capability 8.9).
+  const std::string fp8 =
+      with("    attention: flash\n", "    attention: flash\n    precision: fp8\n");
+  EXPECT_EQ(parse_measured_runs({"my-runs.yaml", fp8, {}}, test::catalog(), test::overheads(),
+                                test::stacks())[0]
+                .workload.precision,
+            ComputeFormat::kFP8);
+  EXPECT_NE(
+      parse_error(with("    attention: flash\n", "    attention: flash\n    precision: fp9\n"))
+          .find("runs[0].precision"),
+      std::string::npos);
+  const std::string on_a100 =
+      parse_error(fp8.substr(0, fp8.find("gpu: l40s")) + "gpu: a100-80gb-sxm" +
+                  fp8.substr(fp8.find("gpu: l40s") + 9));
+  EXPECT_NE(on_a100.find("my-runs.yaml: key 'runs[0].precision'"), std::string::npos) << on_a100;
+  EXPECT_NE(on_a100.find("compute capability 8.9"), std::string::npos) << on_a100;
   EXPECT_NE(parse_error(std::string(kGoodRun) + std::string(kGoodRun).substr(6))
                 .find("run id 'mine' is listed twice"),
             std::string::npos);

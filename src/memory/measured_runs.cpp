@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/numeric.hpp"
 #include "parallel/layout.hpp"
+#include "perf/device.hpp"
 #include "workload/loss.hpp"
 #include "workload/objective.hpp"
 #include "workload/quant_format.hpp"
@@ -152,6 +153,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     quant.group = static_cast<int>(r.optional_integer("quant_group", 0, 65536).value_or(-1));
     const auto recompute = r.optional_string("recompute");
     const auto attention = r.optional_string("attention");
+    const auto precision = r.optional_string("precision");
     const auto seq = r.optional_integer("seq", 1, 1 << 24);
     const auto micro_batch = r.optional_integer("micro_batch", 1, 65536);
     const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
@@ -277,6 +279,15 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       w.recompute = at_key(r, "recompute", [&] { return parse_recompute(*recompute); });
     if (attention)
       w.attention = at_key(r, "attention", [&] { return parse_attention(*attention); });
+    if (precision) {
+      // The matrix products' format (FP8 recipes: Transformer Engine, torchao Float8), where the
+      // card runs it.
+      w.precision = at_key(r, "precision", [&] { return parse_compute_format(*precision); });
+      const FormatSupport support = load_training_formats(catalog).check(*gpu, w.precision);
+      if (!support.supported)
+        r.fail("precision",
+               fmt::format("run '{}': {} on {}: {}", run.id, *precision, gpu->id, support.reason));
+    }
     Placement& p = run.placement;
     p.gpu = gpu;
     p.count = static_cast<int>(gpus.value_or(1));
