@@ -1,5 +1,7 @@
 // The CLI's documented interfaces: subcommands, flags and JSON keys.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -27,6 +29,27 @@ TEST(Cli, FitJsonHasTheDocumentedKeys) {
   EXPECT_NEAR(j["memory_GB"]["model_states"].get<double>(), 16.73, 0.01);
   EXPECT_NEAR(j["memory_GB"]["free"].get<double>(), 85.91, 0.01);
   EXPECT_EQ(j["verdict"], "fits");
+}
+
+// A reserved peak comes with the reserve's range in the text, the same range as the JSON's
+// peak_range (GB, one decimal); an allocated peak has none.
+TEST(Cli, FitTextShowsTheReservedPeaksRange) {
+  const std::vector<std::string> args = {"fit",   "--model",  "llama-3.1-8b", "--method", "lora",
+                                         "--gpu", "h200-nvl", "--peak",       "reserved"};
+  const auto text = test::run_cli(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  std::vector<std::string> with_json = args;
+  with_json.push_back("--json");
+  const json range = run_json(with_json)["memory_GB"]["peak_range"];
+  ASSERT_LT(range[0].get<double>(), range[1].get<double>());
+  const std::string shown =
+      fmt::format("{:.1f}–{:.1f}", range[0].get<double>(), range[1].get<double>());
+  const auto row = text.out.find("range (reserve 10th-90th pct.)");
+  ASSERT_NE(row, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(shown, row), std::string::npos) << shown << "\n" << text.out;
+  std::vector<std::string> allocated = args;
+  allocated.back() = "allocated";
+  EXPECT_EQ(test::run_cli(allocated).out.find("range (reserve"), std::string::npos);
 }
 
 TEST(Cli, FitJsonHasActivationsOverheadAndPeak) {

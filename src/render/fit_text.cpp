@@ -162,8 +162,8 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   // percentile.
   if (m.peak_high > m.peak_low)
     t.row({"  range (reserve 10th-90th pct.)",
-           format_fixed(to_GB(m.peak_low), 1) + "-" + format_fixed(to_GB(m.peak_high), 1),
-           format_fixed(to_GiB(m.peak_low), 1) + "-" + format_fixed(to_GiB(m.peak_high), 1)});
+           format_fixed(to_GB(m.peak_low), 1) + "–" + format_fixed(to_GB(m.peak_high), 1),
+           format_fixed(to_GiB(m.peak_low), 1) + "–" + format_fixed(to_GiB(m.peak_high), 1)});
   t.separator();
   row(p.mig ? "capacity (MIG instance)" : "capacity (driver-visible)", m.capacity);
   row("free after model states", m.free);
