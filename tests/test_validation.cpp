@@ -284,6 +284,7 @@ TEST(Validation, AUsersFileIsParsedStrictly) {
                   fp8.substr(fp8.find("gpu: l40s") + 9));
   EXPECT_NE(on_a100.find("my-runs.yaml: key 'runs[0].precision'"), std::string::npos) << on_a100;
   EXPECT_NE(on_a100.find("compute capability 8.9"), std::string::npos) << on_a100;
+  EXPECT_NE(on_a100.find("choose another precision or card"), std::string::npos) << on_a100;
   EXPECT_NE(parse_error(std::string(kGoodRun) + std::string(kGoodRun).substr(6))
                 .find("run id 'mine' is listed twice"),
             std::string::npos);

@@ -39,7 +39,7 @@ const bool registered = register_command(
          const Workload w = o->workload.build(ctx);
          const GpuSpec& gpu = ctx.resolve_gpu(o->gpu);
          require_mig(ctx, gpu, "gpu");
-         require_format_support(gpu, w.precision, load_training_formats(ctx.catalog()));
+         load_training_formats(ctx.catalog()).require(gpu, w.precision);
          const MigProfile* only =
              o->profile.empty() ? nullptr : &require_mig_profile(gpu, o->profile, "profile");
          const MigRules rules = load_mig_rules(ctx.catalog());

@@ -396,7 +396,7 @@ Placement PlacementOptions::build(Context& ctx) const {
 
 Placement PlacementOptions::build(Context& ctx, const Workload& w) const {
   Placement p = build(ctx);
-  require_format_support(*p.gpu, w.precision, load_training_formats(ctx.catalog()));
+  load_training_formats(ctx.catalog()).require(*p.gpu, w.precision);
   p.layout = layout.layout;
   if (shard == "auto") p.sharding = auto_sharding(w, model_states(w), p);
   check_layout(w, p);

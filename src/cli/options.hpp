@@ -85,7 +85,7 @@ struct PlacementOptions {
               bool with_topology = false);
   Placement build(Context& ctx) const;
   // As build(), for a run of `w`: the card must support its compute format
-  // (require_format_support), and the layout must divide the model and the cards (check_layout).
+  // (TrainingFormats::require), and the layout must divide the model and the cards (check_layout).
   Placement build(Context& ctx, const Workload& w) const;
 };
 

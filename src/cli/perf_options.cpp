@@ -119,18 +119,8 @@ EfficiencyTable CalibrationOptions::for_gpu(Context& ctx, const GpuSpec& gpu, bo
   return default_efficiency(ctx.catalog());
 }
 
-void require_format_support(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
-  const FormatSupport s = formats.check(g, f);
-  const std::string cc = g.compute_capability.value.value_or("unknown");
-  if (!s.supported)
-    throw UserError(ErrorCode::kUnsupported,
-                    fmt::format("{} training is not supported on {} (compute capability {}): {}",
-                                formats.format(f).name, g.name, cc, s.reason),
-                    "precision");
-}
-
 void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats) {
-  require_format_support(g, f, formats);
+  formats.require(g, f);
   const Device d = make_device(g);
   const TensorPrecision p = tensor_precision_of(f);
   if (!d.rate(p))

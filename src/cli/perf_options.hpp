@@ -41,9 +41,6 @@ struct CalibrationOptions {
   std::optional<EfficiencyTable> find_for_gpu(Context& ctx, const GpuSpec& gpu, bool strict) const;
 };
 
-// UserError (exit 2) unless `g` can train in `f` at all (FP8 on a card without FP8 tensor cores):
-// the rule of every command that describes a run on a card, timed or not (fit, max, mig too).
-void require_format_support(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats);
 // UserError (exit 2) unless `g` supports `f` and publishes the dense rate `f` runs at; the message
 // names the format, the card and the reason (for a command that was asked for this format).
 void require_training_format(const GpuSpec& g, ComputeFormat f, const TrainingFormats& formats);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "catalog/strict_yaml.hpp"
@@ -115,6 +116,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
   const QuantFormats quant_formats = load_quant_formats(catalog);
   std::vector<MeasuredRun> runs;
   std::set<std::string> ids;
+  std::optional<TrainingFormats> formats;  // read at the first run that states a precision
   for (auto& r : root.map_list("runs", true)) {
     MeasuredRun run;
     run.line = r.line();
@@ -283,10 +285,8 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
       // The matrix products' format (FP8 recipes: Transformer Engine, torchao Float8), where the
       // card runs it.
       w.precision = at_key(r, "precision", [&] { return parse_compute_format(*precision); });
-      const FormatSupport support = load_training_formats(catalog).check(*gpu, w.precision);
-      if (!support.supported)
-        r.fail("precision",
-               fmt::format("run '{}': {} on {}: {}", run.id, *precision, gpu->id, support.reason));
+      if (!formats) formats = load_training_formats(catalog);
+      at_key(r, "precision", [&] { formats->require(*gpu, w.precision); });
     }
     Placement& p = run.placement;
     p.gpu = gpu;

@@ -177,6 +177,17 @@ FormatSupport TrainingFormats::check(const GpuSpec& g, ComputeFormat f) const {
   return s;  // unreachable: the last rule has no min_cc (checked when parsing)
 }
 
+void TrainingFormats::require(const GpuSpec& g, ComputeFormat f) const {
+  const FormatSupport s = check(g, f);
+  if (s.supported) return;
+  throw UserError(
+      ErrorCode::kUnsupported,
+      fmt::format("{} training is not supported on {} (compute capability {}): {}; "
+                  "choose another precision or card",
+                  format(f).name, g.name, g.compute_capability.value.value_or("unknown"), s.reason),
+      "precision");
+}
+
 TrainingFormats load_training_formats(const Catalog& catalog) {
   const DataFile* f = catalog.file("training_formats.yaml");
   if (!f)

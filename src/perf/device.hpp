@@ -106,6 +106,10 @@ class TrainingFormats {
                                const std::map<std::string, SourceInfo, std::less<>>& sources);
   // Never throws: an unsupported format is a result with its reason.
   FormatSupport check(const GpuSpec& g, ComputeFormat f) const;
+  // UserError (exit 2) unless `g` can train in `f` at all (FP8 on a card without FP8 tensor
+  // cores): the rule of every command that describes a run on a card, timed or not, and of the
+  // measured-runs files. The message names the card, its compute capability and the reason.
+  void require(const GpuSpec& g, ComputeFormat f) const;
   const TrainingFormat& format(ComputeFormat f) const {
     return formats_[static_cast<std::size_t>(f)];
   }
