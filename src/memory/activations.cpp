@@ -236,19 +236,30 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
 // forward order: the base projections, and each adapter's lora_A and lora_B products after its
 // base (PEFT's forward). Routed experts run grouped products, which the policy rebuilds; the
 // router and the shared experts are plain products.
+//
+// Eager PyTorch caches the output of every product the policy marks must-save until the block's
+// backward pass. Compiled blocks (torch.compile's min-cut partitioner) only ban those products
+// from being recomputed: an output the backward pass never reads is not kept at all. Such are
+// the products whose output is only added to the residual stream: the attention output
+// projection and the dense MLP's down projection (with an adapter, the base product and lora_B's;
+// lora_A's output is read by lora_B's weight gradient), unless a post-norm reads them (Gemma's
+// four norms per block). Shared experts are left kept: some models gate their output.
 TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
   const double e = kActivationBytes;
   double t = e * d(shape.hidden);  // the checkpoint's input
   int index = 0;
-  auto product = [&](std::int64_t width) {
-    if (per_op_keeps_product(index++)) t += e * d(width);
+  auto product = [&](std::int64_t width, bool read_by_backward) {
+    if (per_op_keeps_product(index++) && read_by_backward) t += e * d(width);
   };
-  // A projection (or a fused module) `width` wide, with its adapter when one reads it.
-  auto projection = [&](ProjectionSet proj, std::int64_t width) {
-    product(width);
+  const bool drops_residual_outputs = s.compiled && shape.norms < 4;
+  // A projection (or a fused module) `width` wide, with its adapter when one reads it; `residual`:
+  // its output is only added to the residual stream.
+  auto projection = [&](ProjectionSet proj, std::int64_t width, bool residual = false) {
+    const bool read = !(residual && drops_residual_outputs);
+    product(width, read);
     if (!s.full_finetune && (s.adapted & proj) != 0) {
-      product(s.rank);
-      product(width);
+      product(s.rank, true);
+      product(width, read);
     }
   };
   const std::int64_t v = shape.value_width();
@@ -267,24 +278,24 @@ TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
   }
   if (s.attention != Attention::kEager)
     t += e * d(shape.output_width()) + kFp32Bytes * d(shape.heads);
-  projection(kProjO, shape.hidden);
-  auto gated = [&](std::int64_t width) {
+  projection(kProjO, shape.hidden, true);
+  auto gated = [&](std::int64_t width, bool residual) {
     if (shape.fused_gate_up) {
       projection(kProjGate | kProjUp, 2 * width);
     } else {
       projection(kProjGate, width);
       projection(kProjUp, width);
     }
-    projection(kProjDown, shape.hidden);
+    projection(kProjDown, shape.hidden, residual);
   };
   if (shape.experts > 0) {
-    product(shape.experts);  // the router
-    if (shape.shared_expert_width > 0) gated(shape.shared_expert_width);
+    product(shape.experts, true);  // the router
+    if (shape.shared_expert_width > 0) gated(shape.shared_expert_width, false);
   } else if (shape.gated_mlp) {
-    gated(shape.mlp_width);
+    gated(shape.mlp_width, true);
   } else {
     projection(kProjGate | kProjUp, shape.mlp_width);
-    projection(kProjDown, shape.hidden);
+    projection(kProjDown, shape.hidden, true);
   }
   return TokenBytes{t, 0};
 }
