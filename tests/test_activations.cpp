@@ -392,6 +392,50 @@ TEST(Activations, QloraDequantizesTheLargestWeightToBf16) {
   EXPECT_DOUBLE_EQ(m.dequant_buffer.value, 14336.0 * 4096 * 2);
 }
 
+// The output layer's backward follows the loss: the logits' 16-bit gradient (every chunk's), the
+// final hidden state's gradient and the head's weight gradient; a chunked output layer adds each
+// chunk's partial head gradient through a second head-sized buffer. Llama 3.1 8B, full
+// fine-tune with its optimizer in the backward pass, full recomputation, 1024 x 2 tokens, chunked
+// loss: the head gradient is 2 B x 128256 x 4096, twice over; the logits' gradient 2 B x 128256
+// per token, the hidden state's 2 B x 4096.
+TEST(Activations, OutputLayerBackwardHoldsTheLogitsGradientAndTheHeadGradients) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.seq = 1024;
+  w.micro_batch = 2;
+  w.recompute = Recompute::kFull;
+  w.options.chunked_loss = true;
+  w.options.pure_bf16 = true;
+  w.options.optimizer_in_backward = true;
+  const ActivationProfile prof = activation_profile(w);
+  const double V = 128256, h = 4096, tokens = 2048;
+  const StepMemory m = estimate_memory(w, on("h200-nvl")).runtime.step;
+  ASSERT_EQ(m.phase, StepPhase::kLoss);
+  EXPECT_DOUBLE_EQ(m.gradients.value, 2 * (2 * V * h));
+  EXPECT_DOUBLE_EQ(m.logits_and_loss.value,
+                   prof.output_saved.at(1024, 2).value + 2 * V * tokens + 2 * h * tokens);
+  EXPECT_DOUBLE_EQ(m.saved_activations.value, prof.saved_all.at(1024, 2).value);
+  // One output product, nothing accumulated: the head gradient once. Without recomputation, at
+  // 256 x 2 tokens, the cross-entropy on 16-bit logits (logits, log-probabilities and their
+  // gradients: 8 B x 128256 per token) holds less than the output layer's backward (2 B x 128256
+  // per token and the head gradient).
+  w.seq = 256;
+  w.recompute = Recompute::kNone;
+  w.options.chunked_loss = false;
+  w.options.loss = LossKind::kBf16;
+  const StepMemory one = estimate_memory(w, on("h200-nvl")).runtime.step;
+  ASSERT_EQ(one.phase, StepPhase::kLoss);
+  EXPECT_DOUBLE_EQ(one.gradients.value, 2 * V * h);
+  EXPECT_DOUBLE_EQ(one.logits_and_loss.value,
+                   activation_profile(w).output_saved.at(256, 2).value + 2 * V * 512 + 2 * h * 512);
+  // A frozen head (LoRA) has no weight gradient; a fused output layer and loss hold no logits.
+  Workload lora = workload("llama-3.1-8b", Method::kLora);
+  lora.options.chunked_loss = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(lora, on("h200-nvl")).runtime.step.gradients.value, 0.0);
+  lora.options.chunked_loss = false;
+  lora.options.loss = LossKind::kFused;
+  EXPECT_DOUBLE_EQ(activation_profile(lora).logits_gradient.per_token, 0.0);
+}
+
 TEST(Activations, OffloadKeepsOneBlockOnTheCard) {
   Workload w = workload("llama-3.1-8b", Method::kLora);
   w.recompute = Recompute::kNone;

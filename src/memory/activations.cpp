@@ -506,6 +506,7 @@ ActivationProfile activation_profile(const Workload& w) {
       break;
   }
   p.hidden_gradient.per_token = e * h;
+  if (w.options.effective_loss() != LossKind::kFused) p.logits_gradient.per_token = e * V;
   p.scoring_logits.per_token =
       w.options.effective_loss() == LossKind::kFused ? p.logits.per_token : e * V;
 

@@ -113,6 +113,9 @@ struct ActivationProfile {
   // one row at a time.
   TokenBytes scoring_logits;
   TokenBytes hidden_gradient;  // gradient of the final hidden state
+  // The logits' 16-bit gradient as the output layer's backward reads it (every chunk's under a
+  // chunked loss); zero where the output layer and the loss are fused.
+  TokenBytes logits_gradient;
   Bytes dequant_buffer;        // the largest weight materialised for one product: a QLoRA
                                // base dequantized to BF16, DoRA's W + s·B·A for its norm
   Bytes layer_params;          // the largest block's parameters as stored (FSDP all-gather)

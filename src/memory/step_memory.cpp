@@ -12,7 +12,8 @@
 namespace ftplan {
 
 std::string_view step_phase_name(StepPhase phase) {
-  return phase == StepPhase::kLoss ? "loss (end of the forward pass)" : "backward pass of a block";
+  return phase == StepPhase::kLoss ? "loss and output layer (end of the forward pass)"
+                                   : "backward pass of a block";
 }
 
 std::string_view StepMemory::largest_term() const {
@@ -59,6 +60,27 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // forward pass (TRL: the reference's log-probabilities, KTO's KL batch), one pass at a time,
   // while the policy's logits are still held for the backward pass.
   if (no_grad_forward_passes(w) > 0) loss.scoring_logits = prof.scoring_logits.at(s, b);
+  // The output layer's backward, which follows: the logits' 16-bit gradient (under a chunked loss
+  // every chunk's, since autograd runs each chunk's loss backward before any chunk's output
+  // product, made earlier in the forward pass), the final hidden state's gradient and, when the
+  // head is trained, its weight gradient. Where that gradient is accumulated (one partial
+  // product per chunk, or into gradients kept from an earlier micro-batch), each partial comes
+  // in a second head-sized buffer before it is added.
+  if (prof.logits_gradient.per_token > 0) {
+    const double shards =
+        p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig ? static_cast<double>(p.count) : 1.0;
+    const Bytes head = prof.head_gradients / shards;
+    const bool accumulated =
+        w.options.effective_loss() == LossKind::kChunked || states.gradients_persistent;
+    StepMemory out = loss;
+    out.logits_and_loss =
+        prof.output_saved.at(s, b) + prof.logits_gradient.at(s, b) + prof.hidden_gradient.at(s, b);
+    out.scoring_logits = Bytes(0);
+    out.gradients =
+        (states.gradients_persistent ? Bytes(0) : std::min(states.gradients_first, head)) +
+        (accumulated ? head : Bytes(0));
+    if (out.total() > loss.total()) loss = out;
+  }
 
   // Block phase: one block's backward (recomputed activations and the gradients of its
   // activations), the dequantized weight, the FSDP working set (this block and the prefetched

@@ -1,6 +1,8 @@
 // The step's memory beyond the resident model states, and the runtime overheads, per card. The
 // step's peak is the larger of two phases:
-//   loss phase:   every block's saved activations + the output layer's logits and loss;
+//   loss phase:   every block's saved activations + the output layer's logits and loss, or
+//                 its backward that follows (the logits' gradient, the head's weight gradient
+//                 and, where it is accumulated, a second head-sized partial), the larger;
 //   block phase:  the backward pass of one block (its recomputed activations and gradients of
 //                 its activations) while the model's gradients are produced.
 #pragma once
