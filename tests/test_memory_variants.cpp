@@ -184,6 +184,39 @@ TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
   EXPECT_NEAR(c.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
 }
 
+// torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in
+// the ZeRO count, but between steps the card holds only the FP32 shards and the AdamW states
+// (12 B / 8 per parameter on 8 cards), and the backward pass produces FP32 gradient shards (4 B /
+// 8), not 2 B ones. Llama 3.1 8B, 8,030,261,248 parameters, FSDP over 8 H100s.
+TEST(StackBuffers, TorchtitanShardsFp32ParametersAndGradients) {
+  const StackProfile& titan = test::stacks().find("torchtitan");
+  ASSERT_TRUE(titan.fsdp_fp32_parameters);
+  StackProfile without = titan;
+  without.fsdp_fp32_parameters = false;
+  without.fsdp_root_unsharded = false;
+  StackProfile with = without;
+  with.fsdp_fp32_parameters = true;
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  const double n = 8030261248.0;
+  const Placement eight = test::on("h100-sxm", 8, Sharding::kFsdp);
+  w.stack = &with;
+  const MemoryEstimate a = estimate_memory(w, eight);
+  EXPECT_NEAR(a.states_on_card.value, n * 12 / 8, 1e-9 * n);
+  EXPECT_NEAR(a.runtime.states.gradients_in_step.value, n * 4 / 8, 1e-9 * n);
+  EXPECT_NEAR(a.runtime.states.fp32_parameter_shift.value, n * 2 / 8, 1e-9 * n);
+  w.stack = &without;
+  const MemoryEstimate b = estimate_memory(w, eight);
+  EXPECT_NEAR(b.states_on_card.value, n * 14 / 8, 1e-9 * n);
+  EXPECT_NEAR(b.runtime.states.gradients_in_step.value, n * 2 / 8, 1e-9 * n);
+  // Pure BF16 parameters have no FP32 copy to shard; one card is not sharded.
+  w.stack = &with;
+  w.options.pure_bf16 = true;
+  EXPECT_EQ(estimate_memory(w, eight).runtime.states.fp32_parameter_shift.value, 0.0);
+  w.options.pure_bf16 = false;
+  EXPECT_EQ(estimate_memory(w, test::on("h200-nvl")).runtime.states.fp32_parameter_shift.value,
+            0.0);
+}
+
 // Megatron keeps gradients in a persistent FP32 main-grad buffer: with BF16 parameters and the
 // distributed optimizer, 6 + 12/d bytes per parameter (Megatron Core's table), here d = 8.
 TEST(StackBuffers, MegatronKeepsFp32GradientsResident) {

@@ -116,13 +116,13 @@ struct ActivationProfile {
   // The logits' 16-bit gradient as the output layer's backward reads it (every chunk's under a
   // chunked loss); zero where the output layer and the loss are fused.
   TokenBytes logits_gradient;
-  Bytes dequant_buffer;        // the largest weight materialised for one product: a QLoRA
-                               // base dequantized to BF16, DoRA's W + s·B·A for its norm
-  Bytes layer_params;          // the largest block's parameters as stored (FSDP all-gather)
-  Bytes layer_gradients;       // the largest block's gradients, unsharded
-  Bytes output_params;         // the output layer's weight in 16-bit (FSDP all-gather)
-  Bytes largest_gradient;      // the largest single trained tensor's gradient
-  Bytes head_gradients;        // gradients the backward pass produces first (output layer)
+  Bytes dequant_buffer;    // the largest weight materialised for one product: a QLoRA
+                           // base dequantized to BF16, DoRA's W + s·B·A for its norm
+  Bytes layer_params;      // the largest block's parameters as stored (FSDP all-gather)
+  Bytes layer_gradients;   // the largest block's gradients, unsharded
+  Bytes output_params;     // the output layer's weight in 16-bit (FSDP all-gather)
+  Bytes largest_gradient;  // the largest single trained tensor's gradient
+  Bytes head_gradients;    // gradients the backward pass produces first (output layer)
   std::int64_t blocks = 0;
   // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
   // under the attention-core policy rebuilds nothing).

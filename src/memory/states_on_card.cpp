@@ -45,6 +45,19 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     s.frozen_weights = s.trained_weights = s.quantization_constants = s.reference_weights =
         s.reward_weights = Bytes(0);
   }
+  // FSDP2 over FP32 parameters with a 16-bit MixedPrecisionPolicy (torchtitan builds its model in
+  // FP32): the sharded parameter is the FP32 copy, the 16-bit weights exist only all-gathered per
+  // block (StepMemory::gathered_params), and gradients are reduced into FP32 shards. The same 16
+  // B per parameter, but 2 B of them move from the resident weights to the gradients, which the
+  // backward pass produces.
+  double gradient_scale = 1.0;
+  if (w.stack && w.stack->fsdp_fp32_parameters && fsdp && !o.pure_bf16 && !o.offload_parameters &&
+      opt.weight_bytes == 2 && opt.gradient_bytes == 2 && opt.master_bytes == 4) {
+    out.fp32_parameter_shift = s.trained_weights;
+    s.gradients += s.trained_weights;
+    s.trained_weights = Bytes(0);
+    gradient_scale = 2.0;
+  }
   // Gradients: they persist across the step when micro-batches accumulate into them, or when
   // DDP / ZeRO-1/2 keep them in communication buckets; otherwise zero_grad(set_to_none=True)
   // frees them between steps and the backward pass produces them (PyTorch 2 default).
@@ -76,7 +89,7 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.gradients_in_step = Bytes(0);
   } else {
     out.gradients_produced = gradients;
-    out.gradients_first = std::min(gradients, profile.head_gradients / shards);
+    out.gradients_first = std::min(gradients, profile.head_gradients * gradient_scale / shards);
   }
   // The stack's own buffers. FSDP2 does not reshard the root module after forward (its
   // parameters are gathered again for backward at once): the embeddings, final norm and output

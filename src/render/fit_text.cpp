@@ -118,6 +118,8 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   const RuntimeMemory& r = m.runtime;
   if (m.states_on_card != s.total()) {
     sub("pure BF16: no FP32 master, BF16 states", -r.states.pure_bf16_saving);
+    sub("FSDP2 FP32 parameters: no resident 16-bit copy", -r.states.fp32_parameter_shift);
+    sub("FSDP2 FP32 parameters: FP32 gradient shards", r.states.fp32_parameter_shift);
     sub("offloaded to host memory", -r.states.host);
     sub("paged, host-evictable (not counted)", -r.states.paged);
     sub("gradients (produced in backward)", -r.states.gradients_in_step);

@@ -61,11 +61,13 @@ struct StackProfile {
   double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
   std::string load_basis;
   // Buffers the framework keeps beyond the ZeRO accounting (memory/states_on_card.cpp):
-  bool fsdp_root_unsharded = false;  // FSDP2: the root module's parameters (embeddings, final
-                                     // norm, output layer) stay gathered from forward to backward
-  bool ddp_gradient_copy = false;    // DDP gradient_as_bucket_view=False: the buckets hold a
-                                     // second copy of every gradient
-  bool fp32_main_gradients = false;  // Megatron: gradients in a persistent FP32 main-grad buffer
+  bool fsdp_root_unsharded = false;   // FSDP2: the root module's parameters (embeddings, final
+                                      // norm, output layer) stay gathered from forward to backward
+  bool ddp_gradient_copy = false;     // DDP gradient_as_bucket_view=False: the buckets hold a
+                                      // second copy of every gradient
+  bool fp32_main_gradients = false;   // Megatron: gradients in a persistent FP32 main-grad buffer
+  bool fsdp_fp32_parameters = false;  // FSDP2 over FP32 parameters with a 16-bit mixed-precision
+                                      // policy: no resident 16-bit copy, FP32 gradient shards
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
   // (estimate_zero2/3_model_states_mem_needs): ZeRO-2 replicated + sharded / N bytes, ZeRO-3
   // sharded / N bytes + bytes per parameter of the largest layer (gather buffers). 0: not used.
