@@ -36,8 +36,8 @@ std::string_view StepMemory::largest_term() const {
 StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states, const Workload& w,
                        const Placement& p) {
   const std::int64_t s = w.seq, b = w.sequences_per_micro_batch();
-  const bool gathered =
-      (p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig) || w.options.offload_parameters;
+  const bool fsdp = p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
+  const bool gathered = fsdp || w.options.offload_parameters;
   // Saved activations on the card: all blocks', or, offloaded, one block's worth in flight
   // (torchtune OffloadActivations moves them to host memory as they are produced).
   const Bytes saved_one = prof.saved_one.at(s, b);
@@ -53,8 +53,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
   // FSDP2 keeps the root module (the output layer among it) gathered for the whole step: it is
   // in the states on the card (OnCardStates::stack_buffers), not gathered again here.
-  const bool root_resident = w.stack && w.stack->fsdp_root_unsharded &&
-                             p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig;
+  const bool root_resident = w.stack && w.stack->fsdp_root_unsharded && fsdp;
   if (gathered && !root_resident) loss.gathered_params = prof.output_params;
   // A preference objective scores the micro-batch again without gradient after the policy's
   // forward pass (TRL: the reference's log-probabilities, KTO's KL batch), one pass at a time,
@@ -67,9 +66,9 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // product per chunk, or into gradients kept from an earlier micro-batch), each partial comes
   // in a second head-sized buffer before it is added.
   if (prof.logits_gradient.per_token > 0) {
-    const double shards =
-        p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig ? static_cast<double>(p.count) : 1.0;
-    const Bytes head = prof.head_gradients / shards;
+    // The head's gradient shard as produced: in FP32 where the stack shards FP32 parameters.
+    const double scale = states.fp32_parameter_shift.value > 0 ? 2.0 : 1.0;
+    const Bytes head = prof.head_gradients * (scale / (fsdp ? static_cast<double>(p.count) : 1.0));
     const bool accumulated =
         w.options.effective_loss() == LossKind::kChunked || states.gradients_persistent;
     StepMemory out = loss;
@@ -98,8 +97,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // that copy until the next block's reduce-scatter is issued (FSDPCommContext
   // reduce_scatter_state): the previous block's gradients are still there as this block's are
   // produced.
-  if (p.sharding == Sharding::kFsdp && p.count > 1 && !p.mig)
-    block.gathered_params += prof.layer_gradients;
+  if (fsdp) block.gathered_params += prof.layer_gradients;
   const Bytes start = saved + states.gradients_first;
   const Bytes end = saved_one + states.gradients_produced;
   if (start >= end) {
