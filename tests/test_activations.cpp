@@ -220,6 +220,92 @@ TEST(Activations, CheckpointingLowersThem) {
       }
 }
 
+// Layer-wise checkpointing (Megatron --recompute-method block, torchtitan's selective_ac_option
+// n): of Llama 3.1 8B's 32 blocks, 16 keep only their input and the other 16 keep everything, so
+// the saved bytes are the mean of full and no recomputation; the rebuilt block is as large as
+// under full recomputation, the largest kept block as without. For every catalog model the
+// saved bytes grow as fewer blocks are rebuilt, from full recomputation's to none's.
+TEST(Activations, LayerWiseCheckpointingKeepsTheOtherBlocksWhole) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  auto profile = [&](Recompute rc, std::int64_t layers) {
+    Workload x = w;
+    x.recompute = rc;
+    x.recompute_layers = layers;
+    return activation_profile(x);
+  };
+  const ActivationProfile none = profile(Recompute::kNone, 0), full = profile(Recompute::kFull, 0),
+                          half = profile(Recompute::kFull, 16);
+  EXPECT_DOUBLE_EQ(half.saved_all.per_token,
+                   16 * full.saved_one.per_token + 16 * none.saved_one.per_token);
+  EXPECT_DOUBLE_EQ(half.saved_one.per_token, none.saved_one.per_token);
+  EXPECT_DOUBLE_EQ(half.recompute.per_token, full.recompute.per_token);
+  // All 32 named: every block, as the default 0.
+  EXPECT_DOUBLE_EQ(profile(Recompute::kFull, 32).saved_all.per_token, full.saved_all.per_token);
+
+  for (const auto& m : test::catalog().models()) {
+    Workload x = workload(m->arch.id, Method::kLora);
+    x.recompute = Recompute::kFull;
+    const std::int64_t blocks = m->arch.layers;
+    double previous = activation_profile(x).saved_all.at(4096, 1).value;  // every block
+    for (std::int64_t k : {blocks - 1, blocks / 2, std::int64_t{1}}) {
+      if (k < 1 || k >= blocks) continue;
+      x.recompute_layers = k;
+      const double saved = activation_profile(x).saved_all.at(4096, 1).value;
+      EXPECT_GE(saved, previous) << m->arch.id << " " << k;
+      previous = saved;
+    }
+    Workload plain = x;
+    plain.recompute = Recompute::kNone;
+    plain.recompute_layers = 0;
+    EXPECT_LE(previous, activation_profile(plain).saved_all.at(4096, 1).value) << m->arch.id;
+  }
+}
+
+// The step rebuilds only the checkpointed blocks: half the blocks, half the recompute FLOPs, and
+// a step between no and full recomputation.
+TEST(Activations, LayerWiseCheckpointingRecomputesItsShareOfTheBlocks) {
+  const Device h100 = make_device(test::catalog().gpu("h100-sxm"));
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  auto run = [&](Recompute rc, std::int64_t layers) {
+    Workload x = w;
+    x.recompute = rc;
+    x.recompute_layers = layers;
+    const StepOps ops = build_step_ops(x);
+    double rebuilt = 0;
+    for (const Op& op : ops.ops)
+      if (op.phase == Phase::kRecompute) rebuilt += op.total_flops().value;
+    return std::pair{rebuilt, estimate_step(ops, h100, test::roofline_efficiency()).step.value};
+  };
+  const auto [full_flops, full_step] = run(Recompute::kFull, 0);
+  const auto [half_flops, half_step] = run(Recompute::kFull, 16);
+  const auto [none_flops, none_step] = run(Recompute::kNone, 0);
+  EXPECT_GT(full_flops, 0);
+  EXPECT_DOUBLE_EQ(half_flops, full_flops / 2);
+  EXPECT_DOUBLE_EQ(none_flops, 0);
+  EXPECT_LT(half_step, full_step);
+  EXPECT_GT(half_step, none_step);
+}
+
+// Layer-wise checkpointing is full recomputation of some blocks: with another mode, or more
+// blocks than the model has, it is an error naming recompute_layers.
+TEST(Activations, LayerWiseCheckpointingNeedsFullRecomputeAndAModelsBlockCount) {
+  auto error = [](Recompute rc, std::int64_t layers) {
+    Workload w = workload("llama-3.1-8b", Method::kFull);
+    w.recompute = rc;
+    w.recompute_layers = layers;
+    try {
+      validate(w);
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.field(), "recompute_layers");
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error(Recompute::kSelective, 8).find("needs recompute full"), std::string::npos);
+  EXPECT_NE(error(Recompute::kFull, 33).find("the model's 32 blocks"), std::string::npos);
+  EXPECT_EQ(error(Recompute::kFull, 32), "accepted");
+}
+
 // torchtitan's per-op policy on Llama 3.1 8B (hidden 4096, 32 heads, kv 1024, MLP 14336): a block
 // keeps its input, the attention kernel's output and FP32 logsumexp, and the 1st, 3rd, 5th and
 // 7th of its products q, k, v, o, gate, up, down: q, v, gate and down.

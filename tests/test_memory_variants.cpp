@@ -258,6 +258,43 @@ TEST(StackBuffers, DeepSpeedZeroEstimateByHand) {
             0);
 }
 
+// Layer-wise checkpointing through the command line, a runs file and the API: the setting as
+// reports print it, the JSON key, and an error for a mode it does not apply to.
+TEST(MemoryOptions, RecomputeLayersEverywhere) {
+  auto fit = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu",
+                            "h200-nvl", "--recompute-layers", "16"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  EXPECT_NE(fit.out.find("recompute full (16 of 32 blocks)"), std::string::npos) << fit.out;
+  auto bad = test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "full", "--gpu",
+                            "h200-nvl", "--recompute", "selective", "--recompute-layers", "16"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("recompute_layers 16 checkpoints whole blocks"), std::string::npos)
+      << bad.err;
+
+  const std::string runs = ::testing::TempDir() + "recompute-layers-runs.yaml";
+  {
+    std::ofstream f(runs);
+    f << "candidates:\n  gpus: [h200-nvl]\n  counts: [1]\nruns:\n"
+         "  - name: half\n    model: llama-3.1-8b\n    method: full\n"
+         "    recompute_layers: 16\n    tokens: 10e6\n";
+  }
+  auto plan = test::run_cli({"plan", runs, "--json"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("\"recompute_layers\": 16"), std::string::npos) << plan.out;
+
+  const server::Commands commands = cli::server_commands();
+  server::Request r;
+  r.method = "POST";
+  r.path = "/api/fit";
+  r.content_type = "application/json";
+  r.body = R"({"model": "llama-3.1-8b", "method": "full", "gpu": "h200-nvl",
+               "recompute_layers": 16, "json": true})";
+  const server::Response resp = server::handle(r, commands);
+  ASSERT_EQ(resp.status, 200) << resp.body;
+  const auto j = nlohmann::json::parse(resp.body);
+  EXPECT_EQ(j["recompute_layers"], 16) << resp.body.substr(0, 2000);
+}
+
 // The new options reach the planner through a runs file and fit through the API (JSON keys are
 // the options' names with '_').
 TEST(MemoryOptions, RunsFileAndApi) {

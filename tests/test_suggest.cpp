@@ -63,8 +63,27 @@ const std::vector<json>& unfit_requests() {
        {"seq", 8192},
        {"micro_batch", 4},
        {"recompute", "none"}},
+      // Layer-wise checkpointing of 4 of 32 blocks: checkpointing every block fits.
+      {{"model", "mistral-7b-v0.3"},
+       {"method", "lora"},
+       {"gpu", "l4"},
+       {"seq", 4096},
+       {"recompute_layers", 4}},
   };
   return r;
+}
+
+TEST(Suggest, LayerWiseCheckpointingGetsEveryBlock) {
+  const json fit = post_fit(unfit_requests().back());
+  ASSERT_EQ(fit["verdict"], "does-not-fit");
+  bool found = false;
+  for (const auto& s : fit["suggestions"])
+    if (s["kind"] == "recompute") {
+      found = true;
+      EXPECT_EQ(s["change"]["recompute_layers"], 32) << s.dump();
+      EXPECT_TRUE(s["fits"].get<bool>()) << s.dump();
+    }
+  EXPECT_TRUE(found) << fit["suggestions"].dump(1);
 }
 
 TEST(Suggest, SeventyBLoraOnOneEightyGbCardGetsMoreCardsAndQlora) {

@@ -141,6 +141,7 @@ const ADVANCED = Object.freeze({
   loss: {initial: ''},       // '': the stack's
   peak: {initial: 'reserved'},
   grad_accum: {initial: '1'},
+  recompute_layers: {initial: '0'},
   lora_dropout: {initial: '0', adapter: true},
   quant_block: {initial: '64', quant: true},
   offload_optimizer: {initial: 'off', check: true},
@@ -1650,7 +1651,8 @@ const FIELD_SLOTS = {
   prompts_per_step: 'group_size', engine_memory: 'objective', rollout: 'objective',
   recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
   stack: 'stack', attention: 'attention', compile: 'compile', no_compile: 'compile', loss: 'loss',
-  peak: 'peak', grad_accum: 'grad_accum', lora_dropout: 'lora_dropout',
+  peak: 'peak', grad_accum: 'grad_accum', recompute_layers: 'recompute_layers',
+  lora_dropout: 'lora_dropout',
   quant_block: 'quant_block', no_double_quant: 'advanced', offload_optimizer: 'advanced',
   offload_params: 'advanced', offload_activations: 'advanced', pure_bf16: 'advanced',
 };

@@ -158,6 +158,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option("--recompute", recompute,
                  "Activation checkpointing: none | selective | full (default full: gradient "
                  "checkpointing, as typical fine-tuning recipes (TRL, torchtune, Unsloth) enable)");
+  app.add_option("--recompute-layers", recompute_layers,
+                 "With --recompute full: how many of the model's blocks are checkpointed and "
+                 "rebuilt in the backward pass; the others keep every activation (Megatron "
+                 "--recompute-method block: its count per stage times the stages; torchtitan "
+                 "selective_ac_option n: blocks / n) (default 0: every block)");
   app.add_option(
       "--stack", stack,
       "Software stack (ftplan stacks): hf | torchtune | torchtitan | unsloth | deepspeed "
@@ -247,6 +252,7 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.micro_batch = micro_batch;
   w.grad_accum = grad_accum;
   w.recompute = parse_recompute(recompute);
+  w.recompute_layers = recompute_layers;
   w.stack = &ctx.stacks().find(stack);
   w.attention = attention.empty() ? w.stack->attention : parse_attention(attention);
   w.peak = parse_peak_kind(peak);

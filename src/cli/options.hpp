@@ -31,6 +31,7 @@ struct WorkloadOptions {
   long long micro_batch = 1;
   long long grad_accum = 1;
   std::string recompute = "full";
+  std::int64_t recompute_layers = 0;
   std::string attention;  // empty: the stack's
   std::string stack = std::string(Stacks::kDefaultStack);
   std::string peak = "reserved";

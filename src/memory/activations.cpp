@@ -427,6 +427,7 @@ ActivationProfile activation_profile(const Workload& w) {
     if (count <= 0) return;
     const BlockActivations b = block_activations(shape, s);
     TokenBytes saved, rebuilt;
+    std::int64_t rebuilt_blocks = count;  // the blocks `saved` applies to; the rest keep b.saved
     switch (w.recompute) {
       case Recompute::kNone:
         saved = b.saved;
@@ -444,14 +445,19 @@ ActivationProfile activation_profile(const Workload& w) {
         rebuilt = b.attention_core;
         break;
       case Recompute::kFull:
+        // Layer-wise checkpointing rebuilds only some blocks; the others keep everything.
         saved = b.input;
         rebuilt = b.saved;
+        rebuilt_blocks = w.recomputed_blocks(count);
         break;
     }
-    p.saved_all += saved * static_cast<double>(count);
-    if (saved.per_token > p.saved_one.per_token) p.saved_one = saved;
-    if (rebuilt.per_token + rebuilt.per_seq_squared >
-        p.recompute.per_token + p.recompute.per_seq_squared)
+    const std::int64_t kept_blocks = count - rebuilt_blocks;
+    p.saved_all +=
+        saved * static_cast<double>(rebuilt_blocks) + b.saved * static_cast<double>(kept_blocks);
+    if (rebuilt_blocks > 0 && saved.per_token > p.saved_one.per_token) p.saved_one = saved;
+    if (kept_blocks > 0 && b.saved.per_token > p.saved_one.per_token) p.saved_one = b.saved;
+    if (rebuilt_blocks > 0 && rebuilt.per_token + rebuilt.per_seq_squared >
+                                  p.recompute.per_token + p.recompute.per_seq_squared)
       p.recompute = rebuilt;
     if (b.backward_transient.per_token > p.backward_transient.per_token)
       p.backward_transient = b.backward_transient;

@@ -154,6 +154,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     quant.format = r.optional_string("base_quant").value_or("");
     quant.group = static_cast<int>(r.optional_integer("quant_group", 0, 65536).value_or(-1));
     const auto recompute = r.optional_string("recompute");
+    const auto recompute_layers = r.optional_integer("recompute_layers", 0, 1 << 20);
     const auto attention = r.optional_string("attention");
     const auto precision = r.optional_string("precision");
     const auto seq = r.optional_integer("seq", 1, 1 << 24);
@@ -279,6 +280,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     if (rank) w.lora.rank = static_cast<int>(*rank);
     if (recompute)
       w.recompute = at_key(r, "recompute", [&] { return parse_recompute(*recompute); });
+    if (recompute_layers) w.recompute_layers = *recompute_layers;
     if (attention)
       w.attention = at_key(r, "attention", [&] { return parse_attention(*attention); });
     if (precision) {

@@ -157,9 +157,19 @@ void suggest_cards(const Workload& w, const Placement& p, int max_cards, Suggest
 
 // Full recomputation, or selective when that fits already (it recomputes less).
 void suggest_recompute(const Workload& w, const Placement& p, Suggestions& out) {
-  if (w.recompute == Recompute::kFull) return;
+  const std::int64_t blocks = w.model->arch.layers;
+  if (w.recompute == Recompute::kFull && w.recomputed_blocks(blocks) == blocks) return;
   Workload v = w;
   Candidate c;
+  if (w.recompute == Recompute::kFull) {
+    // Layer-wise checkpointing: every block instead.
+    v.recompute_layers = 0;
+    out.add(SuggestionKind::kRecompute, {numbered("recompute_layers", blocks)},
+            Reason(ReasonCode::kSuggestRecompute)
+                .name("recompute", std::string(recompute_name(Recompute::kFull))),
+            evaluate(v, p));
+    return;
+  }
   for (Recompute r : {Recompute::kSelective, Recompute::kFull}) {
     if (r == w.recompute) continue;
     v.recompute = r;
@@ -236,6 +246,7 @@ void apply_change(const std::vector<SettingChange>& change, const Workload& base
     if (c.key == "shard") p.sharding = parse_sharding(c.text);
     if (c.key == "gpus") p.count = static_cast<int>(c.number);
     if (c.key == "recompute") w.recompute = parse_recompute(c.text);
+    if (c.key == "recompute_layers") w.recompute_layers = c.number;
     if (c.key == "optimizer") w.optimizer = parse_optimizer(c.text);
     if (c.key == "micro_batch") w.micro_batch = c.number;
     if (c.key == "method" || c.key == "adapter") {
@@ -297,6 +308,11 @@ void suggest_combined(const Workload& w, const Placement& p, int max_cards, Sugg
   if (v.recompute != Recompute::kFull) {
     v.recompute = Recompute::kFull;
     change.push_back(named("recompute", recompute_name(v.recompute)));
+    parts.push_back(Reason(ReasonCode::kSuggestRecompute)
+                        .name("recompute", std::string(recompute_name(v.recompute))));
+  } else if (v.recomputed_blocks(v.model->arch.layers) < v.model->arch.layers) {
+    v.recompute_layers = 0;  // layer-wise checkpointing: every block
+    change.push_back(numbered("recompute_layers", v.model->arch.layers));
     parts.push_back(Reason(ReasonCode::kSuggestRecompute)
                         .name("recompute", std::string(recompute_name(v.recompute))));
   }

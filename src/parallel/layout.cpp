@@ -401,8 +401,9 @@ LayoutTraffic layout_traffic(const Workload& w, const Layout& l, const Stage& s,
   const double T = static_cast<double>(w.tokens_per_micro_batch()) / l.cp;  // tokens per card
   const double act = 2.0;  // bytes per activation element (BF16)
   const double layers = static_cast<double>(s.layers);
-  const bool full = w.recompute == Recompute::kFull;
-  const double passes = full ? 3.0 : 2.0;  // forward, backward, and a recomputed forward
+  // Forward, backward, and a recomputed forward of the blocks full recomputation rebuilds.
+  const auto rebuilt = static_cast<double>(w.recomputed_blocks(a.layers));
+  const double passes = 2.0 + rebuilt / static_cast<double>(a.layers);
   auto add = [](LayoutTraffic::Group& g, const CollectiveCost& c, double times) {
     g.received += c.received_per_card * times;
     g.seconds += c.estimated_seconds * times;
@@ -425,7 +426,7 @@ LayoutTraffic layout_traffic(const Workload& w, const Layout& l, const Stage& s,
                                      static_cast<double>(std::max<std::int64_t>(1, a.kv_heads)));
     const double kv_width = static_cast<double>(a.kv_dim() + a.v_dim()) / kv_split;
     const Bytes ring(T * kv_width * act * l.cp);  // every chunk of the ring: an all-gather
-    const double per_layer = (full ? 1.0 : 0.0) + 1.0 + 2.0;
+    const double per_layer = passes - 2.0 + 1.0 + 2.0;
     add(out.cp, collective_cost(Collective::kAllGather, ring, g, k), layers * per_layer);
   }
   if (l.ep > 1 && a.is_moe()) {

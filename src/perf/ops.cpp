@@ -833,8 +833,12 @@ class Builder {
     const bool per_op = w_.recompute == Recompute::kSelective && w_.stack &&
                         w_.stack->selective == SelectivePolicy::kPerOp;
     if (w_.recompute == Recompute::kFull) {
-      for (const auto& op : block_fwd_)
-        out_.ops.push_back(recompute_copy(op));
+      // Layer-wise checkpointing rebuilds only its share of each kind of block.
+      for (const auto& op : block_fwd_) {
+        Op r = recompute_copy(op);
+        r.count = w_.recomputed_blocks(op.count);
+        if (r.count > 0) out_.ops.push_back(std::move(r));
+      }
     } else if (per_op) {
       const bool kernel_kept = w_.attention != Attention::kEager;
       for (const auto& op : block_fwd_) {

@@ -218,7 +218,8 @@ Matrix evaluate_matrix(const MatrixRequest& request, const PlanningData& data) {
   run.name = "matrix";
   run.workload = request.workload;
   if (request.fix_micro_batch) run.micro_batch = request.workload.micro_batch;
-  if (request.fix_recompute) run.recompute = request.workload.recompute;
+  if (request.fix_recompute || request.workload.recompute_layers > 0)
+    run.recompute = request.workload.recompute;
   run.global_batch = request.global_batch;
   run.tokens = request.tokens;
   file.runs.push_back(run);

@@ -49,6 +49,8 @@ std::vector<std::int64_t> micro_batches(const PlannedRun& run) {
 
 std::vector<Recompute> recomputes(const PlannedRun& run) {
   if (run.recompute) return {*run.recompute};
+  // Layer-wise checkpointing is full recomputation of some blocks.
+  if (run.workload.recompute_layers > 0) return {Recompute::kFull};
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 }
 

@@ -52,6 +52,7 @@ const std::vector<std::string>& run_keys() {
                                   "padding_free",
                                   "micro_batch",
                                   "recompute",
+                                  "recompute_layers",
                                   "tp",
                                   "pp",
                                   "vpp",
@@ -262,6 +263,11 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   if (auto v = r.optional_string("recompute")) {
     run.recompute = guarded("recompute", [&] { return parse_recompute(*v); });
     w.recompute = *run.recompute;
+  }
+  if (auto v = r.optional_integer("recompute_layers", 0, 1 << 20)) {
+    // Layer-wise checkpointing is full recomputation of some blocks: the run fixes it.
+    w.recompute_layers = *v;
+    if (!run.recompute && *v > 0) run.recompute = w.recompute = Recompute::kFull;
   }
   const auto seq = r.optional_integer("seq", 1, 1 << 24);
   w.seq = seq.value_or(2048);

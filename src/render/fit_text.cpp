@@ -31,7 +31,7 @@ std::string step_settings(const Workload& w) {
                   w.sequences_per_micro_batch() != w.micro_batch
                       ? fmt::format(" ({} sequences)", w.sequences_per_micro_batch())
                       : std::string(),
-                  recompute_name(w.recompute), attention_name(w.attention));
+                  recompute_label(w), attention_name(w.attention));
   const TrainingOptions& o = w.options;
   if (w.grad_accum > 1) out += fmt::format(", grad-accum {}", w.grad_accum);
   if (o.compile) out += ", compiled";

@@ -196,6 +196,7 @@ json workload_json(const Workload& w) {
             {"micro_batch", w.micro_batch},
             {"grad_accum", w.grad_accum},
             {"recompute", recompute_name(w.recompute)},
+            {"recompute_layers", w.recompute_layers},
             {"attention", attention_name(w.attention)},
             {"peak", std::string(peak_kind_name(w.peak))}};
   if (w.objective != Objective::kSft) {

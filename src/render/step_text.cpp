@@ -83,7 +83,7 @@ void print_step(std::ostream& out, const Workload& w, const Device& d, const Ste
       "on {} · {} tokens per micro-batch (seq {} × {}), grad-accum {}, recompute {}, attention "
       "{}{}\n",
       d.name(), ops.tokens_per_micro_batch, w.seq, w.sequences_per_micro_batch(), w.grad_accum,
-      recompute_name(w.recompute), attention_name(w.attention),
+      recompute_label(w), attention_name(w.attention),
       w.stack ? fmt::format(", stack {}", w.stack->name) : std::string());
   if (w.lengths.varies())
     out << fmt::format(

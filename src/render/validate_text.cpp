@@ -23,11 +23,11 @@ std::string percent_abs(double v) {
 // The settings of a run in a few words.
 std::string settings(const MeasuredRun& run) {
   const Workload& w = run.workload;
-  std::string s = fmt::format("{} {}×{}",
-                              recompute_name(w.recompute) == std::string_view("none")
-                                  ? "no-AC"
-                                  : fmt::format("AC-{}", recompute_name(w.recompute)),
-                              w.seq, w.micro_batch);
+  std::string ac = fmt::format("AC-{}", recompute_name(w.recompute));
+  if (w.recompute == Recompute::kNone) ac = "no-AC";
+  if (w.recompute_layers > 0)
+    ac = fmt::format("AC-{}/{}", w.recompute_layers, w.model->arch.layers);
+  std::string s = fmt::format("{} {}×{}", ac, w.seq, w.micro_batch);
   if (w.options.compile) s += " compile";
   if (w.options.chunked_loss) s += " chunked";
   if (w.options.optimizer_in_backward) s += " opt-in-bwd";

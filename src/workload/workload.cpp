@@ -215,7 +215,34 @@ void validate(const Workload& w) {
     bad("grad_accum",
         fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",
                     w.grad_accum));
+  if (w.recompute_layers != 0) {
+    if (w.recompute != Recompute::kFull)
+      bad("recompute_layers",
+          fmt::format("recompute_layers {} checkpoints whole blocks, which is full recomputation; "
+                      "it needs recompute full, got {}",
+                      w.recompute_layers, recompute_name(w.recompute)));
+    if (w.recompute_layers < 0 || w.recompute_layers > w.model->arch.layers)
+      bad("recompute_layers",
+          fmt::format(
+              "recompute_layers must be 1 to the model's {} blocks (0: every block), got {}",
+              w.model->arch.layers, w.recompute_layers));
+  }
   if (objective_traits(w.objective).online) validate_rollout(w);
+}
+
+std::string recompute_label(const Workload& w) {
+  const std::int64_t all = w.model ? w.model->arch.layers : 0;
+  if (w.recompute == Recompute::kFull && w.recompute_layers > 0 && w.recompute_layers < all)
+    return fmt::format("full ({} of {} blocks)", w.recompute_layers, all);
+  return std::string(recompute_name(w.recompute));
+}
+
+std::int64_t Workload::recomputed_blocks(std::int64_t blocks) const {
+  if (recompute != Recompute::kFull) return 0;
+  const std::int64_t all = model ? model->arch.layers : 0;
+  if (recompute_layers <= 0 || all <= 0 || recompute_layers >= all) return blocks;
+  return std::llround(static_cast<double>(blocks) * static_cast<double>(recompute_layers) /
+                      static_cast<double>(all));
 }
 
 void validate(const Placement& p) {

@@ -125,6 +125,11 @@ struct Workload {
   std::int64_t micro_batch = 1;  // examples per card per forward/backward
   std::int64_t grad_accum = 1;   // micro-batches per optimizer step
   Recompute recompute = Recompute::kFull;
+  // Layer-wise checkpointing under Recompute::kFull: how many of the model's blocks keep only
+  // their input and are rebuilt in the backward pass; the others keep every activation, as
+  // without recomputation (Megatron --recompute-method block, torchtitan's layer-wise
+  // selective_ac_option). 0: every block.
+  std::int64_t recompute_layers = 0;
   Attention attention = Attention::kFlash;
   TrainingOptions options;
   RolloutSettings rollout;  // online objectives only
@@ -144,11 +149,18 @@ struct Workload {
   std::int64_t tokens_per_micro_batch() const { return seq * sequences_per_micro_batch(); }
   // Real (non-pad) tokens per sequence, on average: `seq` unless the lengths vary unpacked.
   double tokens_per_sequence() const { return real_tokens_per_row(lengths, seq); }
+  // Of `blocks` blocks of one kind, how many the backward pass rebuilds under full recomputation:
+  // all of them, or their share of recompute_layers (0 without full recomputation).
+  std::int64_t recomputed_blocks(std::int64_t blocks) const;
   // Real tokens per example: each of its sequences' (a preference pair's two).
   double tokens_per_example() const {
     return static_cast<double>(sequences_per_example(objective)) * tokens_per_sequence();
   }
 };
+
+// The recompute mode as reports print it: "full", or under layer-wise checkpointing "full (16 of
+// 32 blocks)".
+std::string recompute_label(const Workload& w);
 
 // Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the
 // rest of the count replicates it (data parallel, `dp`), and the experts of a MoE model are spread

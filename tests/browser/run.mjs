@@ -1484,7 +1484,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     });
     const advanced = ['offload_optimizer', 'grad_accum', 'stack', 'attention', 'compile', 'loss',
       'peak', 'pure_bf16', 'offload_params', 'offload_activations', 'no_compile', 'lora_dropout',
-      'quant_block', 'no_double_quant'];
+      'quant_block', 'no_double_quant', 'recompute_layers'];
     equal(await page.locator('#advanced').evaluate((el) => el.open), false,
         'the advanced group starts collapsed');
     // Defaults shown as the CLI's.
