@@ -215,6 +215,30 @@ TEST(StackBuffers, TorchtitanShardsFp32ParametersAndGradients) {
   w.options.pure_bf16 = false;
   EXPECT_EQ(estimate_memory(w, test::on("h200-nvl")).runtime.states.fp32_parameter_shift.value,
             0.0);
+  // The JSON states it (GB), and the load phase reads each card's FP32 shard: 4 B per parameter.
+  auto r = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "full", "--gpu", "h100-sxm",
+                          "--gpus", "8", "--shard", "fsdp", "--stack", "torchtitan", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["memory_GB"]["states_moved"]["fp32_parameter_shift"].get<double>(), n * 2 / 8 / 1e9,
+              0.001)
+      << r.out.substr(0, 3000);
+  EXPECT_NEAR(j["memory_GB"]["load"]["weights"].get<double>(), n * 4 / 8 / 1e9, 0.001);
+}
+
+// A model-parallel run spans several cards whatever its data-parallel degree: NCCL's buffers are
+// on each card under tensor parallelism 4 alone as under 4-way data parallelism (4 MiB x 2 x 16
+// channels, data/runtime/overheads.yaml).
+TEST(StackBuffers, NcclBuffersUnderTensorParallelismAlone) {
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  Placement tp = test::on("h100-sxm", 4, Sharding::kZero1);
+  tp.layout.tp = 4;
+  const double expected = 4.0 * 1024 * 1024 * 2 * 16;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, tp).runtime.overheads.nccl_buffers.value, expected);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, test::on("h100-sxm", 4, Sharding::kZero1))
+                       .runtime.overheads.nccl_buffers.value,
+                   expected);
+  EXPECT_EQ(estimate_memory(w, test::on("h100-sxm")).runtime.overheads.nccl_buffers.value, 0.0);
 }
 
 // Megatron keeps gradients in a persistent FP32 main-grad buffer: with BF16 parameters and the

@@ -139,8 +139,9 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   o.cuda_context = t.cuda_context;
   o.cublas_workspace = workspace_for(t.cublas, *p.gpu);
   o.cublaslt_workspace = workspace_for(t.cublaslt, *p.gpu);
-  // NCCL joins the cards of one run; a MIG instance runs alone (NCCL does not support MIG).
-  if (p.count > 1 && !p.mig)
+  // NCCL joins the cards of one run, model-parallel ones too; a MIG instance runs alone (NCCL
+  // does not support MIG).
+  if ((p.run_cards > 0 ? p.run_cards : p.count) > 1 && !p.mig)
     o.nccl_buffers = t.nccl_buffer * static_cast<double>(t.nccl_buffers_per_channel) *
                      static_cast<double>(t.nccl_channels);
   const RuntimeOverheads::ReserveShare& r =

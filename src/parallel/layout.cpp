@@ -253,6 +253,7 @@ LayoutStates layout_states(const Workload& w, const TrainedSet& set, const Layou
 Placement data_parallel_group(const Placement& p) {
   Placement group = p;
   group.count = std::max(1, p.layout.dp(p.count) * p.layout.cp);
+  group.run_cards = p.run_cards > 0 ? p.run_cards : p.count;
   if (p.shard_group > 0) group.shard_group = p.shard_group * p.layout.cp;
   group.layout = {};
   return group;

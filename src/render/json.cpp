@@ -412,7 +412,10 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
   j["states_moved"] = {{"host", gb(on.host)},
                        {"paged", gb(on.paged)},
                        {"gradients_persistent", on.gradients_persistent},
-                       {"stack_buffers", gb(on.stack_buffers)}};
+                       {"stack_buffers", gb(on.stack_buffers)},
+                       // FSDP2 with FP32 parameters (torchtitan): the trained 16-bit weights
+                       // that are FP32 gradient shards instead
+                       {"fp32_parameter_shift", gb(on.fp32_parameter_shift)}};
   j["overheads"] = {{"cuda_context", gb(o.cuda_context)},
                     {"cublas_workspace", gb(o.cublas_workspace)},
                     {"cublaslt_workspace", gb(o.cublaslt_workspace)},

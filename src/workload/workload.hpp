@@ -194,6 +194,9 @@ struct Placement {
   // Sharding::kHsdp: the data-parallel cards each group shards the states over (a divisor of the
   // data-parallel degree); 0: the data-parallel cards of one node (resolve_shard_group).
   int shard_group = 0;
+  // The cards the whole run spans where this placement is a part of it (data_parallel_group: the
+  // data-parallel ranks of a model-parallel layout); 0: `count`. NCCL's buffers follow it.
+  int run_cards = 0;
 };
 
 // The settings only some methods read, by their runs-file key: the adapter's (rank, targets,
