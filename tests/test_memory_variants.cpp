@@ -18,6 +18,17 @@ namespace {
 
 constexpr double kH = 4096, kI = 14336, kV = 128256;
 
+// POST /api/fit with a JSON body, as the page sends it.
+server::Response post_fit(const std::string& body) {
+  static const server::Commands commands = cli::server_commands();
+  server::Request r;
+  r.method = "POST";
+  r.path = "/api/fit";
+  r.content_type = "application/json";
+  r.body = body;
+  return server::handle(r, commands);
+}
+
 TEST(LossKinds, LogitsBytesPerTokenByHand) {
   Workload w = test::workload("llama-3.1-8b", Method::kLora);
   auto logits = [&](LossKind k) {
@@ -306,14 +317,8 @@ TEST(MemoryOptions, RecomputeLayersEverywhere) {
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_NE(plan.out.find("\"recompute_layers\": 16"), std::string::npos) << plan.out;
 
-  const server::Commands commands = cli::server_commands();
-  server::Request r;
-  r.method = "POST";
-  r.path = "/api/fit";
-  r.content_type = "application/json";
-  r.body = R"({"model": "llama-3.1-8b", "method": "full", "gpu": "h200-nvl",
-               "recompute_layers": 16, "json": true})";
-  const server::Response resp = server::handle(r, commands);
+  const server::Response resp = post_fit(R"({"model": "llama-3.1-8b", "method": "full",
+      "gpu": "h200-nvl", "recompute_layers": 16, "json": true})");
   ASSERT_EQ(resp.status, 200) << resp.body;
   const auto j = nlohmann::json::parse(resp.body);
   EXPECT_EQ(j["recompute_layers"], 16) << resp.body.substr(0, 2000);
@@ -344,14 +349,9 @@ TEST(MemoryOptions, RunsFileAndApi) {
   EXPECT_NE(plan.err.find("awq-int4"), std::string::npos) << plan.err;
   EXPECT_NE(plan.err.find("base_quant"), std::string::npos) << plan.err;
 
-  const server::Commands commands = cli::server_commands();
-  server::Request r;
-  r.method = "POST";
-  r.path = "/api/fit";
-  r.content_type = "application/json";
-  r.body = R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl", "base_quant": "fp8",
-               "quant_group": 0, "loss": "bf16", "peak": "active", "json": true})";
-  const server::Response resp = server::handle(r, commands);
+  const server::Response resp =
+      post_fit(R"({"model": "llama-3.1-8b", "method": "qlora", "gpu": "h200-nvl", "base_quant":
+                   "fp8", "quant_group": 0, "loss": "bf16", "peak": "active", "json": true})");
   ASSERT_EQ(resp.status, 200) << resp.body;
   const auto j = nlohmann::json::parse(resp.body);
   EXPECT_EQ(j["quantization"]["format"], "fp8");
