@@ -3,8 +3,10 @@
 // activations, FlashAttention removes the s² term), and the options that move model states.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "memory/activations.hpp"
@@ -303,7 +305,42 @@ TEST(Activations, LayerWiseCheckpointingNeedsFullRecomputeAndAModelsBlockCount) 
   };
   EXPECT_NE(error(Recompute::kSelective, 8).find("needs recompute full"), std::string::npos);
   EXPECT_NE(error(Recompute::kFull, 33).find("the model's 32 blocks"), std::string::npos);
+  // A count no model takes is named as such whatever the mode.
+  EXPECT_NE(error(Recompute::kSelective, -1).find("the model's 32 blocks"), std::string::npos);
   EXPECT_EQ(error(Recompute::kFull, 32), "accepted");
+}
+
+// In a model of dense and MoE blocks (DeepSeek's first dense blocks, GLM-4.5-Air's), the kinds
+// share the rebuilt blocks so that exactly k are rebuilt: one block fewer moves exactly one block
+// from rebuilt to kept, so the saved bytes grow by one dense or one MoE block's difference at
+// every step, never by none and never by two.
+TEST(Activations, LayerWiseCheckpointingRebuildsExactlyKBlocksOverBothKinds) {
+  int mixed = 0;
+  for (const auto& m : test::catalog().models()) {
+    if (!m->arch.is_moe() || m->arch.dense_layers() <= 0) continue;
+    ++mixed;
+    Workload x = workload(m->arch.id, Method::kLora);
+    x.recompute = Recompute::kFull;
+    const std::int64_t blocks = m->arch.layers;
+    auto saved = [&](std::int64_t k) {
+      x.recompute_layers = k;
+      return activation_profile(x).saved_all.per_token;
+    };
+    std::vector<double> steps;
+    double previous = saved(blocks);
+    for (std::int64_t k = blocks - 1; k >= 1; --k) {
+      const double now = saved(k);
+      ASSERT_GT(now, previous) << m->arch.id << " k=" << k;
+      const double step = now - previous;
+      bool known = false;
+      for (double s : steps)
+        known = known || std::abs(step - s) <= 1e-9 * s;
+      if (!known) steps.push_back(step);
+      previous = now;
+    }
+    EXPECT_LE(steps.size(), 2u) << m->arch.id;
+  }
+  EXPECT_GE(mixed, 2);
 }
 
 // torchtitan's per-op policy on Llama 3.1 8B (hidden 4096, 32 heads, kv 1024, MLP 14336): a block

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -391,6 +394,13 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
   EXPECT_EQ(w.recompute, Recompute::kSelective);
   EXPECT_FALSE(w.quant.double_quant);
   EXPECT_EQ(pf.experiments[0].model_where, "q.yaml: key 'experiments[0].model' (line 2)");
+  // Layer-wise checkpointing, as in a runs file: the count sets full recomputation.
+  const PackFile layered = parse_pack_file(
+      "experiments:\n  - {name: a, model: qwen3-8b, method: lora, recompute_layers: 12, "
+      "count: 1}\n",
+      "q.yaml");
+  EXPECT_EQ(layered.experiments[0].workload.recompute_layers, 12);
+  EXPECT_EQ(layered.experiments[0].workload.recompute, Recompute::kFull);
 
   auto error = [](const std::string& text) -> std::string {
     try {
@@ -416,6 +426,10 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
                 .find("q.yaml: key 'experiments[0].recompute' (line 2): unknown recompute mode "
                       "'half'"),
             std::string::npos);
+  EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, "
+                  "recompute_layers: -3}\n"),
+            "q.yaml: key 'experiments[0].recompute_layers' (line 2): expected a whole number "
+            "from 0 to 1048576, got -3");
   EXPECT_NE(error("- a\n- b\n").find("expected a map of keys"), std::string::npos);
   EXPECT_NE(error("experiments: {a: 1}\n").find("expected a list"), std::string::npos);
   EXPECT_NE(error("experiments:\n  - {name: a, model: m, method: lora, count: 1001}\n")
@@ -503,6 +517,26 @@ TEST(MigCli, PackExampleOnTwoCardTypes) {
   EXPECT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("optimal: an exact search"), std::string::npos);
   EXPECT_NE(text.out.find("one job per whole card instead: 14 cards"), std::string::npos);
+}
+
+// A pack file's layer-wise checkpointing reaches the job's workload check: more blocks than the
+// model has is a user error (exit 2) naming the experiment's key.
+TEST(MigCli, PackChecksRecomputeLayersAgainstTheModel) {
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("ftplan-pack-layers-" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
+  {
+    std::ofstream out(file);
+    out << "experiments:\n"
+           "  - {name: a, model: llama-3.1-8b, method: lora, recompute_layers: 40, count: 1}\n";
+  }
+  const auto r = test::run_cli({"pack", file, "--gpu", "h200-nvl"});
+  std::filesystem::remove(file);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("recompute_layers must be 1 to the model's 32 blocks (0: every block), "
+                       "got 40"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -44,10 +44,14 @@ std::vector<PackJob> resolve_jobs(Context& ctx, const PackFile& pf) {
     job.count = x.count;
     job.workload = x.workload;
     job.workload.model = at(x.model_where, field, [&] { return ctx.resolve_model(x.model); });
-    at(x.model_where, field, [&] {
+    // The workload check names its own key (recompute_layers, seq, ...) under the experiment.
+    try {
       validate(job.workload);
-      return 0;
-    });
+    } catch (const UserError& e) {
+      const std::string key =
+          e.field().empty() ? field : fmt::format("experiments[{}].{}", i, e.field());
+      throw UserError(e.code(), fmt::format("{}: {}", x.model_where, e.what()), key);
+    }
     jobs.push_back(std::move(job));
   }
   return jobs;

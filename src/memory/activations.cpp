@@ -422,8 +422,13 @@ ActivationProfile activation_profile(const Workload& w) {
   ActivationProfile p;
   p.blocks = arch.layers;
 
-  // Saved activations per recompute mode, over the dense and MoE blocks.
-  auto add_blocks = [&](const BlockShape& shape, std::int64_t count) {
+  // Saved activations per recompute mode, over the dense and MoE blocks. Under layer-wise
+  // checkpointing the kinds share the rebuilt blocks so that they add up to exactly the count
+  // rebuilt over the whole model: the dense blocks take their rounded share, the MoE blocks the
+  // rest.
+  const std::int64_t rebuilt_in_model = w.recomputed_blocks(arch.layers);
+  std::int64_t rebuilt_so_far = 0;
+  auto add_blocks = [&](const BlockShape& shape, std::int64_t count, bool last_kind) {
     if (count <= 0) return;
     const BlockActivations b = block_activations(shape, s);
     TokenBytes saved, rebuilt;
@@ -448,7 +453,10 @@ ActivationProfile activation_profile(const Workload& w) {
         // Layer-wise checkpointing rebuilds only some blocks; the others keep everything.
         saved = b.input;
         rebuilt = b.saved;
-        rebuilt_blocks = w.recomputed_blocks(count);
+        rebuilt_blocks = last_kind
+                             ? std::clamp<std::int64_t>(rebuilt_in_model - rebuilt_so_far, 0, count)
+                             : w.recomputed_blocks(count);
+        rebuilt_so_far += rebuilt_blocks;
         break;
     }
     const std::int64_t kept_blocks = count - rebuilt_blocks;
@@ -462,8 +470,8 @@ ActivationProfile activation_profile(const Workload& w) {
     if (b.backward_transient.per_token > p.backward_transient.per_token)
       p.backward_transient = b.backward_transient;
   };
-  add_blocks(dense_block_shape(arch), arch.dense_layers());
-  if (arch.is_moe()) add_blocks(moe_block_shape(arch), arch.moe_layers);
+  add_blocks(dense_block_shape(arch), arch.dense_layers(), !arch.is_moe());
+  if (arch.is_moe()) add_blocks(moe_block_shape(arch), arch.moe_layers, true);
 
   // The output layer: the final norm keeps its input; the output projection keeps its input when
   // its weight is trained (full fine-tune).

@@ -70,6 +70,12 @@ PackFileExperiment parse_experiment(StrictMap& e) {
   optional_int(e, "grad_accum", w.grad_accum, 1, 1000000);
   optional_parsed(e, "recompute", w.recompute,
                   [](const std::string& s) { return parse_recompute(s); });
+  // Layer-wise checkpointing is full recomputation of some blocks, as in a runs file: without a
+  // `recompute` key it sets full; with another mode, the workload check names the conflict.
+  if (auto v = e.optional_integer("recompute_layers", 0, 1 << 20)) {
+    w.recompute_layers = *v;
+    if (!e.has("recompute") && *v > 0) w.recompute = Recompute::kFull;
+  }
   optional_parsed(e, "attention", w.attention,
                   [](const std::string& s) { return parse_attention(s); });
   if (auto peak = e.optional_choice("peak", peak_kind_names())) w.peak = parse_peak_kind(*peak);

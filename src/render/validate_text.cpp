@@ -25,7 +25,8 @@ std::string settings(const MeasuredRun& run) {
   const Workload& w = run.workload;
   std::string ac = fmt::format("AC-{}", recompute_name(w.recompute));
   if (w.recompute == Recompute::kNone) ac = "no-AC";
-  if (w.recompute_layers > 0)
+  if (w.recompute == Recompute::kFull && w.recompute_layers > 0 &&
+      w.recompute_layers < w.model->arch.layers)
     ac = fmt::format("AC-{}/{}", w.recompute_layers, w.model->arch.layers);
   std::string s = fmt::format("{} {}×{}", ac, w.seq, w.micro_batch);
   if (w.options.compile) s += " compile";

@@ -216,16 +216,17 @@ void validate(const Workload& w) {
         fmt::format("gradient accumulation must be 1 to 1000000 micro-batches, got {}",
                     w.grad_accum));
   if (w.recompute_layers != 0) {
-    if (w.recompute != Recompute::kFull)
-      bad("recompute_layers",
-          fmt::format("recompute_layers {} checkpoints whole blocks, which is full recomputation; "
-                      "it needs recompute full, got {}",
-                      w.recompute_layers, recompute_name(w.recompute)));
+    // The range first: a count no model could take is wrong whatever the mode.
     if (w.recompute_layers < 0 || w.recompute_layers > w.model->arch.layers)
       bad("recompute_layers",
           fmt::format(
               "recompute_layers must be 1 to the model's {} blocks (0: every block), got {}",
               w.model->arch.layers, w.recompute_layers));
+    if (w.recompute != Recompute::kFull)
+      bad("recompute_layers",
+          fmt::format("recompute_layers {} checkpoints whole blocks, which is full recomputation; "
+                      "it needs recompute full, got {}",
+                      w.recompute_layers, recompute_name(w.recompute)));
   }
   if (objective_traits(w.objective).online) validate_rollout(w);
 }
