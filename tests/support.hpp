@@ -8,7 +8,9 @@
 
 #include "catalog/catalog.hpp"
 #include "cli/cli.hpp"
+#include "infer/measured_generation.hpp"
 #include "memory/fit.hpp"
+#include "memory/measured_runs.hpp"
 #include "memory/overheads.hpp"
 #include "perf/efficiency.hpp"
 #include "render/translations.hpp"
@@ -50,6 +52,21 @@ inline const Translations& translations(ReportLang lang) {
 inline const Stacks& stacks() {
   static const Stacks s = load_stacks(catalog());
   return s;
+}
+
+// Every training run of data/measured/, as `ftplan validate` reads them (files of serving
+// measurements aside).
+inline const std::vector<MeasuredRun>& measured_training_runs() {
+  static const std::vector<MeasuredRun> runs = [] {
+    std::vector<MeasuredRun> out;
+    for (const DataFile* f : catalog().files_under("measured")) {
+      if (!f->path.ends_with(".yaml") || is_measured_generation_file(*f)) continue;
+      for (auto& r : parse_measured_runs(*f, catalog(), overheads(), stacks()))
+        out.push_back(std::move(r));
+    }
+    return out;
+  }();
+  return runs;
 }
 
 // A workload with the defaults of the CLI (seq 2048, micro-batch 1, full recomputation,

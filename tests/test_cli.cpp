@@ -31,8 +31,8 @@ TEST(Cli, FitJsonHasTheDocumentedKeys) {
   EXPECT_EQ(j["verdict"], "fits");
 }
 
-// A reserved peak comes with the reserve's range in the text, the same range as the JSON's
-// peak_range (GB, one decimal); an allocated peak has none.
+// A reserved peak comes with its range in the text, the same range as the JSON's peak_range (GB,
+// one decimal); an allocated peak has the model's error spread alone.
 TEST(Cli, FitTextShowsTheReservedPeaksRange) {
   const std::vector<std::string> args = {"fit",   "--model",  "llama-3.1-8b", "--method", "lora",
                                          "--gpu", "h200-nvl", "--peak",       "reserved"};
@@ -44,12 +44,19 @@ TEST(Cli, FitTextShowsTheReservedPeaksRange) {
   ASSERT_LT(range[0].get<double>(), range[1].get<double>());
   const std::string shown =
       fmt::format("{:.1f}–{:.1f}", range[0].get<double>(), range[1].get<double>());
-  const auto row = text.out.find("range (reserve 10th-90th pct.)");
+  const auto row = text.out.find("range (10th-90th pct. of measured runs)");
   ASSERT_NE(row, std::string::npos) << text.out;
   EXPECT_NE(text.out.find(shown, row), std::string::npos) << shown << "\n" << text.out;
-  std::vector<std::string> allocated = args;
-  allocated.back() = "allocated";
-  EXPECT_EQ(test::run_cli(allocated).out.find("range (reserve"), std::string::npos);
+  // An allocated peak has the model's error spread alone: a range, narrower than the reserved
+  // peak's, around its own peak.
+  std::vector<std::string> allocated = with_json;
+  allocated[allocated.size() - 2] = "allocated";
+  const json a = run_json(allocated)["memory_GB"];
+  const json a_range = a["peak_range"];
+  EXPECT_LT(a_range[0].get<double>(), a["peak"].get<double>());
+  EXPECT_GT(a_range[1].get<double>(), a["peak"].get<double>());
+  EXPECT_LT(a_range[1].get<double>() - a_range[0].get<double>(),
+            range[1].get<double>() - range[0].get<double>());
 }
 
 TEST(Cli, FitJsonHasActivationsOverheadAndPeak) {

@@ -41,21 +41,9 @@ const std::vector<MeasuredRun>& published() {
   return runs;
 }
 
-// Every training run of data/measured/, as `ftplan validate` reads them (files of serving
-// measurements aside): what the table's constants are fitted to.
+// What the table's constants are fitted to: every training run of data/measured/.
 const std::vector<MeasuredRun>& all_measured() {
-  static const std::vector<MeasuredRun> runs = [] {
-    std::vector<MeasuredRun> out;
-    for (const DataFile* f : test::catalog().files_under("measured")) {
-      if (f->path.size() < 5 || f->path.compare(f->path.size() - 5, 5, ".yaml") != 0 ||
-          is_measured_generation_file(*f))
-        continue;
-      for (auto& r : parse_measured_runs(*f, test::catalog(), test::overheads(), test::stacks()))
-        out.push_back(std::move(r));
-    }
-    return out;
-  }();
-  return runs;
+  return test::measured_training_runs();
 }
 
 TEST(Throughput, LeaveOneSourceOutErrorMeetsTheStatedFigures) {

@@ -73,6 +73,47 @@ TEST(Validation, PublishedRunsMedianWithin15PercentNoneWorseThan30) {
   EXPECT_EQ(per_source, r.overall.rows);
 }
 
+// The memory model's error spread (what every peak's range is made of) is drawn from the rows of
+// the sources none of its figures was taken from: every source but the ones the allocator's
+// reserve was measured on. The table's record is what validate computes, within half a point:
+// a change of model or data that moves it fails here.
+TEST(Validation, TheModelErrorRecordIsWhatValidateComputes) {
+  const ValidationReport r = validate_runs(test::measured_training_runs());
+  const RuntimeOverheads& t = test::overheads();
+  ASSERT_FALSE(t.allocator_reserve_sources.empty());
+  std::set<std::string> sources;
+  int rows = 0;
+  for (const auto& row : r.rows) {
+    if (row.skipped) continue;
+    const auto& fitted = t.allocator_reserve_sources;
+    if (std::find(fitted.begin(), fitted.end(), row.run->source) != fitted.end()) continue;
+    ++rows;
+    sources.insert(row.run->source);
+  }
+  EXPECT_GE(rows, 20);
+  EXPECT_EQ(r.spread.rows, rows);
+  EXPECT_EQ(r.spread.sources, static_cast<int>(sources.size()));
+  const RuntimeOverheads::ErrorSpread& e = t.model_error;
+  EXPECT_EQ(e.rows, r.spread.rows);
+  EXPECT_EQ(e.sources, r.spread.sources);
+  EXPECT_NEAR(e.median_abs_error, r.spread.median_abs_error, 0.005);
+  EXPECT_NEAR(e.low, r.spread.low, 0.005);
+  EXPECT_NEAR(e.high, r.spread.high, 0.005);
+  EXPECT_LE(r.spread.low, 0);
+  EXPECT_GE(r.spread.high, 0);
+  // Every compared row has a range around its prediction, and the count inside is the rows'.
+  int inside = 0;
+  for (const auto& row : r.rows) {
+    if (row.skipped) continue;
+    EXPECT_LT(row.predicted_low, row.predicted) << row.run->id;
+    EXPECT_GT(row.predicted_high, row.predicted) << row.run->id;
+    inside += row.measured >= row.predicted_low && row.measured <= row.predicted_high;
+  }
+  EXPECT_EQ(r.inside_range, inside);
+  EXPECT_EQ(r.ranged, r.overall.rows);
+  EXPECT_LE(r.spread.loso_inside, r.spread.rows);
+}
+
 TEST(Validation, SkippedRowsNameTheirReason) {
   const std::vector<MeasuredRun> runs = published_runs();
   const ValidationReport r = validate_runs(runs);

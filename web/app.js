@@ -582,8 +582,9 @@ function figure(name, value, text, bytes) {
 
 const gbFigure = (name, gb, bytes) => figure(name, gb, format.GB(gb, bytes), bytes);
 
-// The reserved peak's range (the allocator's reserve at its measured 10th and 90th percentile),
-// as one (label, figure) pair; none when the peak counts no reserve.
+// The peak's range (the model's error spread on published runs, for a reserved peak widened to
+// the allocator's reserve at its measured 10th and 90th percentile), as one (label, figure) pair;
+// none when the API gives no spread.
 function peakRange(m, b) {
   const [low, high] = m.peak_range ?? [];
   if (!(high > low)) return [];

@@ -68,12 +68,13 @@ void finish(MemoryEstimate& m, const Workload& w, const Placement& p) {
   m.load_peak = m.runtime.load.total();
   m.load_is_peak = m.load_peak > m.step_peak;
   m.peak = m.load_is_peak ? m.load_peak : m.step_peak;
-  m.peak_low = m.peak_high = m.peak;
-  if (!m.load_is_peak && OverheadBreakdown::counts_reserve(w.peak)) {
-    const OverheadBreakdown& o = m.runtime.overheads;
-    m.peak_low = std::max(m.load_peak, o.reserved_low(m.peak));
-    m.peak_high = o.reserved_high(m.peak);
-  }
+  // The range: the model's error spread on published runs, and for a reserved step peak the
+  // allocator's reserve spread; a step peak's range stays above the load phase.
+  const OverheadBreakdown& ranges = m.runtime.overheads;
+  const bool with_reserve = !m.load_is_peak && OverheadBreakdown::counts_reserve(w.peak);
+  m.peak_low = ranges.range_low(m.peak, with_reserve);
+  m.peak_high = ranges.range_high(m.peak, with_reserve);
+  if (!m.load_is_peak) m.peak_low = std::max(m.load_peak, m.peak_low);
   m.headroom = m.capacity - m.peak;
   m.verdict = verdict_for(m.capacity, m.peak);
   // The reserve is elastic: on a failed allocation the caching allocator releases its free cached

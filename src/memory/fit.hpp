@@ -48,9 +48,9 @@ struct MemoryEstimate {
   Bytes step_peak;        // states on the card + activations + overhead
   Bytes load_peak;        // the load phase (runtime.load): weights before the first step
   Bytes peak;             // the larger of step_peak and load_peak
-  // The peak with the allocator's reserve at the 10th and 90th percentile of its measured share
-  // (a reserved or nvidia-smi peak of the step); equal to `peak` for the other kinds and when
-  // the load phase is the peak.
+  // Where a measured peak falls around `peak`: the model's error spread on published runs
+  // (OverheadBreakdown::range_low/high), widened for a reserved or nvidia-smi peak of the step to
+  // the allocator's reserve at the 10th and 90th percentile of its measured share.
   Bytes peak_low, peak_high;
   bool load_is_peak = false;
   Bytes headroom;  // capacity - peak

@@ -88,6 +88,56 @@ ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::strin
   return s;
 }
 
+bool counts_reserve(MeasuredPeak k) {
+  return k == MeasuredPeak::kReserved || k == MeasuredPeak::kNvidiaSmi;
+}
+
+// The model's error spread over the rows of the sources none of its figures was taken from, and
+// how many of those rows fall inside a range drawn from the other sources' rows only.
+ErrorSpreadReport error_spread(const std::vector<ValidationRow>& rows) {
+  std::vector<const ValidationRow*> unfitted;
+  for (const auto& row : rows) {
+    if (row.skipped) continue;
+    const RuntimeOverheads* t = row.run->workload.overheads;
+    if (t && std::find(t->allocator_reserve_sources.begin(), t->allocator_reserve_sources.end(),
+                       row.run->source) != t->allocator_reserve_sources.end())
+      continue;
+    unfitted.push_back(&row);
+  }
+  ErrorSpreadReport out;
+  if (unfitted.empty()) return out;
+  std::vector<double> signed_errors, abs_errors;
+  std::set<std::string, std::less<>> sources;
+  for (const auto* r : unfitted) {
+    signed_errors.push_back(r->error);
+    abs_errors.push_back(std::abs(r->error));
+    sources.insert(r->run->source);
+  }
+  out.rows = static_cast<int>(unfitted.size());
+  out.sources = static_cast<int>(sources.size());
+  out.median_abs_error = median_of(abs_errors);
+  out.low = quantile_of(signed_errors, 0.1);
+  out.high = quantile_of(signed_errors, 0.9);
+  for (const auto& source : sources) {
+    std::vector<double> others;
+    for (const auto* r : unfitted)
+      if (r->run->source != source) others.push_back(r->error);
+    if (others.empty()) continue;
+    const double low = quantile_of(others, 0.1), high = quantile_of(others, 0.9);
+    for (const auto* r : unfitted) {
+      if (r->run->source != source) continue;
+      OverheadBreakdown o = r->estimate.runtime.overheads;
+      o.error_low = low;
+      o.error_high = high;
+      const bool with_reserve = counts_reserve(r->run->peak);
+      if (r->measured >= o.range_low(r->predicted, with_reserve) &&
+          r->measured <= o.range_high(r->predicted, with_reserve))
+        ++out.loso_inside;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view measured_peak_name(MeasuredPeak k) {
@@ -426,15 +476,13 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
     row.predicted = predicted_peak(row.estimate, run.peak);
     row.measured = run.measured_bytes();
     row.error = (row.predicted - row.measured) / row.measured;
-    row.predicted_low = row.predicted_high = row.predicted;
     const OverheadBreakdown& o = row.estimate.runtime.overheads;
-    if (run.peak == MeasuredPeak::kReserved || run.peak == MeasuredPeak::kNvidiaSmi) {
-      row.predicted_low = o.reserved_low(row.predicted);
-      row.predicted_high = o.reserved_high(row.predicted);
-      ++report.ranged;
-      if (row.measured >= row.predicted_low && row.measured <= row.predicted_high)
-        ++report.inside_range;
-    }
+    const bool with_reserve = counts_reserve(run.peak);
+    row.predicted_low = o.range_low(row.predicted, with_reserve);
+    row.predicted_high = o.range_high(row.predicted, with_reserve);
+    ++report.ranged;
+    if (row.measured >= row.predicted_low && row.measured <= row.predicted_high)
+      ++report.inside_range;
     report.rows.push_back(std::move(row));
   }
   std::vector<std::string> order;
@@ -463,6 +511,7 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
       if (!row.skipped && stack_of(row) == stack) of_stack.push_back(&row);
     report.per_stack.push_back(summarize(of_stack, stack));
   }
+  report.spread = error_spread(report.rows);
   return report;
 }
 

@@ -103,9 +103,21 @@ struct ValidationRow {
   Bytes predicted;
   Bytes measured;
   double error = 0;  // (predicted - measured) / measured
-  // A reserved or nvidia-smi peak: the prediction with the allocator's reserve at the 10th and
-  // 90th percentile of its measured share (equal to `predicted` for the other kinds).
+  // The prediction's range (OverheadBreakdown::range_low/high): the model's error spread, and
+  // for a reserved or nvidia-smi peak the allocator's reserve spread.
   Bytes predicted_low, predicted_high;
+};
+
+// The memory model's error over the compared rows of the sources none of its figures was taken
+// from (every source but the allocator reserve's): the record data/runtime/overheads.yaml keeps
+// as `model_error`, and how often a measured peak falls inside its range when the spread is drawn
+// from the other sources' rows only (leave-one-source-out).
+struct ErrorSpreadReport {
+  int rows = 0;
+  int sources = 0;
+  double median_abs_error = 0;
+  double low = 0, high = 0;  // 10th and 90th percentile of the signed error
+  int loso_inside = 0;       // of `rows`
 };
 
 struct ErrorSummary {
@@ -124,10 +136,10 @@ struct ValidationReport {
   std::vector<ErrorSummary> per_stack;
   ErrorSummary overall;
   int skipped = 0;
-  // Rows whose peak counts the allocator's reserve, and how many of them measured inside the
-  // predicted range.
+  // Compared rows, and how many of them measured inside their predicted range.
   int ranged = 0;
   int inside_range = 0;
+  ErrorSpreadReport spread;
 };
 
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs);

@@ -116,8 +116,27 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
         share("fraction_with_recompute", "low_with_recompute", "high_with_recompute");
     t.reserve_without_recompute =
         share("fraction_without_recompute", "low_without_recompute", "high_without_recompute");
-    read_source_ids(m, sources);
+    t.allocator_reserve_sources = read_source_ids(m, sources);
     t.allocator_reserve_basis = m.required_string("basis");
+    m.finish();
+  }
+  if (root.has("model_error")) {
+    StrictMap m = root.required_map("model_error");
+    RuntimeOverheads::ErrorSpread& e = t.model_error;
+    e.rows = static_cast<int>(m.required_integer("rows", 1, 1000000));
+    e.sources = static_cast<int>(m.required_integer("sources", 1, 1000000));
+    if (e.sources > e.rows)
+      m.fail("sources", fmt::format("{} sources for {} rows: expected at most one source per row",
+                                    e.sources, e.rows));
+    e.median_abs_error = m.required_number("median_abs_error", 0, 10);
+    e.low = m.required_number("error_low", -0.9, 10);
+    e.high = m.required_number("error_high", -0.9, 10);
+    if (e.low > e.high)
+      m.fail("error_low",
+             fmt::format("error_low {} exceeds error_high {}: expected the 10th percentile at "
+                         "most the 90th",
+                         e.low, e.high));
+    e.basis = m.required_string("basis");
     m.finish();
   }
   root.finish();
@@ -149,6 +168,8 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   o.allocator_reserve = step_memory * r.median;
   o.allocator_reserve_low = step_memory * r.low;
   o.allocator_reserve_high = step_memory * r.high;
+  o.error_low = t.model_error.low;
+  o.error_high = t.model_error.high;
   return o;
 }
 

@@ -40,6 +40,20 @@ struct RuntimeOverheads {
   };
   ReserveShare reserve_with_recompute, reserve_without_recompute;
   std::string allocator_reserve_basis;
+  std::vector<std::string> allocator_reserve_sources;  // what the shares were measured on
+  // How far measured peaks fall from the memory model's on published runs of sources none of its
+  // figures was taken from (every source but allocator_reserve_sources): the 10th and 90th
+  // percentile of (predicted - measured) / measured, as `ftplan validate` computes them (a test
+  // holds this record to it). Absent (rows 0) in a table that gives none.
+  struct ErrorSpread {
+    int rows = 0;
+    int sources = 0;
+    double median_abs_error = 0;
+    double low = 0, high = 0;
+    std::string basis;
+    bool present() const { return rows > 0; }
+  };
+  ErrorSpread model_error;
 };
 
 // Parses data/runtime/overheads.yaml against the known source ids.
@@ -64,6 +78,21 @@ struct OverheadBreakdown {
   Bytes reserved_low(Bytes peak) const { return peak - allocator_reserve + allocator_reserve_low; }
   Bytes reserved_high(Bytes peak) const {
     return peak - allocator_reserve + allocator_reserve_high;
+  }
+  // The memory model's error spread (RuntimeOverheads::model_error): its 10th and 90th percentile.
+  double error_low = 0, error_high = 0;
+  // A peak's range: where a measured peak falls around `peak`, from the model's error spread on
+  // published runs ([peak / (1 + high), peak / (1 + low)]), widened for a peak that counts the
+  // allocator's reserve to the reserve at its 10th and 90th percentile.
+  Bytes range_low(Bytes peak, bool with_reserve) const {
+    Bytes low = peak * (1.0 / (1.0 + error_high));
+    if (with_reserve && reserved_low(peak) < low) low = reserved_low(peak);
+    return low;
+  }
+  Bytes range_high(Bytes peak, bool with_reserve) const {
+    Bytes high = peak * (1.0 / (1.0 + error_low));
+    if (with_reserve && high < reserved_high(peak)) high = reserved_high(peak);
+    return high;
   }
   Bytes inside_allocator() const { return cublas_workspace + cublaslt_workspace; }
   Bytes outside_allocator() const { return cuda_context + nccl_buffers; }

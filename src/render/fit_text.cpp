@@ -160,10 +160,10 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   }
   row(fmt::format("peak ({}{})", peak_kind_name(w.peak), m.load_is_peak ? ", load phase" : ""),
       m.peak);
-  // The allocator's reserve varies from run to run: the peak at its measured 10th and 90th
-  // percentile.
+  // Where measured peaks fall around the model's: its error spread on published runs, widened
+  // for a reserved peak to the allocator's reserve at its measured 10th and 90th percentile.
   if (m.peak_high > m.peak_low)
-    t.row({"  range (reserve 10th-90th pct.)",
+    t.row({"  range (10th-90th pct. of measured runs)",
            format_fixed(to_GB(m.peak_low), 1) + "–" + format_fixed(to_GB(m.peak_high), 1),
            format_fixed(to_GiB(m.peak_low), 1) + "–" + format_fixed(to_GiB(m.peak_high), 1)});
   t.separator();

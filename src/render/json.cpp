@@ -496,6 +496,13 @@ json validation_json(const ValidationReport& r) {
           {"overall", summary(r.overall)},
           {"skipped", r.skipped},
           {"range_coverage", {{"rows", r.ranged}, {"inside", r.inside_range}}},
+          {"error_spread",
+           {{"rows", r.spread.rows},
+            {"sources", r.spread.sources},
+            {"median_abs_error", round_to(r.spread.median_abs_error, 4)},
+            {"error_low", round_to(r.spread.low, 4)},
+            {"error_high", round_to(r.spread.high, 4)},
+            {"loso_inside", r.spread.loso_inside}}},
           {"error", "(predicted - measured) / measured, in the source's kind of peak and unit"}};
 }
 

@@ -94,11 +94,22 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
     k.row({e.source, std::to_string(e.rows), fmt::format("{:.1f} %", 100 * e.median_abs_error),
            fmt::format("{:.1f} %", 100 * e.worst_abs_error), e.worst_id});
   k.print(out);
-  if (r.ranged > 0)
+  if (r.spread.rows > 0)
     out << fmt::format(
-        "\nreserved peaks measured inside the predicted range (the allocator's reserve at the "
-        "10th to 90th percentile of its measured share): {} of {}\n",
-        r.inside_range, r.ranged);
+        "\nthe model's error on the {} rows of the {} sources none of its figures was taken from: "
+        "median |error| {:.1f} %, 10th to 90th percentile {:+.1f} % to {:+.1f} %; a peak's range "
+        "is where that spread puts the measured figure, widened for a reserved peak to the "
+        "allocator's reserve at the 10th to 90th percentile of its measured share\n",
+        r.spread.rows, r.spread.sources, 100 * r.spread.median_abs_error, 100 * r.spread.low,
+        100 * r.spread.high);
+  if (r.ranged > 0)
+    out << fmt::format("peaks measured inside their predicted range: {} of {}\n", r.inside_range,
+                       r.ranged);
+  if (r.spread.rows > 0)
+    out << fmt::format(
+        "  of the {} rows above, with the spread drawn from the other sources' rows only "
+        "(leave-one-source-out): {} inside\n",
+        r.spread.rows, r.spread.loso_inside);
 }
 
 }  // namespace ftplan

@@ -1422,7 +1422,7 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
             'the peak in GiB');
         check(Math.abs(cli.memory_GB.peak * 1e9 / 2 ** 30 - cli.memory_GB.peak) > 0.1,
             'GiB and GB differ for this figure');
-        // The reserved peak's range: the allocator's reserve at its 10th and 90th percentile.
+        // The peak's range: the model's error spread, widened to the allocator's reserve.
         for (const [i, end] of [[0, 'peak_low'], [1, 'peak_high']]) {
           const shown = page.locator(`#memory [data-figure=${end}]`);
           equal(Number(await shown.getAttribute('data-value')), cli.memory_GB.peak_range[i],
