@@ -205,6 +205,25 @@ TEST(Lengths, CliReadsTheFileAndTakesTheLongestFromIt) {
   EXPECT_NE(text.out.find("tokens per second count real tokens"), std::string::npos);
 }
 
+// --seq-max (the longest sample) is --seq under the name: the same run, and with
+// --seq-mean the step timed on the mean while the peak stays at the longest.
+TEST(Lengths, SeqMaxIsSeq) {
+  const std::vector<std::string> run = {
+      "scale",  "--model", "llama-3.1-8b", "--method", "full",       "--gpu", "h100-sxm",
+      "--gpus", "8",       "--shard",      "fsdp",     "--seq-mean", "1500",  "--json"};
+  auto with = [&](const char* option) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {option, "8192"});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto as_max = with("--seq-max");
+  EXPECT_EQ(as_max, with("--seq"));
+  EXPECT_EQ(as_max["seq"], 8192);
+  EXPECT_EQ(as_max["seq_mean"], 1500);
+}
+
 TEST(Lengths, CliBadFileExits2NamingFileLineAndKey) {
   const std::string path =
       temp_file("lengths_bad.jsonl", "{\"num_tokens\": 5}\n{\"tokens\": -1}\n");

@@ -67,6 +67,18 @@ TEST(ServerApi, FitGivesTheCliJson) {
   EXPECT_NEAR(json::parse(r.body)["memory_GB"]["free"].get<double>(), 85.91, 0.01);
 }
 
+// Every long name of an option is a key: seq_max is seq (--seq, --seq-max).
+TEST(ServerApi, EveryNameOfAnOptionIsAKey) {
+  const Response r =
+      call("POST", "/api/fit",
+           R"({"model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", "seq_max": 4096})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto cli = test::run_cli({"fit", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                  "h200-nvl", "--seq", "4096", "--json"});
+  EXPECT_EQ(json::parse(r.body), json::parse(cli.out));
+  EXPECT_EQ(json::parse(r.body)["seq"], 4096);
+}
+
 // The page's requests: step per card, the scaling sweep over two cards, MIG per card; each gives
 // the CLI's JSON for the same options.
 TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {

@@ -726,22 +726,22 @@ std::vector<server::OptionInfo> read_command_options(const std::string& command)
   build_app(app, ctx, actions, command, wide);
   std::vector<server::OptionInfo> out;
   for (const CLI::Option* o : options_of(app)) {
-    server::OptionInfo info;
-    if (!o->get_lnames().empty()) {
-      info.option = "--" + o->get_lnames().front();
-      info.key = o->get_lnames().front();
-    } else if (o->get_positional()) {
-      info.key = o->get_name(true, false);
-    } else {
-      continue;  // -h only
+    // Every long name of an option is a key (--seq and --seq-max: seq and seq_max).
+    std::vector<std::pair<std::string, std::string>> names;  // (option, key)
+    for (const auto& l : o->get_lnames())
+      names.emplace_back("--" + l, l);
+    if (names.empty() && o->get_positional()) names.emplace_back("", o->get_name(true, false));
+    for (auto& [option, key] : names) {  // none: -h only
+      if (key == "help" || key == "help-all" || key == "data" || key == "version" || key == "wide")
+        continue;
+      server::OptionInfo info;
+      info.option = option;
+      info.key = key;
+      std::replace(info.key.begin(), info.key.end(), '-', '_');
+      info.flag = o->get_expected_max() == 0;  // CLI11 flags expect no value
+      info.list = o->get_expected_max() > 1 || o->get_items_expected_max() > 1;
+      out.push_back(std::move(info));
     }
-    if (info.key == "help" || info.key == "help-all" || info.key == "data" ||
-        info.key == "version" || info.key == "wide")
-      continue;
-    std::replace(info.key.begin(), info.key.end(), '-', '_');
-    info.flag = o->get_expected_max() == 0;  // CLI11 flags expect no value
-    info.list = o->get_expected_max() > 1 || o->get_items_expected_max() > 1;
-    out.push_back(std::move(info));
   }
   return out;
 }

@@ -83,10 +83,10 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option(
       "--precision", precision,
       "Compute format of the matrix products: bf16 | fp16 | fp8 | mxfp8 | nvfp4 (default bf16)");
-  seq_option = app.add_option("--seq", seq,
+  seq_option = app.add_option("--seq,--seq-max", seq,
                               "Tokens per sequence: the longest sample, which sets the memory "
                               "peak (default 2048, or the longest in --lengths; with --packing: "
-                              "the packed row's length)");
+                              "the packed row's length); --seq-max is the same option");
   app.add_option("--seq-mean", seq_mean,
                  "Mean tokens per sample when lengths vary (default: every sample is --seq "
                  "long): the step is timed on the mean, the peak stays at --seq");
