@@ -642,6 +642,24 @@ TEST(PeakRange, TheModelsErrorSpreadsThePeakAndTheReserveWidensIt) {
   EXPECT_GT(m.peak_high, m.peak);
 }
 
+// A run that fits with more than a tenth of the card to spare, but whose range reaches past the
+// card, says so in its reason: Llama 3.2 1B LoRA on 19,456 tokens on an L40S (48.3 GB) peaks at
+// about 42.7 GB, and the reserve at its 90th percentile takes it past 48.3 GB. At 2,048 tokens
+// the range stays on the card and the reason is the plain one.
+TEST(PeakRange, AFitWhoseRangeReachesPastTheCardSaysSo) {
+  Workload w = workload("llama-3.2-1b", Method::kLora);
+  w.seq = 19456;
+  const MemoryEstimate m = estimate_memory(w, on("l40s"));
+  ASSERT_EQ(m.verdict, Verdict::kFits);
+  EXPECT_GT(m.peak_high, m.capacity);
+  EXPECT_EQ(m.reason.code, ReasonCode::kFitFitsRangePast);
+  w.seq = 2048;
+  const MemoryEstimate small = estimate_memory(w, on("l40s"));
+  ASSERT_EQ(small.verdict, Verdict::kFits);
+  EXPECT_LT(small.peak_high, small.capacity);
+  EXPECT_EQ(small.reason.code, ReasonCode::kFitFits);
+}
+
 TEST(OnCardStates, CpuOffloadLeavesOnlyTheWorkingSet) {
   Workload w = workload("llama-3.1-70b", Method::kFull);
   w.options.offload_optimizer = true;

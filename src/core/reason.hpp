@@ -26,6 +26,7 @@ enum class ReasonCode {
   kWhereCards,
   kWhereMigInstance,
   kFitFits,
+  kFitFitsRangePast,  // fits, but the upper end of the peak's range does not
   kFitTight,
   kFitTightReserve,
   kFitDoesNotFit,

@@ -156,6 +156,14 @@ Reason placement_where(const Placement& p) {
 Reason memory_reason(const MemoryEstimate& m, const Placement& p) {
   switch (m.verdict) {
     case Verdict::kFits:
+      // The peak fits with room to spare, but where measured peaks fall reaches past the card.
+      if (m.peak_high > m.capacity)
+        return Reason(ReasonCode::kFitFitsRangePast)
+            .bytes("peak", m.peak)
+            .bytes("headroom", m.headroom)
+            .bytes("capacity", m.capacity)
+            .nested("where", placement_where(p))
+            .bytes("high", m.peak_high);
       return Reason(ReasonCode::kFitFits)
           .bytes("peak", m.peak)
           .bytes("headroom", m.headroom)
