@@ -88,6 +88,7 @@ ErrorSummary summarize(const std::vector<const ValidationRow*>& rows, std::strin
   return s;
 }
 
+// Reserved and nvidia-smi peaks count the allocator's reserve; active and allocated do not.
 bool counts_reserve(MeasuredPeak k) {
   return k == MeasuredPeak::kReserved || k == MeasuredPeak::kNvidiaSmi;
 }
@@ -453,7 +454,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
 Bytes predicted_peak(const MemoryEstimate& m, MeasuredPeak kind) {
   const OverheadBreakdown& o = m.runtime.overheads;
   Bytes b = m.states_on_card + m.activations + o.inside_allocator();
-  if (kind == MeasuredPeak::kReserved || kind == MeasuredPeak::kNvidiaSmi) b += o.allocator_reserve;
+  if (counts_reserve(kind)) b += o.allocator_reserve;
   if (kind == MeasuredPeak::kNvidiaSmi) b += o.outside_allocator();
   return b;
 }

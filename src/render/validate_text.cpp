@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string>
+
 #include "core/format.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
@@ -96,12 +98,13 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
   k.print(out);
   if (r.spread.rows > 0)
     out << fmt::format(
-        "\nthe model's error on the {} rows of the {} sources none of its figures was taken from: "
+        "\nthe model's error on the {} rows of the {} none of its figures was taken from: "
         "median |error| {:.1f} %, 10th to 90th percentile {:+.1f} % to {:+.1f} %; a peak's range "
         "is where that spread puts the measured figure, widened for a reserved peak to the "
         "allocator's reserve at the 10th to 90th percentile of its measured share\n",
-        r.spread.rows, r.spread.sources, 100 * r.spread.median_abs_error, 100 * r.spread.low,
-        100 * r.spread.high);
+        r.spread.rows,
+        r.spread.sources == 1 ? std::string("source") : fmt::format("{} sources", r.spread.sources),
+        100 * r.spread.median_abs_error, 100 * r.spread.low, 100 * r.spread.high);
   if (r.ranged > 0)
     out << fmt::format("peaks measured inside their predicted range: {} of {}\n", r.inside_range,
                        r.ranged);
