@@ -224,6 +224,35 @@ TEST(Lengths, SeqMaxIsSeq) {
   EXPECT_EQ(as_max["seq_mean"], 1500);
 }
 
+// In a runs file `seq_max` is `seq` too; a default `seq` does not override a run's `seq_max`, and
+// a run that gives both is told to give one.
+TEST(Lengths, RunsFileSeqMaxIsSeq) {
+  auto plan = [](const std::string& name, const std::string& text) {
+    const auto r = test::run_cli({"plan", temp_file(name, text), "--gpu", "h200-nvl", "--json"});
+    return std::pair{r, r.code == 0 ? nlohmann::json::parse(r.out)["runs"][0] : nlohmann::json()};
+  };
+  const std::string run = "  - {name: r, model: llama-3.1-8b, method: lora, tokens: 1e8, ";
+  const auto [as_seq, seq_json] = plan("runs_seq.yaml", "runs:\n" + run + "seq: 8192}\n");
+  ASSERT_EQ(as_seq.code, 0) << as_seq.err;
+  const auto [as_max, max_json] = plan("runs_seq_max.yaml", "runs:\n" + run + "seq_max: 8192}\n");
+  ASSERT_EQ(as_max.code, 0) << as_max.err;
+  EXPECT_EQ(max_json, seq_json);
+  const auto [under_default, default_json] =
+      plan("runs_seq_default.yaml", "defaults: {seq: 1024}\nruns:\n" + run + "seq_max: 8192}\n");
+  ASSERT_EQ(under_default.code, 0) << under_default.err;
+  EXPECT_EQ(default_json, seq_json);
+  const auto [shorter, shorter_json] =
+      plan("runs_seq_short.yaml", "runs:\n" + run + "seq: 1024}\n");
+  ASSERT_EQ(shorter.code, 0) << shorter.err;
+  EXPECT_NE(shorter_json, seq_json);  // the length is used
+  const auto [both, both_json] =
+      plan("runs_seq_both.yaml", "runs:\n" + run + "seq: 1024, seq_max: 8192}\n");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("seq_max is another name for seq: give one of them"), std::string::npos)
+      << both.err;
+  EXPECT_NE(both.err.find("runs_seq_both.yaml"), std::string::npos) << both.err;
+}
+
 TEST(Lengths, CliBadFileExits2NamingFileLineAndKey) {
   const std::string path =
       temp_file("lengths_bad.jsonl", "{\"num_tokens\": 5}\n{\"tokens\": -1}\n");

@@ -401,6 +401,11 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
       "q.yaml");
   EXPECT_EQ(layered.experiments[0].workload.recompute_layers, 12);
   EXPECT_EQ(layered.experiments[0].workload.recompute, Recompute::kFull);
+  // `seq_max` is another name for `seq`, as in a runs file.
+  const PackFile longest = parse_pack_file(
+      "experiments:\n  - {name: a, model: qwen3-8b, method: lora, seq_max: 6144, count: 1}\n",
+      "q.yaml");
+  EXPECT_EQ(longest.experiments[0].workload.seq, 6144);
 
   auto error = [](const std::string& text) -> std::string {
     try {
@@ -419,6 +424,10 @@ TEST(MigPackFile, OptionsAndErrorsNameFileLineAndKey) {
   EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, rank: 0}\n"),
             "q.yaml: key 'experiments[0].rank' (line 2): expected a whole number from 1 to 65536, "
             "got 0");
+  EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, seq: 512, "
+                  "seq_max: 1024}\n"),
+            "q.yaml: key 'experiments[0].seq_max' (line 2): seq_max is another name for seq: give "
+            "one of them");
   EXPECT_EQ(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, seq: long}\n"),
             "q.yaml: key 'experiments[0].seq' (line 2): expected a whole number, got 'long'");
   EXPECT_NE(error("experiments:\n  - {name: a, model: m, method: lora, count: 2, "

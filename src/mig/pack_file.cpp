@@ -65,7 +65,10 @@ PackFileExperiment parse_experiment(StrictMap& e) {
                   [](const std::string& s) { return parse_optimizer(s); });
   optional_parsed(e, "precision", w.precision,
                   [](const std::string& s) { return parse_compute_format(s); });
-  optional_int(e, "seq", w.seq, 1, 1 << 24);
+  // `seq_max` is another name for `seq`, as in a runs file.
+  if (e.has("seq") && e.has("seq_max"))
+    e.fail("seq_max", "seq_max is another name for seq: give one of them");
+  optional_int(e, e.has("seq_max") ? "seq_max" : "seq", w.seq, 1, 1 << 24);
   optional_int(e, "micro_batch", w.micro_batch, 1, 65536);
   optional_int(e, "grad_accum", w.grad_accum, 1, 1000000);
   optional_parsed(e, "recompute", w.recompute,

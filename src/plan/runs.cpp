@@ -46,6 +46,7 @@ const std::vector<std::string>& run_keys() {
                                   "optimizer",
                                   "precision",
                                   "seq",
+                                  "seq_max",
                                   "seq_mean",
                                   "lengths",
                                   "packing",
@@ -269,7 +270,10 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
     w.recompute_layers = *v;
     if (!run.recompute && *v > 0) run.recompute = w.recompute = Recompute::kFull;
   }
-  const auto seq = r.optional_integer("seq", 1, 1 << 24);
+  // `seq_max` is another name for `seq` (the longest sample), as --seq-max is for --seq.
+  if (r.has("seq") && r.has("seq_max"))
+    r.fail("seq_max", "seq_max is another name for seq: give one of them");
+  const auto seq = r.optional_integer(r.has("seq_max") ? "seq_max" : "seq", 1, 1 << 24);
   w.seq = seq.value_or(2048);
   w.lengths.mean = r.optional_number("seq_mean", 1, 1 << 24);
   if (auto given = r.optional_string("lengths")) {
@@ -489,9 +493,16 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
     std::set<std::string> own_keys;  // the run's own, before the others join
     for (const auto& mine : item)
       if (mine.first.IsScalar()) own_keys.insert(mine.first.Scalar());
-    std::set<std::string> present = own_keys;
+    // A key joins under either of its names only where the run has neither (a default `seq`
+    // does not join a run that gives `seq_max`).
+    const auto canonical = [](const std::string& key) {
+      return key == "seq_max" ? std::string("seq") : key;
+    };
+    std::set<std::string> present;
+    for (const std::string& key : own_keys)
+      present.insert(canonical(key));
     const auto add = [&](const std::string& key, const YAML::Node& value) {
-      if (present.insert(key).second) merged[key] = value;
+      if (present.insert(canonical(key)).second) merged[key] = value;
     };
     const auto add_from = [&](const YAML::Node& from_node, const std::string& where) {
       for (const auto& [key, value] : from_settings(from_node, where, catalog, read_file, file))
@@ -522,9 +533,12 @@ RunsFile parse_runs_file(std::string_view text, const std::string& file, const C
                 .method.value_or(adapter_node.IsDefined() && adapter_node.IsScalar()
                                      ? parse_method(adapter_node.Scalar(), "adapter")
                                      : Method::kFull);
-        for (const std::string& key : present)
-          if (!own_keys.count(key) && !setting_not_read(method, key, "").empty())
-            merged.remove(key);
+        std::vector<std::string> joined;
+        for (const auto& kv : merged)
+          if (kv.first.IsScalar() && !own_keys.count(kv.first.Scalar()))
+            joined.push_back(kv.first.Scalar());
+        for (const std::string& key : joined)
+          if (!setting_not_read(method, key, "").empty()) merged.remove(key);
       } catch (const UserError&) {
         // an unknown method is reported by read_run, with its line
       }

@@ -155,7 +155,7 @@ bool read_rollout_settings(StrictMap& r, Workload& w) {
                                 key, run_method_name(w)));
     return false;
   }
-  for (const char* key : {"seq", "seq_mean", "lengths"})
+  for (const char* key : {"seq", "seq_max", "seq_mean", "lengths"})
     if (r.has(key))
       r.fail(key, fmt::format("method {} trains on its prompts and generated completions: give "
                               "prompt_len, completion_len and completion_len_mean instead of {}",
