@@ -143,11 +143,17 @@ const ADVANCED = Object.freeze({
   grad_accum: {initial: '1'},
   recompute_layers: {initial: '0'},
   lora_dropout: {initial: '0', adapter: true},
-  quant_block: {initial: '64', quant: true},
+  quant_block: {initial: '', quant: true},    // '': the format's
+  base_quant: {initial: 'nf4', quant: true},
+  train_modules: {initial: '', adapter: true},
+  seq_mean: {initial: '', offline: true},      // '': every sample is --seq long
   offload_optimizer: {initial: 'off', check: true},
   offload_params: {initial: 'off', check: true},
   offload_activations: {initial: 'off', check: true},
   pure_bf16: {initial: 'off', check: true},
+  optimizer_in_backward: {initial: 'off', check: true},
+  packing: {initial: 'off', check: true, offline: true},
+  padding_free: {initial: 'off', check: true, offline: true},
   double_quant: {initial: 'on', check: true, quant: true},  // 'off': --no-double-quant
 });
 const QUANT_METHODS = ['qlora', 'qdora'];
@@ -162,6 +168,7 @@ function advancedBody(inputs) {
     if (value === spec.initial) continue;
     if (spec.adapter && inputs.method === 'full') continue;
     if (spec.quant && !QUANT_METHODS.includes(inputs.method)) continue;
+    if (spec.offline && isOnline(inputs)) continue;
     if (key === 'double_quant') body.no_double_quant = true;
     else if (key === 'compile') body[value === 'off' ? 'no_compile' : 'compile'] = true;
     else if (spec.check) body[key] = true;
@@ -419,7 +426,9 @@ function runYaml(inputs, indent, taken = []) {
 const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'false'],
   no_double_quant: ['double_quant', 'false'], offload_optimizer: ['offload_optimizer', 'true'],
   offload_params: ['offload_params', 'true'],
-  offload_activations: ['offload_activations', 'true'], pure_bf16: ['pure_bf16', 'true']};
+  offload_activations: ['offload_activations', 'true'], pure_bf16: ['pure_bf16', 'true'],
+  optimizer_in_backward: ['optimizer_in_backward', 'true'], packing: ['packing', 'true'],
+  padding_free: ['padding_free', 'true']};
 
 function advancedRunLines(inputs) {
   return Object.entries(advancedBody(inputs)).filter(([key]) => key !== 'grad_accum')
@@ -1654,8 +1663,11 @@ const FIELD_SLOTS = {
   stack: 'stack', attention: 'attention', compile: 'compile', no_compile: 'compile', loss: 'loss',
   peak: 'peak', grad_accum: 'grad_accum', recompute_layers: 'recompute_layers',
   lora_dropout: 'lora_dropout',
-  quant_block: 'quant_block', no_double_quant: 'advanced', offload_optimizer: 'advanced',
-  offload_params: 'advanced', offload_activations: 'advanced', pure_bf16: 'advanced',
+  quant_block: 'quant_block', quant_group: 'quant_block', base_quant: 'base_quant',
+  train_modules: 'train_modules', seq_mean: 'seq_mean', seq_max: 'seq',
+  no_double_quant: 'advanced', offload_optimizer: 'advanced', offload_params: 'advanced',
+  offload_activations: 'advanced', pure_bf16: 'advanced', optimizer_in_backward: 'advanced',
+  packing: 'advanced', padding_free: 'advanced',
 };
 
 function slotFor(field, inputs) {

@@ -1538,6 +1538,86 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
+// The options that describe a real run's data and base (issue: every option on the page): the
+// quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
+// packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
+// sent only for the methods and objectives that read them, and become a run's keys.
+test('the options of real runs: base format, modules trained in full, lm_head as a target, mean ' +
+    'length, packing, optimizer in backward give `ftplan fit` and `ftplan step`\'s figures',
+async (env) => {
+  const run = {model: 'llama-3.1-8b', method: 'qlora', cards: [{gpu: 'l40s', count: 1}]};
+  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=qlora&cards=l40s:1');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  const added = ['base_quant', 'train_modules', 'seq_mean', 'packing', 'padding_free',
+    'optimizer_in_backward', 'quant_block'];
+  await page.fill('#micro_batch', '2');
+  await waitForResults(page);
+  check(added.every((key) => !(key in bodies.at(-1))),
+      `unchanged, none is sent: ${JSON.stringify(bodies.at(-1))}`);
+  equal(await page.inputValue('#base_quant'), 'nf4', 'the base starts at the CLI\'s nf4');
+  await page.click('#advanced > summary');
+  await page.selectOption('#base_quant', 'gptq-int4');
+  await page.selectOption('#train_modules', 'lm_head');
+  await page.fill('#seq_mean', '700');
+  await page.check('#packing');
+  await page.check('#optimizer_in_backward');
+  await page.check('input[name=target][value=embed_tokens]');
+  await waitForResults(page);
+  const sent = bodies.at(-1);
+  equal([sent.base_quant, sent.train_modules, sent.seq_mean, sent.packing,
+    sent.optimizer_in_backward, sent.targets],
+  ['gptq-int4', 'lm_head', '700', true, true, 'q,k,v,o,gate,up,down,embed_tokens'],
+  'the options in the body');
+  const options = {base_quant: 'gptq-int4', train_modules: 'lm_head', seq_mean: '700',
+    packing: true, optimizer_in_backward: true, targets: 'q,k,v,o,gate,up,down,embed_tokens'};
+  const body = {...fitBody(run, run.cards[0]), micro_batch: '2'};
+  const stepBody = {...body};
+  delete stepBody.gpus;
+  const [fit, plainFit, step, plainStep] = await Promise.all([
+    cliJson('fit', {...body, ...options}), cliJson('fit', body),
+    cliJson('step', {...stepBody, ...options}), cliJson('step', stepBody)]);
+  check(fit.memory_GB.peak !== plainFit.memory_GB.peak, 'the options change the peak');
+  check(step.step_seconds !== plainStep.step_seconds, 'the options change the step');
+  const shown = await memoryShown(page, 'l40s', 1);
+  for (const key of ['model_states', 'peak', 'headroom']) {
+    equal(shown.figures[key]?.value, fit.memory_GB[key], `${key} with the options`);
+  }
+  const shownStep = await stepShown(page, 'l40s');
+  equal(Number(shownStep.figures.step_seconds?.value), step.step_seconds, 'the step with the options');
+  // Kept in the link.
+  const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+  equal([params.get('base_quant'), params.get('seq_mean'), params.get('packing')],
+      ['gptq-int4', '700', 'on'], 'the URL keeps the options');
+  // A run of the plan with the same keys, which the server reads.
+  await page.fill('#runs', SEED_RUNS);
+  await page.locator('#runs').dispatchEvent('input');
+  await page.click('#add-run');
+  await waitForPlan(page);
+  const all = (await page.inputValue('#runs')).slice(SEED_RUNS.length);
+  for (const line of ['base_quant: gptq-int4', 'train_modules: lm_head', 'seq_mean: 700',
+    'packing: true', 'optimizer_in_backward: true',
+    'targets: q,k,v,o,gate,up,down,embed_tokens']) {
+    check(all.includes(`\n    ${line}\n`), `the run lacks "${line}":\n${all}`);
+  }
+  equal(await page.locator('#error-runs').isVisible(), false, 'the server reads every key of the run');
+  // Methods and objectives that do not read them: a full fine-tune sends no base format or
+  // modules to train; an online objective no mean length or packing (its fields are hidden).
+  await page.selectOption('#method', 'full');
+  await waitForResults(page);
+  check(!('base_quant' in bodies.at(-1)) && !('train_modules' in bodies.at(-1)),
+      `full sends no adapter options: ${JSON.stringify(bodies.at(-1))}`);
+  await page.selectOption('#objective', 'grpo');
+  await waitForResults(page);
+  check(await page.locator('#seq_mean').isHidden(), 'an online objective hides the mean length');
+  check(!('seq_mean' in bodies.at(-1)) && !('packing' in bodies.at(-1)),
+      `an online objective sends no lengths: ${JSON.stringify(bodies.at(-1))}`);
+  equal(await page.locator('#form-error').isVisible(), false, 'no error for the online objective');
+  await page.close();
+});
+
 for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) {
   const size = `${viewport.width}x${viewport.height}`;
 
