@@ -79,6 +79,30 @@ TEST(ServerApi, EveryNameOfAnOptionIsAKey) {
   EXPECT_EQ(json::parse(r.body)["seq"], 4096);
 }
 
+// A lengths file has no path on the server: the request hands in its text (one count per line, a
+// JSONL dataset) or its histogram as JSON, and gets the CLI's figures for the same file.
+TEST(ServerApi, LengthsComeAsTheFilesText) {
+  const std::string path = ::testing::TempDir() + "api_lengths.txt";
+  std::ofstream(path) << "100\n300\n100\n100\n";
+  const auto cli = test::run_cli({"step", "--model", "llama-3.1-8b", "--method", "lora", "--gpu",
+                                  "h200-nvl", "--lengths", path, "--json"});
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  const std::string run = R"("model": "llama-3.1-8b", "method": "lora", "gpu": "h200-nvl", )";
+  const Response text =
+      call("POST", "/api/step", "{" + run + R"("lengths": "100\n300\n100\n100\n"})");
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(json::parse(text.body), json::parse(cli.out));
+  EXPECT_EQ(json::parse(text.body)["seq"], 300);
+  const Response histogram =
+      call("POST", "/api/step",
+           "{" + run + R"("lengths": [{"tokens": 100, "count": 3}, {"tokens": 300, "count": 1}]})");
+  ASSERT_EQ(histogram.status, 200) << histogram.body;
+  EXPECT_EQ(json::parse(histogram.body), json::parse(cli.out));
+  const Response bad = call("POST", "/api/fit", "{" + run + R"("lengths": "100\n-5\n"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("the request's lengths: line 2"), std::string::npos) << bad.body;
+}
+
 // The page's requests: step per card, the scaling sweep over two cards, MIG per card; each gives
 // the CLI's JSON for the same options.
 TEST(ServerApi, StepScaleAndMigGiveTheCliJson) {

@@ -75,6 +75,8 @@ constexpr const char* kInlineModel = "inline:config.json";
 // lead ("the runs of the request body"), where the command line names its file.
 constexpr const char* kInlineRuns = "the request body";
 constexpr const char* kInlineFrom = "inline:trainer-file";
+// A lengths file handed in as its text (a JSONL dataset, a histogram, one count per line).
+constexpr const char* kInlineLengths = "the request's lengths";
 
 // The endpoints and the command each runs (endpoints(): the Python module offers each one).
 constexpr Endpoint kEndpoints[] = {
@@ -134,6 +136,17 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
         pasted = true;
       }
     if (pasted) continue;
+    // The lengths, where the command reads them: the file's text, or its histogram as JSON.
+    if (key == "lengths" &&
+        (options.empty() || std::any_of(options.begin(), options.end(),
+                                        [](const OptionInfo& o) { return o.key == "lengths"; }))) {
+      call.inline_files[kInlineLengths] =
+          value.is_string() ? value.get<std::string>()
+                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
+      call.args.push_back("--lengths");
+      call.args.push_back(kInlineLengths);
+      continue;
+    }
     OptionInfo info{key, to_option(key), value.is_boolean(), value.is_array()};
     if (!options.empty()) {
       const std::string& wanted = key;  // clang 14 cannot capture a structured binding
