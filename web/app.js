@@ -147,6 +147,7 @@ const ADVANCED = Object.freeze({
   base_quant: {initial: 'nf4', quant: true},
   train_modules: {initial: '', adapter: true},
   seq_mean: {initial: '', offline: true},      // '': every sample is --seq long
+  lengths: {initial: '', offline: true},       // the text of a lengths file: sets the longest
   offload_optimizer: {initial: 'off', check: true},
   offload_params: {initial: 'off', check: true},
   offload_activations: {initial: 'off', check: true},
@@ -157,6 +158,7 @@ const ADVANCED = Object.freeze({
   double_quant: {initial: 'on', check: true, quant: true},  // 'off': --no-double-quant
 });
 const QUANT_METHODS = ['qlora', 'qdora'];
+const MAX_LINKED_LENGTHS = 8000;  // characters of pasted lengths the link keeps
 
 const $ = (id) => document.getElementById(id);
 
@@ -184,7 +186,10 @@ function encodeInputs(inputs) {
     if (!['cards', 'config', 'runs'].includes(key)) params.set(key, inputs[key]);
   }
   for (const [key, spec] of Object.entries(ADVANCED)) {
-    if ((inputs[key] ?? spec.initial) !== spec.initial) params.set(key, inputs[key]);
+    if ((inputs[key] ?? spec.initial) === spec.initial) continue;
+    // A pasted dataset can be large: lengths past MAX_LINKED_LENGTHS stay out of the link.
+    if (key === 'lengths' && inputs[key].length > MAX_LINKED_LENGTHS) continue;
+    params.set(key, inputs[key]);
   }
   params.set('cards', inputs.cards.map((c) => `${c.gpu}:${c.count}`).join(','));
   if (inputs.source === 'paste') params.set('config', inputs.config);
@@ -254,6 +259,12 @@ function writeForm(inputs) {
   showModelSource(inputs.source);
   showAdapterOptions(inputs.method);
   showObjectiveOptions(inputs.objective);
+  showLengths(inputs);
+}
+
+// Pasted lengths set the longest sample: the sequence length field rests until they are cleared.
+function showLengths(inputs) {
+  $('seq').disabled = (inputs.lengths ?? '').trim() !== '';
 }
 
 function showModelSource(source) {
@@ -349,7 +360,10 @@ function workloadBody(inputs) {
     body.rank = inputs.rank;
     body.targets = inputs.targets;
   }
-  return {...body, ...advancedBody(inputs)};
+  const advanced = advancedBody(inputs);
+  // Pasted lengths give the longest sample: the sequence length field is not sent beside them.
+  if (advanced.lengths !== undefined) delete body.seq;
+  return {...body, ...advanced};
 }
 
 // POST /api/infer: the form's model (catalog or pasted) and the inference inputs.
@@ -394,6 +408,12 @@ function runYaml(inputs, indent, taken = []) {
   if (isOnline(inputs)) {
     lines.push(`  prompt_len: ${inputs.prompt_len}`, `  completion_len: ${inputs.completion_len}`);
     if (inputs.group_size !== '') lines.push(`  group_size: ${inputs.group_size}`);
+  } else if (advancedBody(inputs).lengths !== undefined) {
+    // A runs file names a lengths file by its path: the pasted lengths go in as the longest
+    // sample and the mean the server read from them (the first card's reply).
+    const reply = app.results.fits.find((f) => f?.ok)?.data;
+    if (reply?.seq) lines.push(`  seq: ${reply.seq}  # ${t('run_lengths_longest')}`);
+    if (reply?.seq_mean) lines.push(`  seq_mean: ${reply.seq_mean}`);
   } else {
     lines.push(`  seq: ${inputs.seq}`);
   }
@@ -431,7 +451,8 @@ const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'fal
   padding_free: ['padding_free', 'true']};
 
 function advancedRunLines(inputs) {
-  return Object.entries(advancedBody(inputs)).filter(([key]) => key !== 'grad_accum')
+  return Object.entries(advancedBody(inputs))
+      .filter(([key]) => !['grad_accum', 'lengths'].includes(key))
       .map(([key, value]) => {
         const [runKey, runValue] = RUN_SWITCHES[key] ?? [key, value];
         return `  ${runKey}: ${runValue}`;
@@ -1664,7 +1685,7 @@ const FIELD_SLOTS = {
   peak: 'peak', grad_accum: 'grad_accum', recompute_layers: 'recompute_layers',
   lora_dropout: 'lora_dropout',
   quant_block: 'quant_block', quant_group: 'quant_block', base_quant: 'base_quant',
-  train_modules: 'train_modules', seq_mean: 'seq_mean', seq_max: 'seq',
+  train_modules: 'train_modules', seq_mean: 'seq_mean', seq_max: 'seq', lengths: 'lengths',
   no_double_quant: 'advanced', offload_optimizer: 'advanced', offload_params: 'advanced',
   offload_activations: 'advanced', pure_bf16: 'advanced', optimizer_in_backward: 'advanced',
   packing: 'advanced', padding_free: 'advanced',
@@ -1786,6 +1807,7 @@ function inputsChanged() {
   showModelSource(inputs.source);
   showAdapterOptions(inputs.method);
   showObjectiveOptions(inputs.objective);
+  showLengths(inputs);
   $('add-run').disabled = inputs.source === 'paste';
   setBusy('busy', true);
   debounce('timer', () => update(inputs));

@@ -6,7 +6,7 @@
 // Exit code: 0 when every test passes, 1 otherwise (each failure says what differed).
 import {execFile, spawn} from 'node:child_process';
 import {createHash} from 'node:crypto';
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join, resolve} from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -1543,7 +1543,8 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
 // sent only for the methods and objectives that read them, and become a run's keys.
 test('the options of real runs: base format, modules trained in full, lm_head as a target, mean ' +
-    'length, packing, optimizer in backward give `ftplan fit` and `ftplan step`\'s figures',
+    'length, pasted lengths, packing, optimizer in backward give `ftplan fit` and `ftplan step`\'s ' +
+    'figures',
 async (env) => {
   const run = {model: 'llama-3.1-8b', method: 'qlora', cards: [{gpu: 'l40s', count: 1}]};
   const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=qlora&cards=l40s:1');
@@ -1603,6 +1604,37 @@ async (env) => {
     check(all.includes(`\n    ${line}\n`), `the run lacks "${line}":\n${all}`);
   }
   equal(await page.locator('#error-runs').isVisible(), false, 'the server reads every key of the run');
+  // Pasted lengths (one count per line) replace the sequence length: the longest sets the peak,
+  // as `ftplan fit --lengths FILE` gives it; the mean length goes (it and a lengths file exclude
+  // each other).
+  await page.fill('#seq_mean', '');
+  await page.fill('#lengths', '100\n300\n100\n100\n');
+  await waitForResults(page);
+  const withLengths = bodies.at(-1);
+  check(withLengths.lengths === '100\n300\n100\n100\n' && !('seq' in withLengths),
+      `the lengths are sent in place of seq: ${JSON.stringify(withLengths)}`);
+  equal(await page.locator('#seq').isDisabled(), true, 'the sequence length rests beside lengths');
+  mkdirSync(SCREENSHOTS, {recursive: true});
+  await page.locator('#advanced').screenshot({path: join(SCREENSHOTS, 'real-run-options.png')});
+  const lengthsFile = join(mkdtempSync(join(tmpdir(), 'ftplan-lengths-')), 'lengths.txt');
+  writeFileSync(lengthsFile, '100\n300\n100\n100\n');
+  const lengthOptions = {...options};
+  delete lengthOptions.seq_mean;
+  const bodyNoSeq = {...body};
+  delete bodyNoSeq.seq;
+  const lengthsFit = await cliJson('fit', {...bodyNoSeq, ...lengthOptions, lengths: lengthsFile});
+  equal(lengthsFit.seq, 300, 'the CLI takes the longest');
+  equal((await memoryShown(page, 'l40s', 1)).figures.peak?.value, lengthsFit.memory_GB.peak,
+      'the peak with the pasted lengths');
+  await page.click('#add-run');
+  await waitForPlan(page);
+  const withRun = (await page.inputValue('#runs')).slice(SEED_RUNS.length);
+  check(/\n {4}seq: 300 {2}#/.test(withRun) && withRun.includes(`\n    seq_mean: ${lengthsFit.seq_mean}\n`),
+      `the run keeps the longest and the mean of the lengths:\n${withRun}`);
+  equal(await page.locator('#error-runs').isVisible(), false, 'the server reads that run too');
+  await page.fill('#lengths', '');
+  await waitForResults(page);
+  equal(await page.locator('#seq').isDisabled(), false, 'without lengths the field is back');
   // Methods and objectives that do not read them: a full fine-tune sends no base format or
   // modules to train; an online objective no mean length or packing (its fields are hidden).
   await page.selectOption('#method', 'full');
