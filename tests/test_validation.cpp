@@ -205,6 +205,14 @@ TEST(Validation, AUsersFileIsPredicted) {
   EXPECT_EQ(r.overall.rows, 1);
   EXPECT_EQ(runs[0].workload.seq, 1024);
   EXPECT_EQ(runs[0].placement.gpu->id, "l40s");
+  // `seq_max` is another name for `seq`; a run gives one of the two.
+  const auto as_max = parse_measured_runs({"my-runs.yaml", with("seq: 1024", "seq_max: 1024"), {}},
+                                          test::catalog(), test::overheads(), test::stacks());
+  EXPECT_EQ(validate_runs(as_max).rows[0].predicted, r.rows[0].predicted);
+  EXPECT_NE(parse_error(with("seq: 1024", "seq: 1024\n    seq_max: 2048"))
+                .find("runs[0].seq_max' (line 12): seq_max is another name for seq"),
+            std::string::npos)
+      << parse_error(with("seq: 1024", "seq: 1024\n    seq_max: 2048"));
 }
 
 // Allocated peaks (torch.cuda.max_memory_allocated) of this project's H200 steps

@@ -208,7 +208,10 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto recompute_layers = r.optional_integer("recompute_layers", 0, 1 << 20);
     const auto attention = r.optional_string("attention");
     const auto precision = r.optional_string("precision");
-    const auto seq = r.optional_integer("seq", 1, 1 << 24);
+    // `seq_max` is another name for `seq`, as in a runs file.
+    if (r.has("seq") && r.has("seq_max"))
+      r.fail("seq_max", "seq_max is another name for seq: give one of them");
+    const auto seq = r.optional_integer(r.has("seq_max") ? "seq_max" : "seq", 1, 1 << 24);
     const auto micro_batch = r.optional_integer("micro_batch", 1, 65536);
     const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
     const auto gpus = r.optional_integer("gpus", 1, 65536);
