@@ -272,6 +272,24 @@ TEST(StackBuffers, MegatronKeepsFp32GradientsResident) {
   EXPECT_NEAR((mg.states_on_card - hf.states_on_card).value, 2 * hf.states.gradients.value, 1.0);
 }
 
+// Megatron's optimizer offload (HybridDeviceOptimizer, --optimizer-cpu-offload) moves the FP32
+// master weights and the Adam states to the host; the step copies the gradients out of the
+// main-grad buffer, which stays on the card: 2 B of weights + 4 B of FP32 gradients per
+// parameter. ZeRO-Offload (the other stacks) sends the gradients to the host as well.
+TEST(StackBuffers, MegatronOptimizerOffloadKeepsTheMainGradBuffer) {
+  Workload w = test::workload("llama-3.1-8b", Method::kFull);
+  w.options.offload_optimizer = true;
+  const double n = 8030261248.0;
+  const Placement p = test::on("h100-sxm", 8, Sharding::kZero1);
+  const MemoryEstimate zero_offload = estimate_memory(w, p);
+  EXPECT_NEAR(zero_offload.states_on_card.value, n * 2, 1e-9 * n);
+  w.stack = &test::stacks().find("megatron");
+  const MemoryEstimate m = estimate_memory(w, p);
+  EXPECT_TRUE(m.runtime.states.gradients_persistent);
+  EXPECT_NEAR(m.states_on_card.value, n * (2 + 4), 1e-9 * n);
+  EXPECT_NEAR(m.runtime.states.host.value, n * (4 + 8) / 8, 1e-9 * n);
+}
+
 // DeepSpeed's estimator for a mixed-precision Adam full fine-tune, Llama 3.1 8B (8,030,261,248
 // parameters; largest layer: the embedding, 128256 × 4096) on 8 cards.
 TEST(StackBuffers, DeepSpeedZeroEstimateByHand) {

@@ -71,9 +71,10 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     // Gradients leave for the host block by block: the unsharded block gradient is counted
     // with the gathered working set.
     out.gradients_in_step = Bytes(0);
-  } else if (o.offload_optimizer) {
+  } else if (o.offload_optimizer && !(w.stack && w.stack->fp32_main_gradients)) {
     // ZeRO-Offload: gradients are copied to the host as the backward pass produces them; one
-    // block's gradients are on the card at a time.
+    // block's gradients are on the card at a time. (Megatron's optimizer offload keeps its
+    // main-grad buffer on the card: below.)
     out.host += gradients;
     out.gradients_in_step = Bytes(0);
     out.gradients_produced = profile.layer_gradients / shards;
@@ -103,7 +104,10 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
   }
   // Megatron accumulates and reduces gradients in a contiguous FP32 main-grad buffer, allocated
   // once and zeroed between iterations: the gradients persist, at 4 B per trained parameter.
-  if (w.stack && w.stack->fp32_main_gradients && !o.offload_parameters && !o.offload_optimizer &&
+  // Its optimizer offload (HybridDeviceOptimizer under the distributed optimizer) moves only the
+  // master weights and the states: the step copies the gradients from that buffer to the host,
+  // and the buffer stays on the card.
+  if (w.stack && w.stack->fp32_main_gradients && !o.offload_parameters &&
       !o.optimizer_in_backward) {
     if (!out.gradients_persistent) {
       out.gradients_persistent = true;
