@@ -159,8 +159,8 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* id : {"A1 ", "A8 ", "B2 ", "B10 ", "E1 ", "E3 ", "T1 ", "T4 ", "T8 ", "T11 "})
     EXPECT_NE(r.out.find(id), std::string::npos) << id;
-  for (const char* text : {"skipped (16)", "B1 ", "C4 ", "P2 ", "A2 ", "summary: absolute error",
-                           "measured-peft-metamathqa", "all "})
+  for (const char* text : {"skipped (17)", "B1 ", "C4 ", "P2 ", "A2 ", "MS8 ",
+                           "summary: absolute error", "measured-peft-metamathqa", "all "})
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
   // Runs with only a throughput figure are not part of the memory comparison.
   const std::string memory_part = r.out.substr(0, r.out.find("Step model vs published"));
@@ -173,10 +173,11 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
     EXPECT_NE(speed_part.find(text), std::string::npos) << text;
   json j = run_json({"validate", "--json"});
   // with LS10-LS12 of large_scale.yaml (skipped), the 38 H200 steps of ftplan-bench-h200.yaml,
-  // the preference runs of preference.yaml (PREF3-PREF6 skipped) and online.yaml's runs with
-  // uneven pipeline stages (RL4, RL5: skipped; the others have no memory figure)
-  EXPECT_EQ(j["runs"].size(), 92u);
-  EXPECT_EQ(j["skipped"], 16);
+  // the preference runs of preference.yaml (PREF3-PREF6 skipped), ms-swift's runs of msswift.yaml
+  // (MS8 skipped) and online.yaml's runs with uneven pipeline stages (RL4, RL5: skipped; the
+  // others have no memory figure)
+  EXPECT_EQ(j["runs"].size(), 97u);
+  EXPECT_EQ(j["skipped"], 17);
   EXPECT_LE(j["overall"]["median_abs_error"].get<double>(), 0.15);
   EXPECT_LE(j["overall"]["worst_abs_error"].get<double>(), 0.30);
   // A user's file of the same schema.
