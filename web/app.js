@@ -264,7 +264,7 @@ function writeForm(inputs) {
 
 // Pasted lengths set the longest sample: the sequence length field rests until they are cleared.
 function showLengths(inputs) {
-  $('seq').disabled = (inputs.lengths ?? '').trim() !== '';
+  $('seq').disabled = (inputs.lengths ?? '') !== '';  // as advancedBody sends them
 }
 
 function showModelSource(source) {

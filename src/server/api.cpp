@@ -121,13 +121,19 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
   if (!body.is_object())
     throw UserError(ErrorCode::kInvalidValue,
                     "the request body must be a JSON object of the CLI's options", "");
+  // A lengths file is pasted only where the command reads one.
+  const bool takes_lengths =
+      options.empty() || std::any_of(options.begin(), options.end(),
+                                     [](const OptionInfo& o) { return o.key == "lengths"; });
   for (const auto& [key, value] : body.items()) {
     if (key == "json" || value.is_null()) continue;
-    // Documents pasted whole (an object, or the file's text): a trainer file, a config.json.
+    // Documents pasted whole (an object, or the file's text): a trainer file, a config.json, and
+    // a lengths file where the command reads one (its text, or its histogram as JSON).
     bool pasted = false;
     for (const auto& [name, inline_name, option] :
-         {std::tuple{"from", kInlineFrom, "--from"}, std::tuple{"config", kInlineModel, "--model"}})
-      if (key == name) {
+         {std::tuple{"from", kInlineFrom, "--from"}, std::tuple{"config", kInlineModel, "--model"},
+          std::tuple{"lengths", kInlineLengths, "--lengths"}})
+      if (key == name && (key != "lengths" || takes_lengths)) {
         call.inline_files[inline_name] =
             value.is_string() ? value.get<std::string>()
                               : value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -136,17 +142,6 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
         pasted = true;
       }
     if (pasted) continue;
-    // The lengths, where the command reads them: the file's text, or its histogram as JSON.
-    if (key == "lengths" &&
-        (options.empty() || std::any_of(options.begin(), options.end(),
-                                        [](const OptionInfo& o) { return o.key == "lengths"; }))) {
-      call.inline_files[kInlineLengths] =
-          value.is_string() ? value.get<std::string>()
-                            : value.dump(-1, ' ', false, json::error_handler_t::replace);
-      call.args.push_back("--lengths");
-      call.args.push_back(kInlineLengths);
-      continue;
-    }
     OptionInfo info{key, to_option(key), value.is_boolean(), value.is_array()};
     if (!options.empty()) {
       const std::string& wanted = key;  // clang 14 cannot capture a structured binding
