@@ -63,12 +63,6 @@ std::optional<FlopsPerSecond> GpuSpec::dense_rate(TensorPrecision p) const {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 std::string file_stem(std::string_view path) {
   auto slash = path.find_last_of('/');
   std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -79,14 +73,13 @@ std::string file_stem(std::string_view path) {
 // The path below the data folder ("gpus/h200-nvl.yaml").
 std::string relative_to_data_folder(const DataFile& f) {
   if (!f.relative.empty()) return f.relative;
-  if (starts_with(f.path, "data/")) return f.path.substr(5);
+  if (f.path.starts_with("data/")) return f.path.substr(5);
   return f.path;
 }
 
 bool is_sources_file(const DataFile& f) {
   const std::string rel = relative_to_data_folder(f);
-  return rel.find('/') == std::string::npos && starts_with(rel, "sources") &&
-         ends_with(rel, ".yaml");
+  return rel.find('/') == std::string::npos && rel.starts_with("sources") && rel.ends_with(".yaml");
 }
 
 // Where a figure's `source` is optional: in a user's own card file (outside the data folders).
@@ -479,7 +472,7 @@ GpuSpec parse_gpu_file(const DataFile& file, const SourceTable& sources, bool us
   g.mig = parse_mig(root, sources, policy);
   g.price_USD = number_figure(root, "price_USD", 1, 1e7, sources, false, false, policy);
   root.finish();
-  if (starts_with(relative_to_data_folder(file), "gpus/") && stem != g.id)
+  if (relative_to_data_folder(file).starts_with("gpus/") && stem != g.id)
     root.fail("id", fmt::format("id '{}' does not match the file name '{}'", g.id, stem));
   return g;
 }
@@ -502,7 +495,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   Catalog c;
   // Sources first: every other file refers to them.
   for (const auto& f : files)
-    if (file_stem(f.path).rfind("sources", 0) == 0 && ends_with(f.path, ".yaml"))
+    if (file_stem(f.path).rfind("sources", 0) == 0 && f.path.ends_with(".yaml"))
       parse_sources_file(f, c.sources_);
 
   std::map<std::string, std::string_view, std::less<>> model_configs;  // "models/x.json" -> text
@@ -510,7 +503,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   std::set<std::string, std::less<>> card_ids;  // to refuse an id defined twice
   for (const auto& f : files) {
     const std::string p = relative_to_data_folder(f);
-    if (starts_with(p, "gpus/") && ends_with(p, ".yaml")) {
+    if (p.starts_with("gpus/") && p.ends_with(".yaml")) {
       const auto defined_twice = [&](const std::string& id) {
         return UserError(ErrorCode::kBadFile,
                          fmt::format("{}: GPU id '{}' is defined twice", p, id), p);
@@ -528,11 +521,11 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       c.gpus_.push_back(std::move(g));
       c.order_.push_back(&c.gpus_.back());
       c.pending_.push_back({});
-    } else if (starts_with(p, "models/") && ends_with(p, ".json")) {
+    } else if (p.starts_with("models/") && p.ends_with(".json")) {
       model_configs.emplace(p.substr(7), f.text);
     } else if (p == "models/catalog.yaml") {
       model_index = &f;
-    } else if (!is_sources_file(f) && (ends_with(p, ".yaml") || ends_with(p, ".json"))) {
+    } else if (!is_sources_file(f) && (p.ends_with(".yaml") || p.ends_with(".json"))) {
       c.other_files_.insert_or_assign(p, f);
     }
   }

@@ -235,6 +235,12 @@ bool StrictMap::is_null(std::string_view key) const {
   return e && e->value.is_null();
 }
 
+std::string_view StrictMap::key_or_alias(std::string_view key, std::string_view alias) const {
+  if (!has(alias)) return key;
+  if (has(key)) fail(alias, fmt::format("{} is another name for {}: give one of them", alias, key));
+  return alias;
+}
+
 bool StrictMap::is_scalar(std::string_view key) const {
   const DocValue::Entry* e = find(key);
   return e && e->value.is_scalar();

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace ftplan {
 
 // A value of a parsed document: a yaml-cpp node (a user's file), or a node of a built-in file's
@@ -98,6 +100,9 @@ class StrictMap {
   void known(std::string_view key);
   // The value of `key` is text (a scalar), without reading it.
   bool is_scalar(std::string_view key) const;
+  // Where `alias` is another name for `key` (seq_max for seq): the one of the two the map gives
+  // (`key` when neither); both given is an error at the alias.
+  std::string_view key_or_alias(std::string_view key, std::string_view alias) const;
   std::vector<std::string> keys() const;  // the text keys, in the file's order
   int line() const;                       // the map's line (1-based); 0 when unknown
 
@@ -105,6 +110,15 @@ class StrictMap {
   void finish() const;
 
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
+  // Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
+  template <class F>
+  auto at_key(std::string_view key, F f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const UserError& e) {
+      fail(key, e.what());
+    }
+  }
   std::string where(std::string_view key) const;  // "file: key 'a.b' (line N)"
   const std::string& file() const { return file_; }
   const std::string& path() const { return path_; }

@@ -503,11 +503,13 @@ const GpuSpec& Context::resolve_gpu(const std::string& arg) {
 
 namespace {
 
-// The registered commands' names, in --help order.
+// The registered commands' names, in --help order: by `order`, then by name (the order in which
+// the files register theirs depends on how they were linked).
 std::vector<Command> sorted_commands() {
   auto commands = registry();
-  std::stable_sort(commands.begin(), commands.end(),
-                   [](const Command& a, const Command& b) { return a.order < b.order; });
+  std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) {
+    return a.order != b.order ? a.order < b.order : a.name < b.name;
+  });
   return commands;
 }
 

@@ -44,7 +44,7 @@ struct ShowOptions {
   CalibrationOptions calibration;
 };
 
-struct FitOptions {
+struct CalibrateFitOptions {
   std::string runs;
   std::string output;
 };
@@ -325,7 +325,7 @@ CLI::App* setup_show(CLI::App& parent, ShowOptions& o) {
 
 // ---- fit: measured runs -> the step model's fitted constants ---------------------------------
 
-void run_fit(Context& ctx, const FitOptions& o) {
+void run_fit(Context& ctx, const CalibrateFitOptions& o) {
   const std::string text = ctx.read_file(o.runs, "runs");
   const std::vector<MeasuredRun> runs =
       parse_measured_runs({o.runs, text, {}}, ctx.catalog(), ctx.overheads(), ctx.stacks());
@@ -367,7 +367,7 @@ void run_fit(Context& ctx, const FitOptions& o) {
   emit(ctx, o.output, yaml, [&] { print_throughput_validation(ctx.out, r); });
 }
 
-CLI::App* setup_fit(CLI::App& parent, FitOptions& o) {
+CLI::App* setup_fit(CLI::App& parent, CalibrateFitOptions& o) {
   CLI::App* app = parent.add_subcommand(
       "fit",
       "Measured runs (data/measured schema, with throughput and stack) -> the step model's "
@@ -393,7 +393,7 @@ CLI::App* setup_step(CLI::App& parent, StepCheckOptions& o) {
   return app;
 }
 
-const bool registered = register_command(
+const bool registered_calibrate = register_command(
     {"calibrate",
      "Measurements on a card: import benchmark and NCCL results as calibration files; "
      "predicted vs measured per benchmark and per training step",
@@ -402,7 +402,7 @@ const bool registered = register_command(
        auto imp = std::make_shared<ImportOptions>();
        auto show = std::make_shared<ShowOptions>();
        auto step = std::make_shared<StepCheckOptions>();
-       auto fit = std::make_shared<FitOptions>();
+       auto fit = std::make_shared<CalibrateFitOptions>();
        CLI::App* a = setup_import(app, *imp);
        CLI::App* b = setup_show(app, *show);
        CLI::App* c = setup_step(app, *step);
@@ -414,7 +414,7 @@ const bool registered = register_command(
          if (d->parsed()) run_fit(ctx, *fit);
        };
      },
-     70});
+     69});
 
 }  // namespace
 }  // namespace ftplan::cli

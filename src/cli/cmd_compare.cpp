@@ -22,7 +22,7 @@ struct CompareOptions {
   bool json = false;
 };
 
-const bool registered = register_command(
+const bool registered_compare = register_command(
     {"compare",
      "Two cards side by side: dense rates, bandwidth, ops:byte, ratios, training formats; with "
      "--model, one run's step time on both",

@@ -330,7 +330,7 @@ std::string zsh_script(Context& ctx, const CompletionModel& m) {
   return s;
 }
 
-const bool registered = register_command(
+const bool registered_completion = register_command(
     {"completion",
      "A completion script for bash, zsh or fish: source <(ftplan completion bash) (README.md)",
      [](CLI::App& app, Context& ctx) {

@@ -62,7 +62,7 @@ void check(const ExplainOptions& o, const CLI::App& app) {
   check_price("--price-per-kWh", "price_per_kWh", o.price_per_kWh, kMaxKWhUSD);
 }
 
-const bool registered = register_command(
+const bool registered_explain = register_command(
     {"explain",
      "How a figure was derived: formula, inputs, source, and the figures it was computed from",
      [](CLI::App& app, Context& ctx) {
@@ -126,7 +126,7 @@ const bool registered = register_command(
          }
        };
      },
-     75});
+     74});
 
 }  // namespace
 }  // namespace ftplan::cli

@@ -16,7 +16,7 @@ struct FitOptions {
   bool json = false;
 };
 
-const bool registered = register_command(
+const bool registered_fit = register_command(
     {"fit", "Memory per card: model states, activations, free memory and a fit verdict",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<FitOptions>();

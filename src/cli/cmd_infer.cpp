@@ -46,7 +46,7 @@ void require_rates(const Device& d, WeightFormat weights) {
                       p == TensorPrecision::kBF16 ? "gpu" : "weights");
 }
 
-const bool registered = register_command(
+const bool registered_infer = register_command(
     {"infer",
      "Generation (serving) per card: KV cache per token, max concurrent sequences, prefill and "
      "decode tokens/s",

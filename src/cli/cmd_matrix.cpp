@@ -100,7 +100,7 @@ MatrixRequest build_request(Context& ctx, const MatrixCliOptions& o, const CLI::
   return q;
 }
 
-const bool registered = register_command(
+const bool registered_matrix = register_command(
     {"matrix",
      "Every card at once: one run on each card of the catalog (or a filter of it), sortable",
      [](CLI::App& app, Context& ctx) {

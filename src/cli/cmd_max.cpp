@@ -19,7 +19,7 @@ struct MaxOptions {
   bool json = false;
 };
 
-const bool registered = register_command(
+const bool registered_max = register_command(
     {"max", "The largest micro-batch or the longest sequence that fits, and what binds it",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<MaxOptions>();

@@ -22,7 +22,7 @@ struct MigOptions {
   bool json = false;
 };
 
-const bool registered = register_command(
+const bool registered_mig = register_command(
     {"mig", "A run in one MIG instance of each profile: fit, free memory, jobs per card, rules",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<MigOptions>();
@@ -59,7 +59,7 @@ const bool registered = register_command(
          }
        };
      },
-     30});
+     29});
 
 }  // namespace
 }  // namespace ftplan::cli

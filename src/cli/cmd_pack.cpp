@@ -57,7 +57,7 @@ std::vector<PackJob> resolve_jobs(Context& ctx, const PackFile& pf) {
   return jobs;
 }
 
-const bool registered = register_command(
+const bool registered_pack = register_command(
     {"pack",
      "Fewest cards whose MIG layouts hold a queue of small runs (YAML), with each card's layout",
      [](CLI::App& app, Context& ctx) {

@@ -152,7 +152,7 @@ const std::vector<std::string>& formats() {
   return names;
 }
 
-const bool registered = register_command(
+const bool registered_reference = register_command(
     {"reference",
      "The reference of every command, option, exit code, API endpoint and JSON key, from the "
      "code: Markdown (docs/reference.md) or a man page",

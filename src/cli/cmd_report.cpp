@@ -39,7 +39,7 @@ void write_output(Context& ctx, const std::string& path, const std::string& text
   ctx.write_file(path, text, "output");
 }
 
-const bool registered = register_command(
+const bool registered_report = register_command(
     {"report",
      "The seed's comparison regenerated for your runs and cards: Markdown or self-contained HTML",
      [](CLI::App& app, Context& ctx) {

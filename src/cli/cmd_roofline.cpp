@@ -56,7 +56,7 @@ TensorPrecision parse_dtype(const std::string& name) {
   throw_unknown_name("dtype", "dtype", name, valid);
 }
 
-const bool registered = register_command(
+const bool registered_roofline = register_command(
     {"roofline", "One GEMM on a card: FLOPs, bytes, arithmetic intensity, ops:byte, bound",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<RooflineOptions>();

@@ -77,7 +77,7 @@ ScaleResult evaluate(const ScaleOptions& o, const Workload& w, const ModelStates
   return evaluate_placement(w, replica, ops, p, t, data);
 }
 
-const bool registered = register_command(
+const bool registered_scale = register_command(
     {"scale",
      "Several cards: strategy, bytes per card, link time, exposed time, scaling (NVLink vs PCIe)",
      [](CLI::App& app, Context& ctx) {

@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kPrefix = "schemas/";
 constexpr std::string_view kSuffix = ".schema.json";
 
-const bool registered = register_command(
+const bool registered_schema = register_command(
     {"schema",
      "JSON Schemas of the --json outputs and of errors: list them, or print one (e.g. fit)",
      [](CLI::App& app, Context& ctx) {

@@ -6,7 +6,7 @@
 namespace ftplan::cli {
 namespace {
 
-const bool registered = register_command(
+const bool registered_serve = register_command(
     {"serve", "Serve the web calculator and the JSON API (GET /api/gpus, POST /api/fit, ...)",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<server::ServerOptions>();

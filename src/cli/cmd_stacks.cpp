@@ -11,7 +11,7 @@
 namespace ftplan::cli {
 namespace {
 
-const bool registered = register_command(
+const bool registered_stacks = register_command(
     {"stacks",
      "Software stacks (--stack): the attention kernel, compilation and optimizer implementation "
      "each runs by default",
@@ -49,7 +49,7 @@ const bool registered = register_command(
          t.print(ctx.out);
        };
      },
-     45});
+     46});
 
 }  // namespace
 }  // namespace ftplan::cli

@@ -36,7 +36,7 @@ struct StepOptions {
   double power_limit_W = 0;
 };
 
-const bool registered = register_command(
+const bool registered_step = register_command(
     {"step", "Time of one training step on one card: op table, split by op class, tokens/s, MFU",
      [](CLI::App& app, Context& ctx) {
        auto o = std::make_shared<StepOptions>();

@@ -73,7 +73,7 @@ struct ValidateOptions {
   bool json = false;
 };
 
-const bool registered = register_command(
+const bool registered_validate = register_command(
     {"validate",
      "The models against published measurements: peak memory and speed of fine-tuning runs, KV "
      "cache and decode time of serving engines",

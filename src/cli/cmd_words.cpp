@@ -6,7 +6,7 @@
 namespace ftplan::cli {
 namespace {
 
-const bool registered = register_command(
+const bool registered_words = register_command(
     {"words", "The words of one language (data/i18n): page texts, locale and number style",
      [](CLI::App& app, Context& ctx) {
        auto lang = std::make_shared<std::string>("en");

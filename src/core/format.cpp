@@ -37,6 +37,14 @@ std::string format_si(double v, std::string_view unit) {
   return fmt::format("{:.3g} {}", v, unit);
 }
 
+std::string format_share(double share) {
+  return fmt::format("{:.1f} %", 100 * share);
+}
+
+std::string format_signed_share(double share) {
+  return fmt::format("{:+.1f} %", 100 * share);
+}
+
 std::string format_fixed(double v, int decimals) {
   return fmt::format("{:.{}f}", v, decimals);
 }

@@ -19,6 +19,8 @@ std::string format_seconds(Seconds s);                          // "1.23 s", "45
 std::string format_TFLOPS(FlopsPerSecond r, int decimals = 1);  // "835.5 TFLOPS"
 std::string format_GBps(BytesPerSecond r, int decimals = 0);    // "4800 GB/s"
 std::string format_fixed(double v, int decimals);               // "1.66"
+std::string format_share(double share);                         // 0.052 -> "5.2 %"
+std::string format_signed_share(double share);                  // -0.052 -> "-5.2 %"
 // A decimal number without trailing zeros: 835.5, 4800, 0.25.
 std::string format_number(double v, int max_decimals = 3);
 // "1, 2, 4": the divisors of n up to `limit` (for errors that say what would divide).

@@ -73,6 +73,10 @@ std::string printable_utf8(std::string_view text) {
   return out;
 }
 
+std::string shown_text(std::string_view text, std::size_t max_bytes) {
+  return cut_utf8(printable_utf8(text), max_bytes);
+}
+
 std::string line_and_column(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
   const std::string_view before = text.substr(0, offset);

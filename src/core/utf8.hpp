@@ -22,6 +22,10 @@ std::string cut_utf8(std::string_view text, std::size_t max_bytes);
 // `text` with every invalid byte replaced by '?', for quoting input that failed the check.
 std::string printable_utf8(std::string_view text);
 
+// `text` as a message quotes it: printable (printable_utf8), then cut (cut_utf8). The default fits
+// a tensor name or a key.
+std::string shown_text(std::string_view text, std::size_t max_bytes = 120);
+
 // "line L, column C" of byte `offset` in `text` (1-based; columns count bytes).
 std::string line_and_column(std::string_view text, std::size_t offset);
 

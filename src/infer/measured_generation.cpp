@@ -22,16 +22,6 @@ namespace {
 
 constexpr const char* kRootKey = "inference";
 
-// Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
-template <class F>
-auto at_key(StrictMap& m, std::string_view key, F f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const UserError& e) {
-    m.fail(key, e.what());
-  }
-}
-
 Bytes in_bytes(double value, const std::string& unit) {
   return unit == "GiB" ? bytes_from_GiB(value) : bytes_from_GB(value);
 }
@@ -255,9 +245,9 @@ std::vector<MeasuredGeneration> parse_measured_generation(const DataFile& file,
                                   g.model));
     g.gpu_spec = catalog.find_gpu(g.gpu);
     if (!g.gpu_spec) r.fail("gpu", fmt::format("unknown GPU '{}'", g.gpu));
-    g.weights = at_key(r, "weights", [&] { return parse_weight_format(weights, "weights"); });
-    g.kv_dtype = at_key(r, "kv_dtype", [&] { return parse_kv_dtype(kv_dtype, "kv_dtype"); });
-    at_key(r, "tp", [&] {
+    g.weights = r.at_key("weights", [&] { return parse_weight_format(weights, "weights"); });
+    g.kv_dtype = r.at_key("kv_dtype", [&] { return parse_kv_dtype(kv_dtype, "kv_dtype"); });
+    r.at_key("tp", [&] {
       make_generation_model(g.model_ptr, g.weights, g.kv_dtype, g.tp, "tp");
       return 0;
     });

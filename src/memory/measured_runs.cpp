@@ -54,16 +54,6 @@ MeasuredThroughput read_throughput(StrictMap& t) {
   return out;
 }
 
-// Runs `f`; a UserError it throws is re-thrown naming the file, the key and its line.
-template <class F>
-auto at_key(StrictMap& m, std::string_view key, F f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const UserError& e) {
-    m.fail(key, e.what());
-  }
-}
-
 std::string unknown_id_message(std::string_view what, const std::string& wanted,
                                const std::vector<std::string>& valid) {
   const auto near = closest_names(wanted, valid);
@@ -209,9 +199,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     const auto attention = r.optional_string("attention");
     const auto precision = r.optional_string("precision");
     // `seq_max` is another name for `seq`, as in a runs file.
-    if (r.has("seq") && r.has("seq_max"))
-      r.fail("seq_max", "seq_max is another name for seq: give one of them");
-    const auto seq = r.optional_integer(r.has("seq_max") ? "seq_max" : "seq", 1, 1 << 24);
+    const auto seq = r.optional_integer(r.key_or_alias("seq", "seq_max"), 1, 1 << 24);
     const auto micro_batch = r.optional_integer("micro_batch", 1, 65536);
     const auto grad_accum = r.optional_integer("grad_accum", 1, 1000000);
     const auto gpus = r.optional_integer("gpus", 1, 65536);
@@ -314,40 +302,37 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     }
     const GpuSpec* gpu = catalog.find_gpu(run.gpu);
     if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
-    if (optimizer)
-      w.optimizer = at_key(r, "optimizer", [&] { return parse_optimizer(*optimizer); });
+    if (optimizer) w.optimizer = r.at_key("optimizer", [&] { return parse_optimizer(*optimizer); });
     if (targets)
-      at_key(r, "targets", [&] {
+      r.at_key("targets", [&] {
         parse_lora_targets(*targets, w.lora);
         return 0;
       });
     if (train_modules)
-      at_key(r, "train_modules", [&] {
+      r.at_key("train_modules", [&] {
         parse_train_modules(*train_modules, w.lora);
         return 0;
       });
     w.lora.dropout = lora_dropout.value_or(0);
-    w.quant = at_key(r, quant.group >= 0 ? "quant_group" : "base_quant", [&] {
+    w.quant = r.at_key(quant.group >= 0 ? "quant_group" : "base_quant", [&] {
       return base_quant_config(quant_formats, quant, method_traits(w.method).quantized_base,
                                method);
     });
     if (rank) w.lora.rank = static_cast<int>(*rank);
-    if (recompute)
-      w.recompute = at_key(r, "recompute", [&] { return parse_recompute(*recompute); });
+    if (recompute) w.recompute = r.at_key("recompute", [&] { return parse_recompute(*recompute); });
     if (recompute_layers) w.recompute_layers = *recompute_layers;
-    if (attention)
-      w.attention = at_key(r, "attention", [&] { return parse_attention(*attention); });
+    if (attention) w.attention = r.at_key("attention", [&] { return parse_attention(*attention); });
     if (precision) {
       // The matrix products' format (FP8 recipes: Transformer Engine, torchao Float8), where the
       // card runs it.
-      w.precision = at_key(r, "precision", [&] { return parse_compute_format(*precision); });
+      w.precision = r.at_key("precision", [&] { return parse_compute_format(*precision); });
       if (!formats) formats = load_training_formats(catalog);
-      at_key(r, "precision", [&] { formats->require(*gpu, w.precision); });
+      r.at_key("precision", [&] { formats->require(*gpu, w.precision); });
     }
     Placement& p = run.placement;
     p.gpu = gpu;
     p.count = static_cast<int>(gpus.value_or(1));
-    p.sharding = shard ? at_key(r, "shard", [&] { return parse_sharding(*shard); })
+    p.sharding = shard ? r.at_key("shard", [&] { return parse_sharding(*shard); })
                        : (p.count > 1 ? Sharding::kDdp : Sharding::kNone);
     p.power_limit_W = power_limit_W;
     p.layout = layout;
@@ -398,7 +383,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     w.micro_batch = *micro_batch;
     w.grad_accum = grad_accum.value_or(1);
     w.options = o;
-    w.options.loss = at_key(r, "loss", [&] {
+    w.options.loss = r.at_key("loss", [&] {
       return resolve_loss(loss.value_or(""), o.chunked_loss,
                           run.stack ? *run.stack : stacks.fallback());
     });
@@ -418,18 +403,18 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
         w.peak = PeakKind::kNvidiaSmi;
         break;
     }
-    at_key(r, "id", [&] {
+    r.at_key("id", [&] {
       validate(w);
       validate(p);
       return 0;
     });
     // An online run's batch: its prompts × group over the data-parallel replicas.
     if (is_online_run)
-      at_key(r, "prompts_per_step", [&] {
+      r.at_key("prompts_per_step", [&] {
         resolve_rollout_batch(w, p.layout.dp(p.count), grad_accum.has_value());
         return 0;
       });
-    at_key(r, "shard_group", [&] {
+    r.at_key("shard_group", [&] {
       check_shard_group(p);
       return 0;
     });

@@ -53,6 +53,8 @@ struct MigCard {
   std::map<std::vector<int>, std::size_t> index;  // counts -> position in `layouts`
 
   const MigSpec& spec() const { return gpu->mig; }
+  // The profile at index `p` of the card's profile list (an index a layout or instance holds).
+  const MigProfile& profile(int p) const { return spec().profiles[static_cast<std::size_t>(p)]; }
   // The layout with exactly these counts, or nullptr when no valid placement realises them.
   const MigLayout* find(const std::vector<int>& counts) const;
 };

@@ -66,9 +66,7 @@ PackFileExperiment parse_experiment(StrictMap& e) {
   optional_parsed(e, "precision", w.precision,
                   [](const std::string& s) { return parse_compute_format(s); });
   // `seq_max` is another name for `seq`, as in a runs file.
-  if (e.has("seq") && e.has("seq_max"))
-    e.fail("seq_max", "seq_max is another name for seq: give one of them");
-  optional_int(e, e.has("seq_max") ? "seq_max" : "seq", w.seq, 1, 1 << 24);
+  optional_int(e, e.key_or_alias("seq", "seq_max"), w.seq, 1, 1 << 24);
   optional_int(e, "micro_batch", w.micro_batch, 1, 65536);
   optional_int(e, "grad_accum", w.grad_accum, 1, 1000000);
   optional_parsed(e, "recompute", w.recompute,

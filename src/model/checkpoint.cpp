@@ -18,16 +18,8 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string shown(std::string_view name) {
-  return cut_utf8(printable_utf8(name), 120);
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
 // Folds quantized storage into logical weights. Tensor naming (facts from the quantizers' code):
@@ -51,9 +43,9 @@ class QuantFolder {
   std::vector<LogicalTensor> fold(std::vector<std::string>& notes) {
     std::vector<LogicalTensor> out;
     for (const auto& [name, t] : by_name_)
-      if (ends_with(name, ".qweight")) fold_packed(*t, out, notes);
+      if (name.ends_with(".qweight")) fold_packed(*t, out, notes);
     for (const auto& [name, t] : by_name_) {
-      if (used_.count(name) || !ends_with(name, ".weight")) continue;
+      if (used_.count(name) || !name.ends_with(".weight")) continue;
       fold_weight(*t, out);
     }
     for (const auto& [name, t] : by_name_) {
@@ -100,7 +92,7 @@ class QuantFolder {
       notes.push_back(
           fmt::format("'{}': packed weight not recognised as GPTQ or AWQ ({}); counted "
                       "as stored",
-                      shown(q.name), why));
+                      shown_text(q.name), why));
     };
     if (q.dtype != "I32" || q.shape.size() != 2 || !scales || scales->shape.size() != 2)
       return unrecognised("expected qweight I32 2-D with a 2-D scales beside it");
@@ -197,17 +189,17 @@ CheckpointInventory build_checkpoint_inventory(const std::vector<ShardHeader>& s
       if (auto [it, fresh] = home.emplace(t.name, s.file); !fresh)
         throw UserError(ErrorCode::kInvalidValue,
                         fmt::format("{}: tensor '{}' is stored again (already in {})", s.file,
-                                    shown(t.name), it->second),
-                        shown(t.name));
+                                    shown_text(t.name), it->second),
+                        shown_text(t.name));
       if (index) {
         auto listed = index->weight_map.find(t.name);
         if (listed == index->weight_map.end() || listed->second != s.file)
           throw UserError(
               ErrorCode::kInvalidValue,
               fmt::format("{}: tensor '{}' is in {} but the index puts it in {}", index_file,
-                          shown(t.name), s.file,
+                          shown_text(t.name), s.file,
                           listed == index->weight_map.end() ? "no shard" : listed->second),
-              "weight_map." + shown(t.name));
+              "weight_map." + shown_text(t.name));
       }
       inv.stored.push_back(t);
       inv.stored_bytes += t.bytes();
@@ -223,8 +215,8 @@ CheckpointInventory build_checkpoint_inventory(const std::vector<ShardHeader>& s
         throw UserError(ErrorCode::kInvalidValue,
                         fmt::format("{}: 'weight_map' lists tensor '{}' in {}, whose header has no "
                                     "such tensor",
-                                    index_file, shown(name), file),
-                        "weight_map." + shown(name));
+                                    index_file, shown_text(name), file),
+                        "weight_map." + shown_text(name));
   if (index && index->total_size && *index->total_size != inv.stored_bytes)
     inv.notes.push_back(fmt::format("{}: metadata.total_size is {} bytes, the headers add up to {}",
                                     index_file, *index->total_size, inv.stored_bytes));
@@ -313,7 +305,7 @@ CheckpointCheck cross_check(const CheckpointInventory& checkpoint, const ParamIn
 namespace {
 
 TensorKind guess_kind(const std::string& pattern, std::size_t rank) {
-  if (ends_with(pattern, ".bias")) return TensorKind::kBias;
+  if (pattern.ends_with(".bias")) return TensorKind::kBias;
   if (pattern.find("lm_head") != std::string::npos) return TensorKind::kOutput;
   if (pattern.find("embed") != std::string::npos) return TensorKind::kEmbedding;
   if (rank == 1 && pattern.find("norm") != std::string::npos) return TensorKind::kNorm;
@@ -346,7 +338,7 @@ std::int64_t generic_dim(const json& root, const char* key, const std::string& f
                     fmt::format("{}: model_type '{}' is not one ftplan knows, so its shape is read "
                                 "from generic keys; required key '{}' is missing (a positive whole "
                                 "number is expected)",
-                                file, shown(type), key),
+                                file, shown_text(type), key),
                     key);
   }
   const json& v = root.at(key);
@@ -431,7 +423,7 @@ ModelPtr model_from_checkpoint(std::string_view config_json, const std::string& 
   m->note = fmt::format(
       "model_type '{}' is not one ftplan knows: parameters counted from the safetensors headers "
       "({} tensors), layer sizes from config.json's generic keys; treated as a dense decoder",
-      shown(type), checkpoint.logical.size());
+      shown_text(type), checkpoint.logical.size());
   return m;
 }
 

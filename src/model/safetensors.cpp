@@ -41,11 +41,6 @@ constexpr std::int64_t kMaxElements = std::int64_t{1} << 50;
   throw UserError(code, fmt::format("{}: {}", file, what), key.empty() ? file : key);
 }
 
-// A tensor name or key for a message: printable and cut short.
-std::string shown(std::string_view name) {
-  return cut_utf8(printable_utf8(name), 120);
-}
-
 json parse_json_object(std::string_view text, const std::string& file, const char* what) {
   check_json_text(text, file, file);
   json root;
@@ -74,7 +69,7 @@ std::uint64_t non_negative(const json& v, const std::string& file, const std::st
 }
 
 StoredTensor read_tensor(const std::string& name, const json& v, const std::string& file) {
-  const std::string key = shown(name);
+  const std::string key = shown_text(name);
   const std::string where = fmt::format("tensor '{}'", key);
   if (!v.is_object())
     fail(ErrorCode::kInvalidValue, file, key,
@@ -84,7 +79,7 @@ StoredTensor read_tensor(const std::string& name, const json& v, const std::stri
     if (k != "dtype" && k != "shape" && k != "data_offsets")
       fail(ErrorCode::kUnknownName, file, key,
            fmt::format("{} has an unknown key '{}' (expected dtype, shape, data_offsets)", where,
-                       shown(k)));
+                       shown_text(k)));
   for (const char* k : {"dtype", "shape", "data_offsets"})
     if (!v.contains(k))
       fail(ErrorCode::kMissingKey, file, key, fmt::format("{} lacks the key '{}'", where, k));
@@ -205,8 +200,8 @@ SafetensorsHeader parse_safetensors_header(std::string_view header, const std::s
                          describe_json_value(value)));
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string())
-          fail(ErrorCode::kInvalidValue, file, "__metadata__." + shown(k),
-               fmt::format("'__metadata__' key '{}' must be text, got {}", shown(k),
+          fail(ErrorCode::kInvalidValue, file, "__metadata__." + shown_text(k),
+               fmt::format("'__metadata__' key '{}' must be text, got {}", shown_text(k),
                            describe_json_value(v)));
         out.metadata[k] = v.get<std::string>();
       }
@@ -226,11 +221,11 @@ SafetensorsHeader parse_safetensors_header(std::string_view header, const std::s
   std::uint64_t at = 0;
   for (const auto* t : by_offset) {
     if (t->begin != at)
-      fail(
-          ErrorCode::kInvalidValue, file, shown(t->name),
-          fmt::format("tensor '{}': data_offsets begin at {}, expected {} ({} the previous "
-                      "tensor's end; tensors must tile the data without gaps or overlaps)",
-                      shown(t->name), t->begin, at, t->begin > at ? "a gap after" : "overlapping"));
+      fail(ErrorCode::kInvalidValue, file, shown_text(t->name),
+           fmt::format("tensor '{}': data_offsets begin at {}, expected {} ({} the previous "
+                       "tensor's end; tensors must tile the data without gaps or overlaps)",
+                       shown_text(t->name), t->begin, at,
+                       t->begin > at ? "a gap after" : "overlapping"));
     at = t->end;
   }
   out.data_bytes = at;
@@ -262,8 +257,8 @@ SafetensorsIndex parse_safetensors_index(std::string_view text, const std::strin
   SafetensorsIndex out;
   for (const auto& [k, unused] : root.items())
     if (k != "metadata" && k != "weight_map")
-      fail(ErrorCode::kUnknownName, file, shown(k),
-           fmt::format("unknown key '{}' (expected metadata, weight_map)", shown(k)));
+      fail(ErrorCode::kUnknownName, file, shown_text(k),
+           fmt::format("unknown key '{}' (expected metadata, weight_map)", shown_text(k)));
   if (root.contains("metadata")) {
     const json& meta = root.at("metadata");
     if (!meta.is_object())
@@ -283,12 +278,12 @@ SafetensorsIndex parse_safetensors_index(std::string_view text, const std::strin
                      describe_json_value(map)));
   std::set<std::string> shards;
   for (const auto& [name, v] : map.items()) {
-    const std::string key = "weight_map." + shown(name);
+    const std::string key = "weight_map." + shown_text(name);
     if (!v.is_string() || !plain_shard_name(v.get<std::string>()))
       fail(ErrorCode::kInvalidValue, file, key,
            fmt::format("'weight_map' entry '{}' must name a shard file (a plain name ending in "
                        ".safetensors, letters, digits, '-', '_', '.'), got {}",
-                       shown(name), describe_json_value(v)));
+                       shown_text(name), describe_json_value(v)));
     shards.insert(v.get<std::string>());
     if (shards.size() > kMaxSafetensorsShards)
       fail(ErrorCode::kInvalidValue, file, "weight_map",

@@ -307,17 +307,13 @@ OpScope op_scope(std::string_view name) {
   return OpScope::kBlock;
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // Scales a GEMM to one card: its token dimension (m, or k for a weight gradient) times
 // `token_scale`, and the larger of its two other dimensions (the one the layer splits, or an
 // equal-sized one) over `split`. FLOPs follow the shape; bytes keep their mix of element sizes.
 void scale_gemm(Op& op, double token_scale, double split) {
   GemmShape s = op.gemm;
   const GemmShape before = s;
-  double* token = ends_with(op.name, ".wgrad") ? &s.k : &s.m;
+  double* token = op.name.ends_with(".wgrad") ? &s.k : &s.m;
   double* a = token == &s.m ? &s.n : &s.m;
   double* b = token == &s.k ? &s.n : &s.k;
   *token *= token_scale;

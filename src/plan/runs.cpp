@@ -271,9 +271,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
     if (!run.recompute && *v > 0) run.recompute = w.recompute = Recompute::kFull;
   }
   // `seq_max` is another name for `seq` (the longest sample), as --seq-max is for --seq.
-  if (r.has("seq") && r.has("seq_max"))
-    r.fail("seq_max", "seq_max is another name for seq: give one of them");
-  const auto seq = r.optional_integer(r.has("seq_max") ? "seq_max" : "seq", 1, 1 << 24);
+  const auto seq = r.optional_integer(r.key_or_alias("seq", "seq_max"), 1, 1 << 24);
   w.seq = seq.value_or(2048);
   w.lengths.mean = r.optional_number("seq_mean", 1, 1 << 24);
   if (auto given = r.optional_string("lengths")) {

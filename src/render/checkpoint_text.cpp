@@ -78,33 +78,33 @@ void print_checkpoint(std::ostream& out, const CheckpointInventory& inv, const s
 
 nlohmann::json checkpoint_json(const CheckpointInventory& inv, const std::string& origin,
                                const CheckpointCheck* check, const std::string& note) {
-  using json = nlohmann::json;
-  json dtypes = json::object();
+  nlohmann::json dtypes = nlohmann::json::object();
   for (const auto& [dtype, use] : inv.dtypes)
     dtypes[dtype] = {{"tensors", use.tensors}, {"bytes", use.bytes}};
-  json quant = json::array();
+  nlohmann::json quant = nlohmann::json::array();
   for (const auto& f : inv.quantization)
     quant.push_back({{"scheme", f.scheme},
                      {"bits", f.bits},
                      {"weights", f.weights},
                      {"params", f.params},
                      {"stored_bytes", f.stored_bytes}});
-  json j = {{"origin", origin},
-            {"files", inv.files},
-            {"stored_tensors", inv.stored.size()},
-            {"logical_tensors", inv.logical.size()},
-            {"stored_bytes", inv.stored_bytes},
-            {"stored_GB", static_cast<double>(inv.stored_bytes) / 1e9},
-            {"stored_GiB", static_cast<double>(inv.stored_bytes) / (1024.0 * 1024.0 * 1024.0)},
-            {"params", inv.params},
-            {"dtypes", dtypes},
-            {"quantization", quant},
-            {"metadata", inv.metadata},
-            {"notes", inv.notes},
-            {"counted_from_checkpoint", !note.empty()}};
+  nlohmann::json j = {
+      {"origin", origin},
+      {"files", inv.files},
+      {"stored_tensors", inv.stored.size()},
+      {"logical_tensors", inv.logical.size()},
+      {"stored_bytes", inv.stored_bytes},
+      {"stored_GB", static_cast<double>(inv.stored_bytes) / 1e9},
+      {"stored_GiB", static_cast<double>(inv.stored_bytes) / (1024.0 * 1024.0 * 1024.0)},
+      {"params", inv.params},
+      {"dtypes", dtypes},
+      {"quantization", quant},
+      {"metadata", inv.metadata},
+      {"notes", inv.notes},
+      {"counted_from_checkpoint", !note.empty()}};
   if (!note.empty()) j["note"] = note;
   if (check) {
-    json shapes = json::array();
+    nlohmann::json shapes = nlohmann::json::array();
     for (const auto& s : check->shape_differences)
       shapes.push_back(
           {{"pattern", s.pattern}, {"config", s.config}, {"checkpoint", s.checkpoint}});

@@ -13,10 +13,6 @@ double gb(Bytes b) {
   return round_to(to_GB(b), 3);
 }
 
-const MigProfile& profile_at(const MigCard& card, int p) {
-  return card.spec().profiles[static_cast<std::size_t>(p)];
-}
-
 json counts_json(const MigCard& card, const std::vector<int>& counts) {
   json j = json::object();
   for (std::size_t p = 0; p < counts.size(); ++p)
@@ -25,7 +21,7 @@ json counts_json(const MigCard& card, const std::vector<int>& counts) {
 }
 
 json instance_fit_json(const MigCard& card, const MigProfileFit& f) {
-  const MigProfile& prof = profile_at(card, f.profile);
+  const MigProfile& prof = card.profile(f.profile);
   const MemoryEstimate& m = f.memory;
   json j = {{"profile", prof.name},
             {"capacity_GB", prof.memory_GB.value.value_or(0)},
@@ -67,7 +63,7 @@ json mig_layouts_json(const MigCard& card) {
     json placement = json::array();
     for (const auto& inst : l.instances)
       placement.push_back(
-          {{"profile", profile_at(card, inst.profile).name}, {"start_slice", inst.start}});
+          {{"profile", card.profile(inst.profile).name}, {"start_slice", inst.start}});
     maximal.push_back({{"counts", counts_json(card, l.counts)},
                        {"compute_slices", l.compute_slices},
                        {"memory_slices", l.memory_slices},
@@ -100,7 +96,7 @@ json mig_fit_json(const Workload& w, const MigFitReport& report, const MigCard& 
   j["instances"] = instances;
   const MigProfileFit* smallest = report.smallest_fit(card);
   j["smallest_fitting_profile"] =
-      smallest ? json(profile_at(card, smallest->profile).name) : json(nullptr);
+      smallest ? json(card.profile(smallest->profile).name) : json(nullptr);
   j["concurrent_jobs_per_card"] = smallest ? smallest->most_per_card : 0;
   j["notes"] = mig_notes_json(report.notes);
   return j;
@@ -116,7 +112,7 @@ json pack_json(const std::vector<PackJob>& jobs, const PackResult& r, const MigC
                {"reason", word_reason(x.reason)}};
     if (x.home == PackHome::kInstance) {
       const MigProfileFit& f = x.fit.profiles[static_cast<std::size_t>(x.profile)];
-      xj["profile"] = profile_at(card, x.profile).name;
+      xj["profile"] = card.profile(x.profile).name;
       xj["capacity_GB"] = gb(f.memory.capacity);
       xj["model_states_GB"] = gb(f.memory.states.total());
       xj["free_GB"] = gb(f.memory.free);
@@ -140,7 +136,7 @@ json pack_json(const std::vector<PackJob>& jobs, const PackResult& r, const MigC
       json jj = {{"experiment", jobs[static_cast<std::size_t>(pj.experiment)].name},
                  {"job", pj.job}};
       if (card_out.mig) {
-        jj["profile"] = profile_at(card, pj.profile).name;
+        jj["profile"] = card.profile(pj.profile).name;
         jj["start_slice"] = pj.start;
       }
       jobs_j.push_back(jj);

@@ -12,10 +12,6 @@ namespace ftplan {
 
 namespace {
 
-const MigProfile& profile_at(const MigCard& card, int p) {
-  return card.spec().profiles[static_cast<std::size_t>(p)];
-}
-
 std::string gb_cell(Bytes b) {
   return format_fixed(to_GB(b), 1);
 }
@@ -45,7 +41,7 @@ void print_mig_fit(std::ostream& out, const std::string& title, const MigFitRepo
   TextTable t({"profile", "slices", "memory GB>", "per card>", "model states GB>", "free GB>",
                "peak GB>", "headroom GB>", "verdict"});
   for (const auto& f : report.profiles) {
-    const MigProfile& p = profile_at(card, f.profile);
+    const MigProfile& p = card.profile(f.profile);
     if (only && &p != only) continue;
     t.row({p.name + (f.whole_card ? " (whole card)" : ""), slices_cell(p),
            format_number(p.memory_GB.value.value_or(0), 1), std::to_string(f.most_per_card),
@@ -57,7 +53,7 @@ void print_mig_fit(std::ostream& out, const std::string& title, const MigFitRepo
          "per card = the most instances of the profile one valid layout holds. Verdict rule as "
          "in `ftplan fit`.\n";
   if (const MigProfileFit* s = report.smallest_fit(card)) {
-    const MigProfile& p = profile_at(card, s->profile);
+    const MigProfile& p = card.profile(s->profile);
     out << fmt::format(
         "\nsmallest profile where it fits: {} — {} such job{} run at once on one {}\n", p.name,
         s->most_per_card, s->most_per_card == 1 ? "" : "s", card.gpu->name);
@@ -84,7 +80,7 @@ void print_pack(std::ostream& out, const std::vector<PackJob>& jobs, const PackR
     const MemoryEstimate& m = x.home == PackHome::kInstance
                                   ? x.fit.profiles[static_cast<std::size_t>(x.profile)].memory
                                   : x.whole_card;
-    std::string home = x.home == PackHome::kInstance    ? profile_at(card, x.profile).name
+    std::string home = x.home == PackHome::kInstance    ? card.profile(x.profile).name
                        : x.home == PackHome::kWholeCard ? "whole card, MIG off"
                                                         : "unplaced";
     t.row(
@@ -113,7 +109,7 @@ void print_pack(std::ostream& out, const std::vector<PackJob>& jobs, const PackR
         parts.push_back(fmt::format("{} × {}", pc.counts[p], card.spec().profiles[p].name));
     out << fmt::format("  card {}  MIG {}\n", c + 1, fmt::join(parts, " + "));
     for (const PackedJob& j : pc.jobs) {
-      const MigProfile& p = profile_at(card, j.profile);
+      const MigProfile& p = card.profile(j.profile);
       const std::string slices = p.memory_slices == 1 ? fmt::format("slice {}", j.start)
                                                       : fmt::format("slices {}-{}", j.start,
                                                                     j.start + p.memory_slices - 1);

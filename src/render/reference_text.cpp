@@ -3,24 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "render/markdown.hpp"
+
 namespace ftplan {
 namespace {
 
 // ---- Markdown ----------------------------------------------------------------------------------
-
-// Text inside a Markdown table cell: one line, and `|` does not end the cell.
-std::string cell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      out += ' ';
-      continue;
-    }
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 std::string code(const std::string& text) {
   return text.empty() ? "" : "`" + text + "`";
@@ -38,11 +26,12 @@ std::string markdown_options(const std::vector<ReferenceOption>& options) {
     std::string description = o.description;
     if (o.required) description += " (required)";
     if (!o.names.empty())
-      s += fmt::format("| {} | {} | {} | {} |\n", code(option_label(o)), cell(o.value),
-                       cell(code(o.default_value)), cell(description));
+      s += fmt::format("| {} | {} | {} | {} |\n", code(option_label(o)), markdown_cell(o.value),
+                       markdown_cell(code(o.default_value)), markdown_cell(description));
     else
-      s += fmt::format("| {} (argument) | {} | {} | {} |\n", code(o.positional), cell(o.value),
-                       cell(code(o.default_value)), cell(description));
+      s += fmt::format("| {} (argument) | {} | {} | {} |\n", code(o.positional),
+                       markdown_cell(o.value), markdown_cell(code(o.default_value)),
+                       markdown_cell(description));
   }
   return s + "\n";
 }
@@ -126,14 +115,14 @@ std::string reference_markdown(const ReferenceDoc& doc) {
   s += markdown_options(doc.global_options);
   s += "## Commands\n\n";
   for (const auto& c : doc.commands)
-    s +=
-        fmt::format("- [`{}`](#{}): {}\n", c.path, anchor("ftplan " + c.path), cell(c.description));
+    s += fmt::format("- [`{}`](#{}): {}\n", c.path, anchor("ftplan " + c.path),
+                     markdown_cell(c.description));
   s += "\n";
   for (const auto& c : doc.commands)
     markdown_command(s, c, 3);
   s += "## Exit codes\n\n| code | meaning |\n|---|---|\n";
   for (const auto& e : doc.exit_codes)
-    s += fmt::format("| {} | {} |\n", e.code, cell(e.meaning));
+    s += fmt::format("| {} | {} |\n", e.code, markdown_cell(e.meaning));
   s += "\n## HTTP API\n\n`ftplan serve` answers these requests. A POST takes a JSON object whose "
        "keys are the command's long options with `_` for `-` (`micro_batch` for "
        "`--micro-batch`); a GET takes them as query parameters. The answer is the command's "
@@ -141,18 +130,19 @@ std::string reference_markdown(const ReferenceDoc& doc) {
        "status 400 (`ftplan schema error`). The Python module has one function per endpoint, "
        "named like its command.\n\n| method | path | answers |\n|---|---|---|\n";
   for (const auto& e : doc.endpoints)
-    s += fmt::format("| {} | `{}` | {} |\n", e.method, e.path, cell(e.runs));
+    s += fmt::format("| {} | `{}` | {} |\n", e.method, e.path, markdown_cell(e.runs));
   s += "\n## JSON outputs\n\nEvery `--json` output has a JSON Schema (`ftplan schema NAME`, "
        "`schemas/NAME.schema.json`). Its keys, as paths: `a.b` is key `b` of object `a`, `a[]` "
        "an item of array `a`.\n\n";
   for (const auto& o : doc.json_outputs)
-    s += fmt::format("- [`{}`](#json-{}): {}\n", o.name, anchor(o.name), cell(o.title));
+    s += fmt::format("- [`{}`](#json-{}): {}\n", o.name, anchor(o.name), markdown_cell(o.title));
   s += "\n";
   for (const auto& o : doc.json_outputs) {
     s += fmt::format("### JSON: {}\n\n{}\n\n| key | type | description |\n|---|---|---|\n", o.name,
                      o.title);
     for (const auto& k : o.keys)
-      s += fmt::format("| `{}` | {} | {} |\n", k.path, cell(k.type), cell(k.description));
+      s += fmt::format("| `{}` | {} | {} |\n", k.path, markdown_cell(k.type),
+                       markdown_cell(k.description));
     s += "\n";
   }
   return s;

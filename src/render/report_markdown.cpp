@@ -2,31 +2,18 @@
 // description: the figures they draw are in the tables beside them.
 #include <fmt/format.h>
 
+#include "render/markdown.hpp"
 #include "render/report.hpp"
 
 namespace ftplan {
 
 namespace {
 
-// A table cell or a line of text: a pipe would end the cell, a line break the row.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
-
-void write_table(std::string& out, const DocTable& t) {
-  if (!t.caption.empty()) out += fmt::format("**{}**\n\n", cell(t.caption));
+void write_markdown_table(std::string& out, const DocTable& t) {
+  if (!t.caption.empty()) out += fmt::format("**{}**\n\n", markdown_cell(t.caption));
   out += "|";
   for (const auto& h : t.headers)
-    out += " " + cell(h) + " |";
+    out += " " + markdown_cell(h) + " |";
   out += "\n|";
   for (std::size_t c = 0; c < t.headers.size(); ++c)
     out += c < t.numeric.size() && t.numeric[c] ? "---:|" : "---|";
@@ -34,13 +21,13 @@ void write_table(std::string& out, const DocTable& t) {
   for (const auto& row : t.rows) {
     out += "|";
     for (const auto& v : row)
-      out += " " + cell(v) + " |";
+      out += " " + markdown_cell(v) + " |";
     out += "\n";
   }
   out += "\n";
 }
 
-void write_block(std::string& out, const DocBlock& b) {
+void write_markdown_block(std::string& out, const DocBlock& b) {
   switch (b.kind) {
     case DocBlock::Kind::kHeading:
       out += fmt::format("### {}\n\n", b.text);
@@ -55,7 +42,7 @@ void write_block(std::string& out, const DocBlock& b) {
       out += "\n";
       break;
     case DocBlock::Kind::kTable:
-      write_table(out, b.table);
+      write_markdown_table(out, b.table);
       break;
     case DocBlock::Kind::kChart:
       // The drawing is HTML-only; its description says what it shows.
@@ -75,7 +62,7 @@ std::string report_markdown(const ReportDocument& doc) {
     // An explicit anchor: the section ids stay the same in both languages.
     out += fmt::format("<a id=\"{}\"></a>\n\n## {}\n\n", s.id, s.title);
     for (const auto& b : s.blocks)
-      write_block(out, b);
+      write_markdown_block(out, b);
   }
   return out;
 }

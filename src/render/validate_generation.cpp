@@ -10,16 +10,8 @@ namespace ftplan {
 
 namespace {
 
-std::string percent(double v) {
-  return fmt::format("{:+.1f} %", 100 * v);
-}
-
-std::string percent_abs(double v) {
-  return fmt::format("{:.1f} %", 100 * v);
-}
-
 std::string optional_percent(const std::optional<double>& v) {
-  return v ? percent(*v) : std::string("-");
+  return v ? format_signed_share(*v) : std::string("-");
 }
 
 std::string engine_cell(const MeasuredGeneration& m) {
@@ -63,7 +55,7 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
       const MeasuredGeneration& m = *row.row;
       t.row({m.id, engine_cell(m), m.model, setup_cell(m), std::to_string(m.max_model_len),
              std::to_string(m.kv_cache->tokens), std::to_string(row.predicted_tokens),
-             percent(row.tokens_error),
+             format_signed_share(row.tokens_error),
              row.logged_memory_tokens ? std::to_string(*row.logged_memory_tokens) : "-",
              optional_percent(row.logged_memory_tokens_error),
              optional_percent(row.kv_memory_error), optional_percent(row.weights_error)});
@@ -86,7 +78,7 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
              fixed ? "-" : std::to_string(d.input_tokens),
              fixed ? "-" : std::to_string(d.output_tokens), std::to_string(d.context()),
              std::to_string(d.concurrency), format_fixed(d.tpot_ms, 2),
-             format_fixed(row.predicted_tpot_ms, 2), percent(row.tpot_error)});
+             format_fixed(row.predicted_tpot_ms, 2), format_signed_share(row.tpot_error)});
     }
     t.print(out);
   }
@@ -106,8 +98,8 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
       {"decode time per token", &r.decode_tpot}};
   for (const auto& [name, e] : summaries)
     if (e->rows > 0)
-      s.row({name, std::to_string(e->rows), percent_abs(e->median_abs_error),
-             percent_abs(e->p90_abs_error), percent_abs(e->worst_abs_error), e->worst_id});
+      s.row({name, std::to_string(e->rows), format_share(e->median_abs_error),
+             format_share(e->p90_abs_error), format_share(e->worst_abs_error), e->worst_id});
   s.print(out);
   const DecodeLayerFit& f = r.decode_fit;
   if (f.rows > 0)
@@ -115,8 +107,9 @@ void print_generation_validation(std::ostream& out, const GenerationValidationRe
         "\ndecode time per token: the engine's fixed time per decoder layer fitted to these {} "
         "rows of {} sources is {:.0f} µs (median error {} at that value); each source predicted "
         "from the others: median {}, 10th to 90th percentile {} to {}\n",
-        f.rows, f.sources, f.seconds_per_layer * 1e6, percent_abs(f.median_abs_error),
-        percent_abs(f.loso_median_abs_error), percent(f.error_low), percent(f.error_high));
+        f.rows, f.sources, f.seconds_per_layer * 1e6, format_share(f.median_abs_error),
+        format_share(f.loso_median_abs_error), format_signed_share(f.error_low),
+        format_signed_share(f.error_high));
 }
 
 nlohmann::json generation_validation_json(const GenerationValidationReport& r) {

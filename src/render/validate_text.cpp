@@ -14,14 +14,6 @@ namespace ftplan {
 
 namespace {
 
-std::string percent(double v) {
-  return fmt::format("{:+.1f} %", 100 * v);
-}
-
-std::string percent_abs(double v) {
-  return fmt::format("{:.1f} %", 100 * v);
-}
-
 // The settings of a run in a few words.
 std::string settings(const MeasuredRun& run) {
   const Workload& w = run.workload;
@@ -66,7 +58,7 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
            fmt::format("{}× {}", run.placement.count, run.gpu),
            std::string(measured_peak_name(run.peak)) + (run.peak_stated ? "" : "?"),
            format_fixed(*run.measured, 2), format_fixed(row.predicted.value / unit, 2), run.unit,
-           percent(row.error)});
+           format_signed_share(row.error)});
   }
   t.print(out);
   bool assumed = false;
@@ -131,8 +123,8 @@ void print_throughput_validation(std::ostream& out, const ThroughputReport& r) {
     t.row({run.id, run.stack ? run.stack->name : "?", run.model,
            std::string(method_name(run.workload.method)),
            fmt::format("{}× {}", run.placement.count, run.gpu), fmt::format("{:.0f}", row.measured),
-           fmt::format("{:.0f}", row.predicted), percent(row.error),
-           fmt::format("{:.0f}", row.loso_predicted), percent(row.loso_error)});
+           fmt::format("{:.0f}", row.predicted), format_signed_share(row.error),
+           fmt::format("{:.0f}", row.loso_predicted), format_signed_share(row.loso_error)});
   }
   t.print(out);
   int skipped = 0;
@@ -153,8 +145,8 @@ void print_throughput_validation(std::ostream& out, const ThroughputReport& r) {
     out << "\nper source: absolute error\n";
     TextTable s({"source", "runs>", "median>", "worst>", "worst run", "loso median>"});
     for (const auto& x : r.per_source)
-      s.row({x.source, std::to_string(x.runs), percent_abs(x.median_abs_error),
-             percent_abs(x.worst_abs_error), x.worst_id, percent_abs(x.loso_median_abs_error)});
+      s.row({x.source, std::to_string(x.runs), format_share(x.median_abs_error),
+             format_share(x.worst_abs_error), x.worst_id, format_share(x.loso_median_abs_error)});
     s.print(out);
   }
   out << "constants fitted on every run:";
@@ -226,7 +218,7 @@ void print_online_validation(std::ostream& out, const OnlineReport& r) {
     const RlStep& s = row.step;
     t.row({run.id, run.model, run_method_short(run.workload),
            fmt::format("{}× {}", run.placement.count, run.gpu), fmt::format("{:.1f}", row.measured),
-           fmt::format("{:.1f}", row.predicted), percent(row.error),
+           fmt::format("{:.1f}", row.predicted), format_signed_share(row.error),
            fmt::format("{:.1f}", s.rollout.total().value), fmt::format("{:.1f}", s.scoring.value),
            fmt::format("{:.1f}", s.training.value), std::string(rl_part_name(s.bottleneck))});
   }

@@ -63,11 +63,6 @@ std::string media_type(const std::string& content_type) {
   return first == std::string::npos ? "" : t.substr(first, last - first + 1);
 }
 
-// The text of a request part for a message: cut, and never invalid UTF-8.
-std::string shown(std::string_view text) {
-  return cut_utf8(printable_utf8(text), 80);
-}
-
 // Names of the texts a request hands in (CommandCall::inline_files), as the command's arguments
 // give them.
 constexpr const char* kInlineModel = "inline:config.json";
@@ -161,7 +156,7 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
           keys.emplace_back(pasted_key);
         auto near = closest_names(key, keys, 3);
         const std::string message = fmt::format(
-            "unknown key '{}' for {}{}", shown(key), endpoint,
+            "unknown key '{}' for {}{}", shown_text(key, 80), endpoint,
             near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", ")));
         throw UserError(ErrorCode::kUnknownName, message, key, std::move(near));
       }
@@ -190,7 +185,8 @@ void append_options(const json& body, CommandCall& call, const std::vector<Optio
         call.args.push_back(scalar_text(item));
       }
     } catch (const UserError& e) {
-      throw UserError(ErrorCode::kInvalidValue, "key '" + shown(key) + "': " + e.what(), key);
+      throw UserError(ErrorCode::kInvalidValue, "key '" + shown_text(key, 80) + "': " + e.what(),
+                      key);
     }
   }
 }
@@ -276,7 +272,7 @@ Response serve_asset(const std::string& path) {
       type = "application/yaml; charset=utf-8";
     return {200, type, std::string(f.text)};
   }
-  return error(404, "not_found", "no such page or endpoint: " + shown(path));
+  return error(404, "not_found", "no such page or endpoint: " + shown_text(path, 80));
 }
 
 json parse_body(const Request& r) {
@@ -287,7 +283,7 @@ json parse_body(const Request& r) {
     body = json::parse(r.body);
   } catch (const json::exception& e) {
     throw UserError(ErrorCode::kInvalidValue,
-                    "the request body is not valid JSON: " + shown(e.what()), "body");
+                    "the request body is not valid JSON: " + shown_text(e.what(), 80), "body");
   }
   if (!body.is_object())
     throw UserError(
@@ -346,7 +342,7 @@ void append_query(const Request& r, const Endpoint& e, CommandCall& call) {
       auto near = closest_names(key, keys, 3);
       throw UserError(
           ErrorCode::kUnknownName,
-          fmt::format("unknown query parameter '{}' for {} {} (it takes {}){}", shown(key),
+          fmt::format("unknown query parameter '{}' for {} {} (it takes {}){}", shown_text(key, 80),
                       e.method, e.path, fmt::join(keys, ", "),
                       near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
           key, std::move(near));
@@ -412,18 +408,19 @@ std::span<const Endpoint> endpoints() {
 
 std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
   if (const auto bad = first_invalid_utf8(r.path); bad != std::string::npos)
-    return error(
-        400, "invalid_value",
-        "the path is not UTF-8 text (byte " + std::to_string(bad) + " of '" + shown(r.path) + "')",
-        "path");
+    return error(400, "invalid_value",
+                 "the path is not UTF-8 text (byte " + std::to_string(bad) + " of '" +
+                     shown_text(r.path, 80) + "')",
+                 "path");
   for (const auto& [key, value] : r.query)
     if (!valid_utf8(key) || !valid_utf8(value))
-      return error(400, "invalid_value", "query parameter '" + shown(key) + "' is not UTF-8 text",
-                   shown(key));
+      return error(400, "invalid_value",
+                   "query parameter '" + shown_text(key, 80) + "' is not UTF-8 text",
+                   shown_text(key, 80));
   if (!limits.hosts.empty()) {
     if (!r.host.empty() && !allowed_host(host_name(r.host), limits))
       return error(403, "forbidden_host",
-                   "this server does not answer to the host name '" + shown(r.host) +
+                   "this server does not answer to the host name '" + shown_text(r.host, 80) +
                        "' (it answers to " + served_names(limits) +
                        "); to reach it under another name, start it with --allow-origin "
                        "http://NAME:PORT",
@@ -440,16 +437,16 @@ std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
                   ascii_lower(o) == origin + "/";
       if (!same && !listed)
         return error(403, "forbidden_origin",
-                     "requests from pages of '" + shown(r.origin) +
+                     "requests from pages of '" + shown_text(r.origin, 80) +
                          "' are not served (only this server's own page); to allow that page, "
                          "start the server with --allow-origin " +
-                         shown(r.origin),
+                         shown_text(r.origin, 80),
                      "origin");
     }
   }
   if (!r.content_encoding.empty() && ascii_lower(r.content_encoding) != "identity")
     return error(415, "unsupported_encoding",
-                 "Content-Encoding '" + shown(r.content_encoding) +
+                 "Content-Encoding '" + shown_text(r.content_encoding, 80) +
                      "' is not accepted; send the body uncompressed",
                  "content_encoding");
   if (r.content_length && *r.content_length > limits.max_body_bytes)
@@ -467,7 +464,7 @@ std::optional<Response> check_head(const Request& r, const ApiLimits& limits) {
       return error(415, "unsupported_media_type",
                    "POST " + r.path + " takes a body of Content-Type application/json" +
                        (plan ? " or application/yaml" : "") + ", got '" +
-                       shown(r.content_type.empty() ? "none" : r.content_type) + "'",
+                       shown_text(r.content_type.empty() ? "none" : r.content_type, 80) + "'",
                    "content_type");
   }
   return std::nullopt;
@@ -495,10 +492,11 @@ Response handle(const Request& r, const Commands& commands, const ApiLimits& lim
     return serve_asset(r.path);
   }
   const std::string methods = methods_of(r.path);
-  if (methods.empty()) return error(404, "not_found", "no such endpoint: " + shown(r.path));
+  if (methods.empty())
+    return error(404, "not_found", "no such endpoint: " + shown_text(r.path, 80));
   const Endpoint* endpoint = find_endpoint(r.path, r.method);
   if (!endpoint)
-    return error(405, "method_not_allowed", "use " + methods + " for " + shown(r.path));
+    return error(405, "method_not_allowed", "use " + methods + " for " + shown_text(r.path, 80));
 
   CommandCall call;
   call.args = {endpoint->command};
