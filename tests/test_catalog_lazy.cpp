@@ -150,5 +150,52 @@ TEST(LazyModels, ThreadsAskingAtOnceGetOneModelEach) {
       EXPECT_EQ(seen[t][k], c.find_model(ids[(k + t * 3) % ids.size()]));
 }
 
+// A data folder's models/catalog.yaml adds its models to the built-in ones (it replaced them
+// before); each config is read from the folder of the catalog file that names it, and an id names
+// one model across every folder.
+TEST(LazyModels, AFoldersModelCatalogAddsToTheBuiltInOne) {
+  std::vector<DataFile> files = cli::builtin_data_files();
+  std::string_view llama_config;
+  for (const auto& f : files)
+    if (f.path == "data/models/llama-3.2-1b.json") llama_config = f.text;
+  ASSERT_FALSE(llama_config.empty());
+  const std::string index =
+      "models:\n"
+      "  - id: my-1b\n"
+      "    name: My 1B\n"
+      "    config: llama-3.2-1b.json\n"
+      "    hf_repo: me/my-1b\n"
+      "    publisher_params: \"1B\"\n"
+      "    source: [model-llama-3-2-card]\n";
+  // The folder's config has the built-in file's name but not its text: one layer fewer.
+  std::string mine(llama_config);
+  const std::string layers = "\"num_hidden_layers\": 16";
+  ASSERT_NE(mine.find(layers), std::string::npos);
+  mine.replace(mine.find(layers), layers.size(), "\"num_hidden_layers\": 15");
+  files.push_back({"/mine/models/catalog.yaml", index, "models/catalog.yaml"});
+  files.push_back({"/mine/models/llama-3.2-1b.json", mine, "models/llama-3.2-1b.json"});
+  const Catalog c = Catalog::load(files);
+  const auto ids = c.model_ids();
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "llama-3.1-8b"), ids.end());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "my-1b"), ids.end());
+  EXPECT_EQ(ids.size(), fresh().model_ids().size() + 1);
+  EXPECT_EQ(c.model("my-1b")->arch.layers + 1, c.model("llama-3.2-1b")->arch.layers);
+
+  // The same id in two folders is an error naming the file and the id.
+  std::vector<DataFile> twice = cli::builtin_data_files();
+  std::string again = index;
+  again.replace(again.find("my-1b"), 5, "llama-3.2-1b");
+  twice.push_back({"/mine/models/catalog.yaml", again, "models/catalog.yaml"});
+  twice.push_back({"/mine/models/llama-3.2-1b.json", mine, "models/llama-3.2-1b.json"});
+  try {
+    (void)Catalog::load(twice);
+    FAIL() << "a model id defined twice was accepted";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("/mine/models/catalog.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find("model id 'llama-3.2-1b' is defined twice"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace ftplan

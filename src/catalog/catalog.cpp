@@ -498,8 +498,10 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
     if (file_stem(f.path).rfind("sources", 0) == 0 && f.path.ends_with(".yaml"))
       parse_sources_file(f, c.sources_);
 
-  std::map<std::string, std::string_view, std::less<>> model_configs;  // "models/x.json" -> text
-  const DataFile* model_index = nullptr;
+  // Model configs by path ("data/models/x.json"); every folder's models/catalog.yaml adds its
+  // models, each config read from the same folder as the catalog file that names it.
+  std::map<std::string, std::string_view, std::less<>> model_configs;
+  std::vector<const DataFile*> model_indexes;
   std::set<std::string, std::less<>> card_ids;  // to refuse an id defined twice
   for (const auto& f : files) {
     const std::string p = relative_to_data_folder(f);
@@ -522,26 +524,31 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       c.order_.push_back(&c.gpus_.back());
       c.pending_.push_back({});
     } else if (p.starts_with("models/") && p.ends_with(".json")) {
-      model_configs.emplace(p.substr(7), f.text);
+      model_configs.emplace(f.path, f.text);
     } else if (p == "models/catalog.yaml") {
-      model_index = &f;
+      model_indexes.push_back(&f);
     } else if (!is_sources_file(f) && (p.ends_with(".yaml") || p.ends_with(".json"))) {
       c.other_files_.insert_or_assign(p, f);
     }
   }
-  if (model_index) {
+  std::set<std::string, std::less<>> model_ids;
+  for (const DataFile* model_index : model_indexes) {
+    // The data folder holding this catalog file: its path less "models/catalog.yaml".
+    const std::string& path = model_index->path;
+    const std::string_view below = "models/catalog.yaml";
+    const std::string folder =
+        path.ends_with(below) ? path.substr(0, path.size() - below.size()) : std::string();
     // Built in: the config files were read by the tests; each is read when its model is asked for.
     const bool lazy = !preparsed_form(model_index->text).empty();
-    StrictMap root(parse_document(model_index->text, model_index->path), model_index->path, "");
-    std::set<std::string, std::less<>> model_ids;
+    StrictMap root(parse_document(model_index->text, path), path, "");
     for (auto& e : root.map_list("models", true)) {
       ModelEntry entry;
       entry.id = e.required_string("id");
       const std::string config = e.required_string("config");
-      auto it = model_configs.find(config);
+      entry.config_path = folder + "models/" + config;
+      auto it = model_configs.find(entry.config_path);
       if (it == model_configs.end())
-        e.fail("config", fmt::format("no file models/{} was found", config));
-      entry.config_path = "data/models/" + config;
+        e.fail("config", fmt::format("no file {} was found", entry.config_path));
       entry.config_text = it->second;
       entry.name = e.required_string("name");
       entry.hf_repo = e.required_string("hf_repo");
@@ -550,7 +557,9 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       entry.sources = read_source_ids(e, c.sources_);
       e.finish();
       if (!model_ids.insert(entry.id).second)
-        e.fail("id", fmt::format("model id '{}' is listed twice", entry.id));
+        e.fail("id", fmt::format("model id '{}' is defined twice (an id names one model across "
+                                 "every data folder)",
+                                 entry.id));
       if (!lazy) entry.model = read_model(entry);
       c.model_entries_.push_back(std::move(entry));
     }
