@@ -417,7 +417,7 @@ TEST(ServerApi, ARunWithoutAMethodInAYamlPlanIs400) {
   r.body = "runs:\n  - s:\n0&&o_batchn";
   const Response out = server::handle(r, commands());
   EXPECT_EQ(out.status, 400) << out.body;
-  EXPECT_NO_THROW((void)json::parse(out.body));
+  EXPECT_TRUE(json::accept(out.body)) << out.body;
 }
 
 TEST(ServerApi, HelpIsNotAnApiOption) {
