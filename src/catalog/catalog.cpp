@@ -495,7 +495,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
   Catalog c;
   // Sources first: every other file refers to them.
   for (const auto& f : files)
-    if (file_stem(f.path).rfind("sources", 0) == 0 && f.path.ends_with(".yaml"))
+    if (file_stem(f.path).starts_with("sources") && f.path.ends_with(".yaml"))
       parse_sources_file(f, c.sources_);
 
   // Model configs by path ("data/models/x.json"); every folder's models/catalog.yaml adds its
@@ -548,7 +548,9 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       entry.config_path = folder + "models/" + config;
       auto it = model_configs.find(entry.config_path);
       if (it == model_configs.end())
-        e.fail("config", fmt::format("no file {} was found", entry.config_path));
+        e.fail("config", fmt::format("no file {} was found: put the model's config.json there "
+                                     "(configs sit in the models/ folder beside catalog.yaml)",
+                                     entry.config_path));
       entry.config_text = it->second;
       entry.name = e.required_string("name");
       entry.hf_repo = e.required_string("hf_repo");
@@ -558,7 +560,7 @@ Catalog Catalog::load(const std::vector<DataFile>& files) {
       e.finish();
       if (!model_ids.insert(entry.id).second)
         e.fail("id", fmt::format("model id '{}' is defined twice (an id names one model across "
-                                 "every data folder)",
+                                 "every data folder): give this model another id",
                                  entry.id));
       if (!lazy) entry.model = read_model(entry);
       c.model_entries_.push_back(std::move(entry));
