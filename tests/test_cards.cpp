@@ -52,6 +52,11 @@ const KeyFigures kCards[] = {
     {"mi300x", 196608, 5300, 1307.4, 2614.9, "ROCm MI300X peak table (dense)"},
     {"mi325x", 262144, 6000, 1307.4, 2614.9, "MI325X: 256 GB HBM3E at 6 TB/s"},
     {"mi355x", 274658, 8000, 2516.6, 5033.2, "MI355X: 288 GB at 8 TB/s, 5 PF FP8"},
+    // The cards of data/sources-gpus.yaml's A40 / L20 / A800 / H800 section.
+    {"a40", 46068, 696, 149.7, -1, "A40 datasheet: 696 GB/s, BF16 149.7 dense / 299.4 sparse"},
+    {"l20", 46068, 864, 119.5, 239, "L20: 864 GB/s, dense BF16 119.5, INT8 239"},
+    {"a800-80gb-sxm", 81920, 2039, 312, -1, "A800: the A100 80GB SXM's rates and memory"},
+    {"h800-sxm", 81559, 3350, 989.5, 1979, "H800: the H100 SXM's rates, 1979 BF16 sparse"},
 };
 
 TEST(Cards, EveryNewCardLoadsWithItsSourcedFigures) {
@@ -93,6 +98,33 @@ TEST(Cards, FiguresSpecificToTheirArchitecture) {
   EXPECT_EQ(c.gpu("gb200").nvlink.GBps_per_gpu_both_directions, 1800);
 }
 
+TEST(Cards, ExportVariantsKeepTheirSiblingsRatesButNotTheirNvlink) {
+  const Catalog& c = test::catalog();
+  // A800 and H800: the A100 / H100 SXM with NVLink cut to 400 GB/s per GPU, MIG as the 80 GB parts.
+  for (const auto& [variant, sibling] : {std::pair{"a800-80gb-sxm", "a100-80gb-sxm"},
+                                         std::pair{"h800-sxm", "h100-sxm"}}) {
+    SCOPED_TRACE(variant);
+    const GpuSpec& v = c.gpu(variant);
+    const GpuSpec& s = c.gpu(sibling);
+    EXPECT_DOUBLE_EQ(rate(variant, TensorPrecision::kBF16), rate(sibling, TensorPrecision::kBF16));
+    EXPECT_EQ(v.visible_MiB.value, s.visible_MiB.value);
+    EXPECT_EQ(v.nvlink.kind, s.nvlink.kind);
+    EXPECT_EQ(v.nvlink.GBps_per_gpu_both_directions, 400);
+    EXPECT_LT(v.nvlink.GBps_per_gpu_both_directions, s.nvlink.GBps_per_gpu_both_directions);
+    ASSERT_TRUE(v.mig.supported);
+    const MigProfile* small = v.mig.find("1g.10gb");
+    ASSERT_NE(small, nullptr);
+    EXPECT_EQ(small->max_count, 7);
+  }
+  EXPECT_FALSE(c.gpu("h800-sxm").tensor_figure(TensorPrecision::kFP64).known());
+  // A40: a 2-way NVLink bridge as the RTX A6000; L20: PCIe only. Neither has MIG.
+  EXPECT_EQ(c.gpu("a40").nvlink.GBps_per_gpu_both_directions, 112.5);
+  EXPECT_EQ(c.gpu("a40").nvlink.bridge_max_cards, 2);
+  EXPECT_FALSE(c.gpu("a40").tensor_figure(TensorPrecision::kFP8).known()) << "Ampere has no FP8";
+  EXPECT_FALSE(c.gpu("a40").mig.supported);
+  EXPECT_FALSE(c.gpu("l20").mig.supported);
+}
+
 TEST(Cards, AmdCardsTrainInBf16AndFp8ButNotInNvidiaFormats) {
   const TrainingFormats formats = load_training_formats(test::catalog());
   const GpuSpec& mi300x = test::catalog().gpu("mi300x");
@@ -124,6 +156,10 @@ TEST(Cards, NamesNvidiaSmiPrintsFindTheirCard) {
       {"NVIDIA RTX A6000", "rtx-a6000"},
       {"NVIDIA H200 NVL", "h200-nvl"},
       {"NVIDIA H20", "h20"},
+      {"NVIDIA H800", "h800-sxm"},
+      {"NVIDIA A800-SXM4-80GB", "a800-80gb-sxm"},
+      {"NVIDIA A40", "a40"},
+      {"NVIDIA L20", "l20"},
       {"NVIDIA GH200 480GB", "gh200"},
       {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"},
       {"NVIDIA RTX PRO 5000 Blackwell", "rtx-pro-5000"},
