@@ -144,6 +144,20 @@ TEST(Activations, MoeCountsRoutedTokensTimesTopK) {
   EXPECT_DOUBLE_EQ(k1 - k, 2.0 * (2 * arch.hidden + 3 * arch.moe_intermediate));
 }
 
+TEST(Activations, Qwen2MoeSharedExpertGateKeepsItsOutputAndTheSharedExpertsOutput) {
+  // sigmoid(shared_expert_gate(x)) * shared_expert(x) (modeling_qwen2_moe.py): the product keeps
+  // the shared expert's output (h) and the one-wide sigmoid output, 2 B each per token.
+  const ModelArch& arch = test::catalog().model("qwen1.5-moe-a2.7b")->arch;
+  BlockShape shape = moe_block_shape(arch);
+  ASSERT_TRUE(shape.shared_expert_gated);
+  ASSERT_EQ(shape.shared_expert_width, 5632);
+  const ActivationSettings s = full_finetune(Attention::kFlash);
+  const double gated = block_activations(shape, s).saved.per_token;
+  shape.shared_expert_gated = false;
+  const double plain = block_activations(shape, s).saved.per_token;
+  EXPECT_DOUBLE_EQ(gated - plain, 2.0 * (arch.hidden + 1));
+}
+
 TEST(Activations, LinearInMicroBatchForEveryModelAndMethod) {
   // Within one phase of the step, every term but the fixed buffers (the dequantized weight, the
   // FSDP working set) is proportional to the micro-batch. The peak is the larger of two phases,

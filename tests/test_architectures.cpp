@@ -42,6 +42,122 @@ TEST(Architectures, Gemma2HasFourNormsTiedEmbeddingsAndAlternatingWindows) {
   EXPECT_EQ(m->arch.activation, MlpActivation::kGeGLU);
 }
 
+// Gemma 1 (modeling_gemma.py GemmaDecoderLayer): input_layernorm and post_attention_layernorm
+// only, a GeGLU MLP, head_dim 256, tied embeddings, no biases and no sliding window.
+TEST(Architectures, GemmaHasTwoNormsGeGluHeadDim256AndTiedEmbeddings) {
+  const auto& m = test::catalog().model("gemma-7b");
+  EXPECT_EQ(m->arch.model_type, "gemma");
+  EXPECT_TRUE(m->arch.tied_embeddings);
+  EXPECT_EQ(tensor(m->params, "lm_head.weight"), nullptr);
+  EXPECT_EQ(m->arch.norms_per_layer, 2);
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.input_layernorm.weight"), Shape{3072});
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.post_attention_layernorm.weight"), Shape{3072});
+  EXPECT_EQ(tensor(m->params, "model.layers.{L}.pre_feedforward_layernorm.weight"), nullptr);
+  // 16 heads of 256: q, k and v [4096, 3072], wider than hidden_size; o [3072, 4096].
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.self_attn.q_proj.weight"), (Shape{4096, 3072}));
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.self_attn.v_proj.weight"), (Shape{4096, 3072}));
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.self_attn.o_proj.weight"), (Shape{3072, 4096}));
+  EXPECT_EQ(shape_of(m->params, "model.layers.{L}.mlp.gate_proj.weight"), (Shape{24576, 3072}));
+  EXPECT_EQ(m->arch.activation, MlpActivation::kGeGLU);
+  EXPECT_EQ(m->arch.sliding_window, 0);
+  EXPECT_EQ(m->params.biases, 0);
+  EXPECT_FALSE(m->arch.qk_norm);
+  // Gemma 2B: multi-query attention, one key/value head of 256.
+  const auto& small = test::catalog().model("gemma-2b");
+  EXPECT_EQ(shape_of(small->params, "model.layers.{L}.self_attn.k_proj.weight"),
+            (Shape{256, 2048}));
+  EXPECT_EQ(small->params.norms, 18 * 2 * 2048 + 2048);
+}
+
+TEST(Architectures, GemmaWithoutHeadDimTakesTheClassDefault) {
+  // GemmaConfig's head_dim is 256 whatever hidden_size / num_attention_heads gives (192 here).
+  const std::string config = R"({"model_type": "gemma", "hidden_size": 3072,
+    "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "vocab_size": 100})";
+  const ModelArch a = read_hf_config(config, "gemma.json", "x");
+  EXPECT_EQ(a.head_dim, 256);
+  EXPECT_TRUE(a.tied_embeddings);
+  bool noted = false;
+  for (const auto& note : a.defaults_applied)
+    if (note.starts_with("head_dim = 256")) noted = true;
+  EXPECT_TRUE(noted);
+  // A head_dim in the file wins.
+  const std::string with_head_dim = R"({"model_type": "gemma", "hidden_size": 64,
+    "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "head_dim": 32, "vocab_size": 100, "tie_word_embeddings": false})";
+  const ModelArch b = read_hf_config(with_head_dim, "gemma.json", "x");
+  EXPECT_EQ(b.head_dim, 32);
+  EXPECT_FALSE(b.tied_embeddings);
+}
+
+// Qwen2-MoE (modeling_qwen2_moe.py): biased q, k, v (o without), no q/k norm, Qwen3-MoE's
+// router and experts, and one shared expert behind a sigmoid gate in every MoE layer.
+TEST(Architectures, Qwen2MoeHasBiasedQkvASharedExpertAndItsGate) {
+  const auto& m = test::catalog().model("qwen1.5-moe-a2.7b");
+  const std::string p = "model.layers.{L}.";
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.q_proj.bias"), Shape{2048});
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.k_proj.bias"), Shape{2048});
+  EXPECT_EQ(tensor(m->params, p + "self_attn.o_proj.bias"), nullptr);
+  EXPECT_EQ(tensor(m->params, p + "self_attn.q_norm.weight"), nullptr);
+  EXPECT_EQ(shape_of(m->params, p + "mlp.gate.weight"), (Shape{60, 2048}));
+  const TensorSpec* expert = tensor(m->params, p + "mlp.experts.{E}.gate_proj.weight");
+  ASSERT_NE(expert, nullptr);
+  EXPECT_EQ(expert->shape, (Shape{1408, 2048}));
+  EXPECT_EQ(expert->experts, 60);
+  EXPECT_EQ(shape_of(m->params, p + "mlp.shared_expert.gate_proj.weight"), (Shape{5632, 2048}));
+  EXPECT_EQ(shape_of(m->params, p + "mlp.shared_expert.down_proj.weight"), (Shape{2048, 5632}));
+  const TensorSpec* gate = tensor(m->params, p + "mlp.shared_expert_gate.weight");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->shape, (Shape{1, 2048}));
+  EXPECT_EQ(gate->layers, 24);
+  EXPECT_EQ(gate->projections, 0);  // not a LoRA target
+  EXPECT_EQ(tensor(m->params, p + "mlp.shared_experts.gate_proj.weight"), nullptr);
+  EXPECT_EQ(tensor(m->params, p + "mlp.gate_proj.weight"), nullptr);  // no dense layer
+  EXPECT_EQ(m->arch.moe_layers, 24);
+  EXPECT_EQ(m->params.biases, 24 * 3 * 2048);
+  EXPECT_FALSE(m->arch.tied_embeddings);
+  // Qwen2-57B-A14B: grouped-query attention, k and v biases 4·128 wide.
+  const auto& big = test::catalog().model("qwen2-57b-a14b");
+  EXPECT_EQ(shape_of(big->params, p + "self_attn.k_proj.bias"), Shape{512});
+  EXPECT_EQ(shape_of(big->params, p + "mlp.shared_expert.up_proj.weight"), (Shape{20480, 3584}));
+  EXPECT_EQ(big->arch.experts_per_token, 8);
+}
+
+TEST(Architectures, Qwen2MoeDenseLayersFollowSparseStepAndMlpOnlyLayers) {
+  // Layer i is a mixture of experts when (i + 1) % decoder_sparse_step == 0 and i is not in
+  // mlp_only_layers: of 0..5 with step 2 and [3], layers 1 and 5; the other four dense.
+  const std::string config = R"({"model_type": "qwen2_moe", "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 6, "num_attention_heads": 4,
+    "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 16, "shared_expert_intermediate_size": 48,
+    "decoder_sparse_step": 2, "mlp_only_layers": [3]})";
+  const ModelArch a = read_hf_config(config, "q.json", "x");
+  EXPECT_EQ(a.moe_layers, 2);
+  const ParamInventory inv = build_param_inventory(a);
+  EXPECT_EQ(tensor(inv, "model.layers.{L}.mlp.gate_proj.weight")->layers, 4);
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.mlp.gate_proj.weight"), (Shape{96, 64}));
+  EXPECT_EQ(tensor(inv, "model.layers.{L}.mlp.shared_expert_gate.weight")->layers, 2);
+  EXPECT_EQ(shape_of(inv, "model.layers.{L}.mlp.shared_expert.up_proj.weight"), (Shape{48, 64}));
+  // Embedding and lm_head 2·100·64; attention 4·64² + 3·64 biases per layer (6); dense MLPs
+  // 3·64·96 (4 layers); router 4·64, experts 4·3·64·16, shared expert 3·64·48, gate 64 (2
+  // layers); norms 2·64 per layer and the final one.
+  const std::int64_t total = 2 * 100 * 64 + 6 * (4 * 64 * 64 + 3 * 64) + 4 * (3 * 64 * 96) +
+                             2 * (4 * 64 + 4 * 3 * 64 * 16 + 3 * 64 * 48 + 64) + 6 * 2 * 64 + 64;
+  EXPECT_EQ(inv.total, total);
+}
+
+TEST(Architectures, Qwen2MoeStepRunsTheSharedExpertGate) {
+  Workload w = test::workload("qwen1.5-moe-a2.7b", Method::kLora);
+  const StepOps ops = build_step_ops(w);
+  bool gate = false, scale = false;
+  for (const auto& op : ops.ops) {
+    if (op.name.starts_with("moe.shared.expert_gate.")) gate = true;
+    if (op.name == "moe.shared.scale.fwd") scale = true;
+  }
+  EXPECT_TRUE(gate);
+  EXPECT_TRUE(scale);
+}
+
 TEST(Architectures, Olmo2NormsAfterTheSublayersAndFullWidthQkNorm) {
   const auto& m = test::catalog().model("olmo-2-7b");
   // modeling_olmo2.py: q_norm over n_h·d, k_norm over n_kv·d (32 heads of 128).
@@ -399,6 +515,13 @@ TEST(Architectures, MissingExpertKeysNameFileAndKey) {
                "num_local_experts", "'num_local_experts' is missing");
 }
 
+TEST(Architectures, Qwen2MoeNeedsTheSharedExpertWidth) {
+  expect_error(R"({"model_type": "qwen2_moe", "hidden_size": 64, "intermediate_size": 32,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 16})",
+               "shared_expert_intermediate_size", "'shared_expert_intermediate_size' is missing");
+}
+
 TEST(Architectures, MultimodalConfigsNameTheMissingKey) {
   // No text_config, no vision_config where one is required, a missing expert key.
   expect_error(R"({"model_type": "llama4"})", "text_config", "needs a 'text_config' object");
@@ -432,8 +555,9 @@ TEST(Architectures, UnknownModelTypeListsTheNewFamilies) {
     FAIL();
   } catch (const UserError& e) {
     const std::string what = e.what();
-    for (const char* type : {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3",
-                             "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llama4"})
+    for (const char* type :
+         {"gemma2", "olmo2", "granitemoe", "glm4_moe", "phimoe", "deepseek_v3", "qwen2_5_vl",
+          "qwen3_vl", "qwen3_vl_moe", "llama4", "qwen2_moe", ", gemma, "})
       EXPECT_NE(what.find(type), std::string::npos) << type;
   }
 }

@@ -79,6 +79,15 @@ const Expected kReference[] = {
     {"mistral-7b-v0.1", 7'241'732'096, 0},
     {"tinyllama-1.1b", 1'100'048'384, 0},
     {"phi-3-mini-4k", 3'821'079'552, 0},
+    // Published totals (data/sources-models.yaml): keras-hub gemma_presets.py for Gemma 1 (tied
+    // embeddings, head_dim 256) and qwen_moe_presets.py for Qwen1.5-MoE-A2.7B; the safetensors
+    // metadata total for Qwen2-57B-A14B (the Qwen2 release table: 57.41B). Both Qwen2-MoE totals
+    // include one shared_expert_gate [1, H] per MoE layer. Gemma 2B's LoRA r16 count is the one
+    // PEFT prints for it (q,k,v,o,gate,up,down; all params 2,525,784,064).
+    {"gemma-2b", 2'506'172'416, 19'611'648},
+    {"gemma-7b", 8'537'680'896, 0},
+    {"qwen1.5-moe-a2.7b", 14'315'784'192, 0},
+    {"qwen2-57b-a14b", 57'408'658'944, 0},
 };
 
 // Models whose publisher gives a rounded total only: the count must round to it.
@@ -170,6 +179,27 @@ TEST(Params, MoeActiveParameters) {
   const auto& mixtral = test::catalog().model("mixtral-8x7b");
   EXPECT_EQ(mixtral->params.active_per_token + mixtral->arch.vocab * mixtral->arch.hidden,
             12'879'925'248);
+}
+
+TEST(Params, Qwen2MoeActiveParametersCountTheSharedExpertAndItsGate) {
+  // Per layer: attention 4·2048² + 3·2048 biases = 16,783,360; router 60·2048 = 122,880; four
+  // experts 4·3·2048·1408 = 34,603,008; shared expert 3·2048·5632 = 34,603,008; its gate 2048;
+  // norms 2·2048: 86,118,400. 24 layers, the lm_head 151936·2048 and the final norm:
+  // 2,378,008,576; with the input embedding, 2,689,173,504 ("2.7B activated", model card).
+  const auto& a27 = test::catalog().model("qwen1.5-moe-a2.7b");
+  EXPECT_EQ(a27->params.active_per_token, 2'378'008'576);
+  const double a27_card = static_cast<double>(a27->params.active_per_token) +
+                          static_cast<double>(a27->arch.vocab * a27->arch.hidden);
+  EXPECT_NEAR(a27_card, 2.7e9, 0.05e9);
+  // Qwen2-57B-A14B per layer: attention 2·3584² + 2·3584·512 + 4608 biases = 29,364,736; router
+  // 64·3584 = 229,376; eight experts 8·3·3584·2560 = 220,200,960; shared expert 3·3584·20480 =
+  // 220,200,960; its gate 3584; norms 7168: 470,006,784. 28 layers, lm_head 151936·3584 and the
+  // final norm: 13,704,732,160; with the input embedding 14,249,270,784 ("A14B").
+  const auto& a14 = test::catalog().model("qwen2-57b-a14b");
+  EXPECT_EQ(a14->params.active_per_token, 13'704'732'160);
+  const double a14_name = static_cast<double>(a14->params.active_per_token) +
+                          static_cast<double>(a14->arch.vocab * a14->arch.hidden);
+  EXPECT_NEAR(a14_name, 14e9, 0.5e9);
 }
 
 TEST(Params, EveryTensorHasAKindAndShape) {

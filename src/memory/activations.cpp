@@ -225,6 +225,14 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
     t += single_input_bytes(s, kProjDown, S);
     t += adapter_bytes(s, mlp_adapters(s, shape));
     t += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, S);
+    if (shape.shared_expert_gated) {
+      // Qwen2-MoE (transformers modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock.forward):
+      // sigmoid(shared_expert_gate(x)) * shared_expert(x). The gate reads the norm's output,
+      // already kept above; the sigmoid keeps its one-wide output, and the product keeps both
+      // factors: that output and the shared expert's output (h wide), which the dense layout
+      // only adds to the residual stream and need not keep.
+      t += e * d(h) + e * 1.0;
+    }
   }
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);
   out.saved.per_token += t;
@@ -291,6 +299,7 @@ TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
   if (shape.experts > 0) {
     product(shape.experts, true);  // the router
     if (shape.shared_expert_width > 0) gated(shape.shared_expert_width, false);
+    if (shape.shared_expert_gated) product(1, true);  // Qwen2-MoE's shared_expert_gate [1, H]
   } else if (shape.gated_mlp) {
     gated(shape.mlp_width, true);
   } else {
@@ -332,6 +341,7 @@ BlockShape moe_block_shape(const ModelArch& a) {
   b.experts_per_token = a.experts_per_token;
   b.expert_width = a.moe_intermediate;
   b.shared_expert_width = a.shared_expert_intermediate;
+  b.shared_expert_gated = a.shared_expert_gate;
   b.mlp_width = 0;
   return b;
 }

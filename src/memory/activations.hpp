@@ -63,6 +63,7 @@ struct BlockShape {
   std::int64_t experts_per_token = 0;    // k
   std::int64_t expert_width = 0;         // I of one expert
   std::int64_t shared_expert_width = 0;  // the shared experts' gated MLP (0: none)
+  bool shared_expert_gated = false;      // Qwen2-MoE: sigmoid(shared_expert_gate(x)) scales it
   std::int64_t value_width() const { return v_dim > 0 ? v_dim : kv_dim; }
   std::int64_t output_width() const { return attention_out_dim > 0 ? attention_out_dim : q_dim; }
 };

@@ -86,12 +86,16 @@ struct ModelArch {
   std::int64_t moe_layers = 0;        // layers whose MLP is a mixture of experts
   bool router_bias = false;
   bool expert_bias = false;
-  // "gate_proj" (Qwen, DeepSeek, GLM-4.5), "w1" (Mixtral, Phi-3.5-MoE), "fused" (gpt-oss,
+  // "gate_proj" (Qwen3-MoE, DeepSeek, GLM-4.5), "qwen2_moe" (gate_proj experts and a gated
+  // mlp.shared_expert), "w1" (Mixtral, Phi-3.5-MoE), "fused" (gpt-oss,
   // Qwen3-VL-MoE: gate_up_proj [E, H, 2I] and down_proj [E, I, H], biases with expert_bias),
   // "granite" (Granite-MoE: input_linear [E, 2I, H] and output_linear [E, H, I]), "llama4"
   // (Llama 4: feed_forward.router, fused experts and one shared_expert)
   std::string expert_naming;
   std::int64_t shared_expert_intermediate = 0;  // width of the shared-expert MLP (0: none)
+  // Qwen2-MoE: one shared expert (mlp.shared_expert) whose output is scaled by
+  // sigmoid(mlp.shared_expert_gate(x)), a [1 x H] linear, in every MoE layer.
+  bool shared_expert_gate = false;
   bool router_score_bias = false;  // DeepSeek-V3, GLM-4.5: gate.e_score_correction_bias [E]
   // Multi-token-prediction layers in the checkpoint: transformers does not load them, so they
   // are not in the inventory (DeepSeek-V3, GLM-4.5: num_nextn_predict_layers).

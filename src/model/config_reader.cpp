@@ -19,11 +19,11 @@ std::string_view mlp_activation_name(MlpActivation a) {
 
 const std::vector<std::string>& supported_model_types() {
   static const std::vector<std::string> types = {
-      "llama",      "mistral",    "mixtral",          "qwen2",       "qwen3",
-      "qwen3_moe",  "gemma2",     "gemma3",           "gemma3_text", "olmo2",
-      "granite",    "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",
-      "phi3",       "phimoe",     "gpt_oss",          "deepseek_v2", "deepseek_v3",
-      "qwen2_5_vl", "qwen3_vl",   "qwen3_vl_moe",     "llama4",      "llama4_text"};
+      "llama",        "mistral",    "mixtral",          "qwen2",       "qwen2_moe",   "qwen3",
+      "qwen3_moe",    "gemma",      "gemma2",           "gemma3",      "gemma3_text", "olmo2",
+      "granite",      "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",    "phi3",
+      "phimoe",       "gpt_oss",    "deepseek_v2",      "deepseek_v3", "qwen2_5_vl",  "qwen3_vl",
+      "qwen3_vl_moe", "llama4",     "llama4_text"};
   return types;
 }
 
@@ -148,7 +148,10 @@ void require(bool ok, const std::string& file, const std::string& key, const std
 }
 
 // Keys common to every supported family: sizes of attention, MLP and vocabulary.
-void read_common(ModelArch& m, const ConfigKeys& k, bool class_defaults) {
+// `class_head_dim` > 0: the model class's head_dim where config.json omits it (GemmaConfig: 256),
+// in place of hidden_size / num_attention_heads.
+void read_common(ModelArch& m, const ConfigKeys& k, bool class_defaults,
+                 std::int64_t class_head_dim = 0) {
   auto& notes = m.defaults_applied;
   if (class_defaults) {
     // Gemma3TextConfig defaults (transformers configuration_gemma3.py): the published 4B/12B/27B
@@ -168,13 +171,17 @@ void read_common(ModelArch& m, const ConfigKeys& k, bool class_defaults) {
     m.vocab = k.dim("vocab_size");
     m.kv_heads = k.dim_or("num_key_value_heads", m.heads, notes,
                           "absent: as many key/value heads as attention heads");
-    if (!k.has("head_dim"))
-      require(m.hidden % m.heads == 0, k.file(), k.name("head_dim"),
-              fmt::format("key 'head_dim' is absent and hidden_size {} is not divisible by "
-                          "num_attention_heads {}; add head_dim",
-                          m.hidden, m.heads));
-    m.head_dim = k.dim_or("head_dim", m.hidden / m.heads, notes,
-                          "absent: hidden_size / num_attention_heads");
+    if (!k.has("head_dim") && class_head_dim > 0) {
+      m.head_dim = k.dim_or("head_dim", class_head_dim, notes, "absent: the model class's default");
+    } else {
+      if (!k.has("head_dim"))
+        require(m.hidden % m.heads == 0, k.file(), k.name("head_dim"),
+                fmt::format("key 'head_dim' is absent and hidden_size {} is not divisible by "
+                            "num_attention_heads {}; add head_dim",
+                            m.hidden, m.heads));
+      m.head_dim = k.dim_or("head_dim", m.hidden / m.heads, notes,
+                            "absent: hidden_size / num_attention_heads");
+    }
     m.max_position = k.has("max_position_embeddings") ? k.dim("max_position_embeddings") : 0;
   }
   require(m.heads % m.kv_heads == 0, k.file(), k.name("num_key_value_heads"),
@@ -517,7 +524,8 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
   ConfigKeys k(*text, file, prefix);
 
   const bool gemma = type == "gemma3_text";
-  read_common(m, k, gemma);
+  // GemmaConfig (configuration_gemma.py) sets head_dim 256 whatever the width.
+  read_common(m, k, gemma, type == "gemma" ? 256 : 0);
   auto& notes = m.defaults_applied;
 
   if (type == "llama4_text") {
@@ -565,11 +573,15 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
     read_sliding_window(m, k, 0);
-  } else if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
+  } else if (type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe") {
     m.intermediate = k.dim("intermediate_size");
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
     if (type == "qwen2") {
       m.qkv_bias = true;  // Qwen2Attention: q, k, v with bias, o without (modeling_qwen2.py)
+    } else if (type == "qwen2_moe") {
+      // Qwen2MoeAttention (modeling_qwen2_moe.py): q, k, v with bias (config.qkv_bias in newer
+      // transformers, true by default), o without; no q/k norm.
+      m.qkv_bias = k.flag_or("qkv_bias", true);
     } else {
       m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
       m.qk_norm = true;  // Qwen3Attention: q_norm, k_norm over head_dim
@@ -583,7 +595,10 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
         m.sliding_layers = std::max<std::int64_t>(0, m.layers - max_window_layers);
       }
     }
-    if (type == "qwen3_moe") {
+    if (type == "qwen3_moe" || type == "qwen2_moe") {
+      // Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer: layer i is a mixture of experts unless it
+      // is listed in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; the
+      // other layers hold a dense MLP intermediate_size wide.
       m.num_experts = k.dim("num_experts");
       m.experts_per_token = k.dim("num_experts_per_tok");
       m.moe_intermediate = k.dim("moe_intermediate_size");
@@ -593,6 +608,13 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
       for (std::int64_t i = 0; i < m.layers; ++i)
         if (!dense.count(i) && (i + 1) % step == 0) ++m.moe_layers;
       m.expert_naming = "gate_proj";
+      if (type == "qwen2_moe") {
+        // Qwen2MoeSparseMoeBlock: beside the routed experts one shared expert,
+        // shared_expert_intermediate_size wide, scaled by sigmoid(shared_expert_gate(x)).
+        m.shared_expert_intermediate = k.dim("shared_expert_intermediate_size");
+        m.shared_expert_gate = true;
+        m.expert_naming = "qwen2_moe";
+      }
     }
   } else if (type == "mixtral") {
     m.intermediate = k.dim("intermediate_size");
@@ -618,6 +640,14 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     m.sliding_layers = layer_types.empty() ? m.layers - m.layers / pattern
                                            : std::count(layer_types.begin(), layer_types.end(),
                                                         "sliding_attention");
+  } else if (type == "gemma") {
+    // GemmaForCausalLM (modeling_gemma.py; Gemma 1, 1.1, CodeGemma): Llama's layout with a GeGLU
+    // MLP (hidden_activation, or the older hidden_act, a GELU), two RMSNorms per layer, tied
+    // embeddings by default; no sliding window and no soft-capping.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", true);
+    m.qkv_bias = m.o_bias = k.flag_or("attention_bias", false);
+    m.activation = MlpActivation::kGeGLU;
   } else if (type == "gemma2") {
     // Gemma2ForCausalLM (modeling_gemma2.py): Gemma 3's layout without q/k norms; sliding and
     // global attention alternate, the even layers (0, 2, ...) sliding.

@@ -284,10 +284,13 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
     if (a.shared_expert_intermediate > 0)
       add_gated_mlp(b, a, p + "shared_expert.", a.shared_expert_intermediate, L);
   } else {
-    // Qwen3-MoE, DeepSeek, GLM-4.5: mlp.gate [E, H]; experts.{E}.gate_proj / up_proj [I, H],
-    // down_proj [H, I]. DeepSeek-V3 and GLM-4.5 route with a learned per-expert score bias
-    // (gate.e_score_correction_bias [E]) and add shared experts that every token passes through
-    // (mlp.shared_experts: a gated MLP n_shared_experts·I wide).
+    // Qwen2-MoE, Qwen3-MoE, DeepSeek, GLM-4.5: mlp.gate [E, H]; experts.{E}.gate_proj / up_proj
+    // [I, H], down_proj [H, I]. DeepSeek-V3 and GLM-4.5 route with a learned per-expert score
+    // bias (gate.e_score_correction_bias [E]) and add shared experts that every token passes
+    // through (mlp.shared_experts: a gated MLP n_shared_experts·I wide). Qwen2-MoE
+    // (modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock) has one mlp.shared_expert, a gated MLP
+    // shared_expert_intermediate_size wide, and mlp.shared_expert_gate [1, H], a linear without a
+    // bias whose sigmoid scales the shared expert's output per token.
     const std::string p = "model.layers.{L}.mlp.";
     b.linear(p + "gate.weight", H, E, 0, L, TensorKind::kRouter);
     if (a.router_score_bias)
@@ -296,7 +299,10 @@ void add_moe_mlp(InventoryBuilder& b, const ModelArch& a) {
     b.linear(p + "experts.{E}.up_proj.weight", H, I, kProjUp, L, TensorKind::kExpert, E);
     b.linear(p + "experts.{E}.down_proj.weight", I, H, kProjDown, L, TensorKind::kExpert, E);
     if (a.shared_expert_intermediate > 0)
-      add_gated_mlp(b, a, p + "shared_experts.", a.shared_expert_intermediate, L);
+      add_gated_mlp(b, a,
+                    p + (a.expert_naming == "qwen2_moe" ? "shared_expert." : "shared_experts."),
+                    a.shared_expert_intermediate, L);
+    if (a.shared_expert_gate) b.linear(p + "shared_expert_gate.weight", H, 1, 0, L);
   }
 }
 

@@ -200,6 +200,8 @@ constexpr double kEagerGatedActBackwardBytes = 18;
 constexpr double kSwiGluFlops = 5;
 // GeGLU with the tanh GELU: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))·u: 10 operations.
 constexpr double kGeGluFlops = 10;
+// Sigmoid 1 / (1 + exp(−x)): negate, exp, add, divide.
+constexpr double kSigmoidFlops = 4;
 // Rotary embedding x·cos + rotate_half(x)·sin: two multiplies and an add.
 constexpr double kRotaryFlops = 3;
 // Softmax over a row (max, subtract, exp, sum, divide) and log-softmax + NLL for the loss.
@@ -229,6 +231,8 @@ std::string linear_name(const TensorSpec& t) {
   // Attention modules by their own names (q_proj, ..., MLA's q_a_proj, kv_b_proj), shared
   // experts apart from the dense MLP.
   if (const std::string m = module_after(t.name, ".self_attn."); !m.empty()) return "attn." + m;
+  // Qwen2-MoE's mlp.shared_expert_gate [1, H]: the sigmoid gate on the shared expert's output.
+  if (t.name.find(".shared_expert_gate.") != std::string::npos) return "moe.shared.expert_gate";
   for (const char* shared : {".shared_experts.", ".shared_mlp.", ".shared_expert."})
     if (const std::string m = module_after(t.name, shared); !m.empty()) return "moe.shared." + m;
   const char* prefix = expert ? "moe.expert." : nullptr;
@@ -701,6 +705,19 @@ class Builder {
         (fused ? kFusedGatedActBackwardBytes : kEagerGatedActBackwardBytes) * elems, count)});
   }
 
+  // The sigmoid of the one-wide gate and the product with the shared expert's output: reads the
+  // output (T×H) and the gate (T), writes T×H. The backward reads the output gradient, the output
+  // and the gate, writes the gradients of both factors.
+  void emit_shared_expert_scale() {
+    const double H = static_cast<double>(a_.hidden);
+    const std::int64_t L = a_.moe_layers;
+    forward(vector_op("moe.shared.scale.fwd", OpClass::kElementwise, Phase::kForward,
+                      T_ * H + kSigmoidFlops * T_, 2 * kAct * T_ * H + kAct * T_, L));
+    backward_group(
+        {vector_op("moe.shared.scale.bwd", OpClass::kElementwise, Phase::kBackward,
+                   3 * T_ * H + kSigmoidFlops * T_, 3 * kAct * T_ * H + 2 * kAct * T_, L)});
+  }
+
   void emit_moe_routing(bool before_experts) {
     const double H = static_cast<double>(a_.hidden);
     const double E = static_cast<double>(a_.num_experts);
@@ -781,6 +798,14 @@ class Builder {
       if (a_.shared_expert_intermediate > 0)
         gated_mlp(true, "moe.shared.act", static_cast<double>(a_.shared_expert_intermediate),
                   a_.moe_layers);
+      if (a_.shared_expert_gate) {
+        // Qwen2-MoE (modeling_qwen2_moe.py): sigmoid(shared_expert_gate(x)) · shared_expert(x),
+        // a one-wide product, then a per-token scale of the shared expert's output.
+        each([&](const TensorSpec& t) {
+          return t.kind == TensorKind::kLinear && is_shared_expert(t) && t.projections == 0;
+        });
+        emit_shared_expert_scale();
+      }
     }
 
     for (auto& op : block_fwd_)
