@@ -101,6 +101,113 @@ TEST(TrainerFiles, LlamaFactoryQloraAndTheQuantizationBit) {
   EXPECT_TRUE(ignored(f, "template"));
 }
 
+TEST(TrainerFiles, LitgptQloraConfig) {
+  // The example LitGPT config: QLoRA of Llama 3.1 8B on one card (config hub settings).
+  const std::string example =
+      std::string(FTPLAN_SOURCE_DIR) + "/examples/trainers/litgpt_qlora.yaml";
+  std::ifstream in(example, std::ios::binary);
+  const std::string body{std::istreambuf_iterator<char>(in), {}};
+  const TrainerFile f = read_trainer_file(body, example, test::catalog().model_ids());
+  EXPECT_EQ(f.format, TrainerFormat::kLitgpt);
+  // checkpoints/meta-llama/Meta-Llama-3.1-8B: the catalog model of that repository's name.
+  EXPECT_EQ(f.setting("model"), "llama-3.1-8b");
+  EXPECT_EQ(f.setting("method"), "qlora");
+  EXPECT_EQ(f.setting("base_quant"), "nf4");
+  EXPECT_EQ(f.setting("double_quant"), "false");  // bnb.nf4: one level of absmax values
+  EXPECT_EQ(f.setting("rank"), "32");
+  EXPECT_EQ(f.setting("targets"), "q,v");
+  EXPECT_EQ(f.setting("lora_dropout"), "0.05");
+  EXPECT_EQ(f.setting("micro_batch"), "2");
+  EXPECT_EQ(f.setting("grad_accum"), "4");  // global 8 / 1 card / micro 2
+  EXPECT_EQ(f.setting("seq"), "512");
+  EXPECT_EQ(f.setting("precision"), "bf16");
+  EXPECT_EQ(f.setting("pure_bf16"), "true");         // bf16-true
+  EXPECT_EQ(f.setting("optimizer"), "paged-adamw");  // bitsandbytes' PagedAdamW under bnb.*
+  EXPECT_EQ(f.setting("recompute"), "none");         // one card: no checkpointing
+  EXPECT_EQ(f.setting("stack"), "litgpt");
+  EXPECT_TRUE(ignored(f, "lora_alpha"));
+  EXPECT_TRUE(ignored(f, "data"));
+}
+
+TEST(TrainerFiles, LitgptFullFineTuneOverSeveralCardsIsFsdpWithCheckpointing) {
+  const TrainerFile f = read("litgpt-full.yaml");
+  EXPECT_EQ(f.format, TrainerFormat::kLitgpt);
+  EXPECT_EQ(f.setting("model"), "mistral-7b-v0.3");
+  EXPECT_EQ(f.setting("method"), "full");  // no lora_* keys: finetune_full
+  EXPECT_EQ(f.setting("base_quant"), "");
+  EXPECT_EQ(f.setting("gpu_count"), "4");
+  EXPECT_EQ(f.setting("shard"), "fsdp");
+  EXPECT_EQ(f.setting("recompute"), "full");  // FSDPStrategy checkpoints every Block
+  EXPECT_EQ(f.setting("micro_batch"), "1");
+  EXPECT_EQ(f.setting("grad_accum"), "16");  // global 64 / 4 cards / micro 1
+  EXPECT_EQ(f.setting("seq"), "1024");
+  EXPECT_EQ(f.setting("optimizer"), "adamw");  // a torch.optim class by name
+  EXPECT_TRUE(ignored(f, "resume"));
+}
+
+TEST(TrainerFiles, LitgptNamesTheQuantizationAndFallsBackToTheRepository) {
+  const auto lora = [](const std::string& extra) {
+    return "checkpoint_dir: checkpoints/EleutherAI/pythia-1b\nprecision: bf16-true\nlora_r: 8\n" +
+           extra;
+  };
+  const auto read_text = [](const std::string& body) {
+    return read_trainer_file(body, "lora.yaml", test::catalog().model_ids());
+  };
+  // A repository the catalog does not hold stays a Hugging Face id.
+  const TrainerFile plain = read_text(lora(""));
+  EXPECT_EQ(plain.setting("model"), "EleutherAI/pythia-1b");
+  EXPECT_EQ(plain.setting("method"), "lora");
+  EXPECT_EQ(plain.setting("targets"), "q,v");  // LitGPT's defaults: query and value
+  EXPECT_EQ(plain.setting("optimizer"), "");   // no optimizer key: the run's default
+  // -dq: double quantization; int8-training: an LLM.int8() base.
+  EXPECT_EQ(read_text(lora("quantize: bnb.nf4-dq\n")).setting("double_quant"), "true");
+  const TrainerFile int8 = read_text(lora("quantize: bnb.int8-training\n"));
+  EXPECT_EQ(int8.setting("base_quant"), "int8");
+  EXPECT_EQ(int8.setting("optimizer"), "paged-adamw");
+  const auto error = [&](const std::string& body) -> std::string {
+    try {
+      read_text(body);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string quant = error(lora("quantize: bnb.int4\n"));
+  EXPECT_NE(quant.find("'quantize'"), std::string::npos) << quant;
+  EXPECT_NE(quant.find("bnb.int4"), std::string::npos) << quant;
+  EXPECT_NE(quant.find("bnb.nf4-dq"), std::string::npos) << quant;  // the choices
+  const std::string sgd = error(lora("quantize: bnb.nf4\noptimizer: SGD\n"));
+  EXPECT_NE(sgd.find("AdamW"), std::string::npos) << sgd;
+  EXPECT_NE(sgd.find("SGD"), std::string::npos) << sgd;
+  const std::string batch =
+      error(lora("devices: 2\ntrain:\n  micro_batch_size: 4\n  global_batch_size: 4\n"));
+  EXPECT_NE(batch.find("train.global_batch_size"), std::string::npos) << batch;
+}
+
+TEST(TrainerFiles, ARunsFileTakesLitgptsSingleLevelQuantization) {
+  const std::string runs = R"(
+runs:
+  - name: litgpt
+    model: llama-3.1-8b
+    from: litgpt_qlora.yaml
+    tokens: 1e9
+)";
+  const FileReader reader = [](const std::string&, const std::string&) {
+    std::ifstream in(std::string(FTPLAN_SOURCE_DIR) + "/examples/trainers/litgpt_qlora.yaml",
+                     std::ios::binary);
+    return std::string{std::istreambuf_iterator<char>(in), {}};
+  };
+  const ModelResolver resolve = [](const std::string& id) { return test::catalog().model(id); };
+  const RunsFile f =
+      parse_runs_file(runs, "runs.yaml", test::catalog(), test::stacks(), resolve, reader);
+  ASSERT_EQ(f.runs.size(), 1u);
+  const Workload& w = f.runs[0].workload;
+  EXPECT_EQ(w.method, Method::kQlora);
+  EXPECT_FALSE(w.quant.double_quant);
+  EXPECT_EQ(w.stack->name, "litgpt");
+  EXPECT_EQ(w.micro_batch, 2);
+}
+
 TEST(TrainerFiles, TrlSftConfig) {
   const TrainerFile f = read("sft_config.json");
   EXPECT_EQ(f.format, TrainerFormat::kHfTrainer);

@@ -20,10 +20,13 @@ struct OptionValue {
   std::string option;
   std::string value;
   bool flag = false;
+  bool set = true;  // a flag: whether the setting's value turns it on
 };
 
 OptionValue option_for(const std::string& key, const std::string& value) {
   if (key == "gpu_count") return {"--gpus", value};
+  // double_quant: false is the flag --no-double-quant; true is the default.
+  if (key == "double_quant") return {"--no-double-quant", "", true, value == "false"};
   if (key == "compile") return {value == "true" ? "--compile" : "--no-compile", "", true};
   static const std::vector<std::string> flags = {
       "packing",        "padding_free",      "optimizer_in_backward", "pure_bf16",
@@ -32,7 +35,7 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   std::string name = "--" + key;
   std::replace(name.begin(), name.end(), '_', '-');
   const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();
-  return {name, flag ? "" : value, flag};
+  return {name, flag ? "" : value, flag, !flag || value != "false"};
 }
 
 }  // namespace
@@ -40,8 +43,9 @@ OptionValue option_for(const std::string& key, const std::string& value) {
 void add_from_option(CLI::App& app, std::vector<std::string>& files) {
   app.add_option("--from", files,
                  "Trainer file to read the run from (repeatable): a PEFT adapter_config.json, "
-                 "axolotl YAML, torchtune recipe, LLaMA-Factory YAML, Transformers/TRL training "
-                 "arguments (JSON or YAML), DeepSpeed ds_config.json or accelerate config. "
+                 "axolotl YAML, torchtune recipe, LLaMA-Factory YAML, LitGPT config, "
+                 "Transformers/TRL training arguments (JSON or YAML), DeepSpeed ds_config.json or "
+                 "accelerate config. "
                  "Options given beside it win; of several files the later wins; - reads standard "
                  "input. --json shows what was used and what was ignored");
 }
@@ -138,7 +142,7 @@ void apply_from_files(CLI::App& app, Context& ctx) {
             fmt::format("ftplan {} has no {} option", app.get_name(), ov.option));
       } else if (was_typed(ov.option) || typed_other) {
         f.not_applied.push_back(fmt::format("{} given on the command line", ov.option));
-      } else if (ov.flag && s.to == "false" && s.as != "compile") {
+      } else if (ov.flag && !ov.set && s.as != "compile") {
         f.not_applied.push_back("");  // a flag left off is the default
       } else {
         if (s.as == "compile") {  // the file's choice replaces the other file's

@@ -166,7 +166,8 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option(
       "--stack", stack,
       "Software stack (ftplan stacks): hf | torchtune | torchtitan | unsloth | deepspeed "
-      "| megatron | axolotl | llama-factory; what it runs where the run leaves it open "
+      "| megatron | axolotl | llama-factory | litgpt | pytorch; what it runs where the run "
+      "leaves it open "
       "(attention kernel, compilation, optimizer implementation) (default hf)");
   app.add_option("--attention", attention,
                  "Attention kernel: flash (FlashAttention, native GQA) | sdpa (PyTorch SDPA with "

@@ -194,6 +194,7 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     BaseQuantOptions quant;
     quant.format = r.optional_string("base_quant").value_or("");
     quant.group = static_cast<int>(r.optional_integer("quant_group", 0, 65536).value_or(-1));
+    quant.double_quant = r.optional_bool("double_quant").value_or(true);
     const auto recompute = r.optional_string("recompute");
     const auto recompute_layers = r.optional_integer("recompute_layers", 0, 1 << 20);
     const auto attention = r.optional_string("attention");

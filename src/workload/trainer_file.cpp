@@ -34,6 +34,8 @@ std::string_view trainer_format_name(TrainerFormat f) {
       return "deepspeed";
     case TrainerFormat::kAccelerate:
       return "accelerate";
+    case TrainerFormat::kLitgpt:
+      return "litgpt";
   }
   return "unknown";
 }
@@ -60,6 +62,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "stack",
                                   "compile",
                                   "base_quant",
+                                  "double_quant",
                                   "loss",
                                   "optimizer_in_backward",
                                   "pure_bf16",
@@ -721,14 +724,11 @@ void read_axolotl(Reader& r) {
   r.use("(file)", "", "stack", "axolotl");
 }
 
-// torchtune builder names ("qlora_llama3_1_8b") to catalog ids ("llama-3.1-8b").
-std::optional<std::string> match_builder(std::string builder, const std::vector<std::string>& ids) {
-  for (const char* prefix : {"qlora_", "lora_"})
-    if (builder.starts_with(prefix)) builder = builder.substr(std::string_view(prefix).size());
-  std::vector<std::string> names = {builder};
-  for (const char* suffix : {"_instruct", "_base"})
-    if (builder.ends_with(suffix))
-      names.push_back(builder.substr(0, builder.size() - std::string_view(suffix).size()));
+// The catalog id one of `names` spells, letters and digits compared without case: the one id
+// equal to a name, else the one id a name begins (a longer id), else the one id that begins a
+// name ("Llama-3.1-8B-Instruct" → llama-3.1-8b).
+std::optional<std::string> match_catalog_name(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& ids) {
   for (const auto& n : names) {
     const std::string want = alnum_lower(n);
     std::vector<std::string> exact, longer, shorter;
@@ -743,6 +743,17 @@ std::optional<std::string> match_builder(std::string builder, const std::vector<
     if (shorter.size() == 1) return shorter[0];
   }
   return std::nullopt;
+}
+
+// torchtune builder names ("qlora_llama3_1_8b") to catalog ids ("llama-3.1-8b").
+std::optional<std::string> match_builder(std::string builder, const std::vector<std::string>& ids) {
+  for (const char* prefix : {"qlora_", "lora_"})
+    if (builder.starts_with(prefix)) builder = builder.substr(std::string_view(prefix).size());
+  std::vector<std::string> names = {builder};
+  for (const char* suffix : {"_instruct", "_base"})
+    if (builder.ends_with(suffix))
+      names.push_back(builder.substr(0, builder.size() - std::string_view(suffix).size()));
+  return match_catalog_name(names, ids);
 }
 
 std::string torchtune_optimizer(Reader& r, std::string_view path, const std::string& component) {
@@ -830,6 +841,147 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
     r.use("fsdp_cpu_offload", "true", "offload_optimizer", "true");
   }
   r.use("(file)", "", "stack", "torchtune");
+}
+
+// LitGPT (`litgpt finetune_lora|finetune_full --config FILE`): the command's arguments as one
+// YAML (config_hub/finetune/*/*.yaml; litgpt/finetune/lora.py and full.py setup()).
+void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
+  // checkpoint_dir: checkpoints/<org>/<name>, the Hugging Face repository `litgpt download`
+  // fetched: the catalog model of that name, else the Hugging Face id itself.
+  if (auto dir = r.text("checkpoint_dir")) {
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= dir->size();) {
+      const std::size_t end = std::min(dir->find('/', start), dir->size());
+      if (end > start) parts.push_back(dir->substr(start, end - start));
+      start = end + 1;
+    }
+    std::vector<std::string> names;
+    if (!parts.empty()) {
+      names.push_back(parts.back());
+      // Meta's repositories prefix the family ("Meta-Llama-3.1-8B"); the catalog does not.
+      if (ascii_lower(parts.back()).starts_with("meta-")) names.push_back(parts.back().substr(5));
+    }
+    if (auto id = match_catalog_name(names, model_ids))
+      r.use("checkpoint_dir", *dir, "model", *id);
+    else if (parts.size() >= 2)
+      r.use("checkpoint_dir", *dir, "model", parts[parts.size() - 2] + "/" + parts.back());
+    else
+      r.ignore("checkpoint_dir", "names no <org>/<name> repository: give --model");
+  }
+  // finetune_lora reads the lora_* arguments; a file without them is finetune_full's.
+  const bool lora = r.has("lora_r") || r.has("lora_query") || r.has("lora_value") ||
+                    r.has("lora_key") || r.has("lora_projection") || r.has("lora_mlp") ||
+                    r.has("lora_head");
+  MethodBits m;
+  m.adapter = lora;
+  m.key = lora ? "lora_r" : "(file)";
+  m.value = lora ? r.text("lora_r").value_or("8") : "(no lora_* keys: finetune_full)";
+  // quantize: bitsandbytes through Lightning's BitsandbytesPrecision, LoRA on one card only.
+  // NF4 and FP4 share one layout (4-bit codes, an absmax per 64 weights); "-dq" quantizes the
+  // absmax values again. "int8-training" keeps the frozen weights in LLM.int8().
+  bool quantized = false;
+  if (auto q = r.text("quantize")) {
+    const std::string s = ascii_lower(*q);
+    if (!lora) {
+      r.ignore("quantize", "LitGPT quantizes the frozen base of finetune_lora only");
+    } else if (s == "bnb.nf4" || s == "bnb.fp4" || s == "bnb.nf4-dq" || s == "bnb.fp4-dq") {
+      m.quant_bits = 4;
+      m.quant_format = "nf4";
+      m.key = "quantize";
+      m.value = *q;
+      r.use("quantize", *q, "double_quant", s.ends_with("-dq") ? "true" : "false");
+      quantized = true;
+    } else if (s == "bnb.int8-training") {
+      m.quant_bits = 8;
+      m.quant_format = "int8";
+      m.key = "quantize";
+      m.value = *q;
+      quantized = true;
+    } else {
+      r.fail("quantize", "bnb.nf4, bnb.nf4-dq, bnb.fp4, bnb.fp4-dq or bnb.int8-training", *q);
+    }
+  }
+  set_method(r, m);
+  if (lora) {
+    r.copy_integer("lora_r", "rank", 1, 65536);
+    r.copy_dropout("lora_dropout");
+    // lora_query, lora_key, lora_value: parts of the fused qkv module; lora_projection: the
+    // attention output; lora_mlp: every MLP projection; lora_head: the output layer. LitGPT's
+    // defaults: query and value.
+    std::string targets;
+    bool any = false;
+    const auto add = [&](const char* key, bool fallback, const char* names) {
+      any = any || r.has(key);
+      if (r.boolean(key).value_or(fallback))
+        targets += std::string(targets.empty() ? "" : ",") + names;
+    };
+    add("lora_query", true, "q");
+    add("lora_key", false, "k");
+    add("lora_value", true, "v");
+    add("lora_projection", false, "o");
+    add("lora_mlp", false, "gate,up,down");
+    add("lora_head", false, "lm_head");
+    if (targets.empty()) r.fail("lora_query", "at least one lora_* module set to true", "none");
+    r.use(any ? "lora_query" : "(defaults)", targets, "targets", targets);
+  }
+  // precision: "-true" keeps the weights (and the optimizer states) in that dtype, "-mixed" an
+  // FP32 copy under autocast.
+  if (auto p = r.text("precision")) {
+    const std::string s = ascii_lower(*p);
+    if (s == "bf16-true" || s == "bf16-mixed") {
+      r.use("precision", *p, "precision", "bf16");
+      if (s == "bf16-true") r.use("precision", *p, "pure_bf16", "true");
+    } else if (s == "16-mixed") {
+      r.use("precision", *p, "precision", "fp16");
+    } else if (s == "32-true" || s == "16-true") {
+      r.ignore("precision",
+               "training in FP32 or pure FP16 is not modelled: estimated as BF16 "
+               "mixed precision");
+    } else {
+      r.fail("precision", "bf16-true, bf16-mixed, 16-true, 16-mixed or 32-true", *p);
+    }
+  }
+  // devices × num_nodes cards. Over one card LitGPT wraps the model in FSDP (full sharding) and
+  // checkpoints every Block (FSDPStrategy activation_checkpointing_policy={Block}); on one card
+  // it keeps every activation.
+  const auto devices = r.integer("devices", 1, 65536);
+  const auto nodes = r.integer("num_nodes", 1, 65536);
+  const long long cards = devices.value_or(1) * nodes.value_or(1);
+  if (devices || nodes) {
+    const std::string key = devices ? "devices" : "num_nodes";
+    r.use(key, std::to_string(cards), "gpu_count", std::to_string(cards));
+    if (cards > 1) r.use(key, std::to_string(cards), "shard", "fsdp");
+  }
+  r.use(devices ? "devices" : "(file)", std::to_string(cards), "recompute",
+        cards > 1 ? "full" : "none");
+  // train: micro_batch_size per card; global_batch_size over all cards, so the accumulation is
+  // global / cards / micro (TrainArgs.gradient_accumulation_iters).
+  const auto micro = r.integer("train.micro_batch_size", 1, 1 << 20);
+  if (micro)
+    r.use("train.micro_batch_size", std::to_string(*micro), "micro_batch", std::to_string(*micro));
+  if (auto global = r.integer("train.global_batch_size", 1, 1LL << 30)) {
+    const long long accum = *global / cards / micro.value_or(4);
+    if (accum < 1)
+      r.fail("train.global_batch_size",
+             fmt::format("at least micro_batch_size x cards ({})", micro.value_or(4) * cards),
+             std::to_string(*global));
+    r.use("train.global_batch_size", std::to_string(*global), "grad_accum", std::to_string(accum));
+  }
+  r.copy_integer("train.max_seq_length", "seq", 1, 1 << 24);
+  // optimizer: a torch.optim class by name or class_path (default AdamW); under bitsandbytes
+  // quantization LitGPT builds bitsandbytes' PagedAdamW instead (instantiate_bnb_optimizer).
+  const std::string optimizer_key =
+      r.has("optimizer.class_path") ? "optimizer.class_path" : "optimizer";
+  if (auto o = r.text(optimizer_key)) {
+    const std::string component = o->find('.') == std::string::npos ? "torch.optim." + *o : *o;
+    if (quantized && m.quant_bits == 4 && component.find("AdamW") == std::string::npos)
+      r.fail(optimizer_key, "AdamW (LitGPT's bitsandbytes quantization takes no other)", *o);
+    r.use(optimizer_key, *o, "optimizer",
+          quantized ? "paged-adamw" : torchtune_optimizer(r, optimizer_key, component));
+  } else if (quantized) {
+    r.use("quantize", r.text("quantize").value_or(""), "optimizer", "paged-adamw");
+  }
+  r.use("(file)", "", "stack", "litgpt");
 }
 
 void read_llama_factory(Reader& r) {
@@ -993,6 +1145,9 @@ TrainerFormat detect(const std::vector<Leaf>& leaves, const std::string& file) {
   if (has_key(leaves, "distributed_type") || has_key(leaves, "compute_environment"))
     return TrainerFormat::kAccelerate;
   if (has_component(leaves)) return TrainerFormat::kTorchtune;
+  if (has_key(leaves, "checkpoint_dir") &&
+      (has_key(leaves, "train") || has_key(leaves, "lora_r") || has_key(leaves, "precision")))
+    return TrainerFormat::kLitgpt;
   if (has_key(leaves, "base_model")) return TrainerFormat::kAxolotl;
   if (has_key(leaves, "finetuning_type") || has_key(leaves, "cutoff_len") ||
       (has_key(leaves, "stage") && has_key(leaves, "template")))
@@ -1005,6 +1160,7 @@ TrainerFormat detect(const std::vector<Leaf>& leaves, const std::string& file) {
       fmt::format("{}: cannot tell which trainer this file is for: expected keys such as "
                   "peft_type (PEFT adapter_config.json), base_model (axolotl), "
                   "model._component_ (torchtune), finetuning_type (LLaMA-Factory), "
+                  "checkpoint_dir (LitGPT), "
                   "per_device_train_batch_size (Transformers/TRL), zero_optimization "
                   "(DeepSpeed) or distributed_type (accelerate)",
                   file),
@@ -1054,6 +1210,9 @@ TrainerFile read_as(std::string_view text, const std::string& file,
       break;
     case TrainerFormat::kAccelerate:
       read_accelerate(r);
+      break;
+    case TrainerFormat::kLitgpt:
+      read_litgpt(r, model_ids);
       break;
   }
   r.finish();

@@ -1,9 +1,9 @@
 // The training files fine-tuners already have, read as ftplan run settings: a PEFT
 // adapter_config.json, an axolotl YAML, a torchtune recipe YAML, a LLaMA-Factory YAML, Hugging
-// Face TrainingArguments / TRL SFTConfig (JSON or YAML), a DeepSpeed ds_config.json and an
-// accelerate config. Each key the file sets either becomes a run setting (its name as in runs
-// files: micro_batch, recompute, ...) or is listed as ignored with the reason, so a user sees what
-// the estimate does not model.
+// Face TrainingArguments / TRL SFTConfig (JSON or YAML), a DeepSpeed ds_config.json, an
+// accelerate config and a LitGPT config. Each key the file sets either becomes a run setting (its
+// name as in runs files: micro_batch, recompute, ...) or is listed as ignored with the reason, so a
+// user sees what the estimate does not model.
 #pragma once
 
 #include <functional>
@@ -22,6 +22,7 @@ enum class TrainerFormat {
   kLlamaFactory,
   kDeepSpeed,
   kAccelerate,
+  kLitgpt,
 };
 std::string_view trainer_format_name(TrainerFormat f);
 
