@@ -99,6 +99,14 @@ TEST(TrainerFiles, LlamaFactoryQloraAndTheQuantizationBit) {
   EXPECT_EQ(f.setting("micro_batch"), "1");
   EXPECT_EQ(f.setting("stack"), "llama-factory");
   EXPECT_TRUE(ignored(f, "template"));
+  EXPECT_EQ(f.setting("double_quant"), "");  // not stated: the default, double quantization
+  // double_quantization: false keeps one FP32 absmax per block.
+  std::string single = text("llamafactory-lora.yaml");
+  single.replace(single.find("quantization_method: bnb"), 24,
+                 "quantization_method: bnb\ndouble_quantization: false");
+  const TrainerFile g =
+      read_trainer_file(single, "llamafactory-lora.yaml", test::catalog().model_ids());
+  EXPECT_EQ(g.setting("double_quant"), "false");
 }
 
 TEST(TrainerFiles, LitgptQloraConfig) {

@@ -1036,6 +1036,12 @@ void read_llama_factory(Reader& r) {
       m.quant_format = "nf4";
     else
       r.fail("quantization_method", "bnb, hqq or eetq", method);
+    // bitsandbytes 4-bit: double_quantization (default true) quantizes the absmax values again;
+    // quantization_type fp4 stores as nf4 does (4-bit codes, an absmax per 64 weights).
+    if (m.quant_format == "nf4")
+      if (auto dq = r.boolean("double_quantization"))
+        r.use("double_quantization", *dq ? "true" : "false", "double_quant",
+              *dq ? "true" : "false");
   }
   m.dora = r.boolean("use_dora").value_or(false);
   set_method(r, m);
