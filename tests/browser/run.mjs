@@ -2259,6 +2259,22 @@ for (const [size, viewport] of [['desktop', {width: 1440, height: 900}],
     equal(shown.verdict, cli.verdict, 'verdict on the page vs fit --from');
     await page.screenshot({path: join(SCREENSHOTS, `import-trainer-${size}.png`)});
 
+    // A LitGPT config on a fresh page (a file fills only the fields it names): bnb.nf4 is NF4
+    // with one level of scales, which unticks double quantization, and the stack is LitGPT's.
+    const fresh = await openPage(env.context, env.origin, 'cards=h200-nvl:1', viewport);
+    const litgpt = join(ROOT, 'examples/trainers/litgpt_qlora.yaml');
+    await fresh.setInputFiles('#import-file', litgpt);
+    await fresh.waitForFunction(() => document.getElementById('import-status').textContent
+        .includes('litgpt_qlora.yaml'), null, {timeout: TIMEOUT_MS});
+    await waitForResults(fresh);
+    const litCli = JSON.parse((await run(BIN, ['fit', '--from', litgpt, '--gpu', 'h200-nvl',
+      '--json'])).stdout);
+    equal(await fresh.isChecked('#double_quant'), false, 'bnb.nf4: double quantization is off');
+    equal(await fresh.inputValue('#stack'), 'litgpt', 'the stack after reading the LitGPT file');
+    const litShown = await memoryShown(fresh, 'h200-nvl', 1);
+    equal(litShown.figures.peak?.value, litCli.memory_GB.peak, 'peak on the page vs fit --from (LitGPT)');
+    await fresh.close();
+
     // A config.json dropped on the form: the pasted model, as fit --model FILE reads it.
     const configPath = join(ROOT, 'data/models/gemma-2-9b.json');
     const configText = readFileSync(configPath, 'utf8');
