@@ -186,6 +186,17 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
   EXPECT_EQ(mine["runs"].size(), 2u);
   EXPECT_EQ(mine["overall"]["rows"], 1);
   EXPECT_EQ(mine["runs"][1]["reason"], "a model of our own, not in the catalog");
+  // A model outside the catalog by its config.json (beside the file), the card by its
+  // nvidia-smi name, the source defined in the file: predicted as fit predicts the same run.
+  json own = run_json({"validate", src + "/tests/cases/measured/own-model.yaml", "--json"});
+  ASSERT_EQ(own["runs"].size(), 1u);
+  EXPECT_EQ(own["overall"]["rows"], 1);
+  const json fit = run_json({"fit", "--model", src + "/data/models/qwen3-4b.json", "--method",
+                             "lora", "--rank", "16", "--recompute", "full", "--attention", "sdpa",
+                             "--seq", "1024", "--micro-batch", "2", "--gpu", "l40s", "--json"});
+  EXPECT_NEAR(own["runs"][0]["predicted"].get<double>(),
+              fit["memory_GB"]["peaks"]["reserved"].get<double>(), 0.01)
+      << own["runs"][0].dump();
 }
 
 TEST(Cli, HelpStatesTheDefaults) {

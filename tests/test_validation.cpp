@@ -215,6 +215,31 @@ TEST(Validation, AUsersFileIsPredicted) {
       << parse_error(with("seq: 1024", "seq: 1024\n    seq_max: 2048"));
 }
 
+TEST(Validation, AUsersFileDefinesItsOwnSources) {
+  // One's own measurements name their own source, defined in the file beside the runs.
+  const std::string own = "sources:\n  - id: my-bench\n    title: \"our L40S runs, 2026-12\"\n" +
+                          with("measured-peft-metamathqa", "my-bench");
+  const auto runs = parse_measured_runs({"my-runs.yaml", own, {}}, test::catalog(),
+                                        test::overheads(), test::stacks());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].source, "my-bench");
+  const ValidationReport r = validate_runs(runs);
+  ASSERT_EQ(r.per_source.size(), 1u);
+  EXPECT_EQ(r.per_source[0].source, "my-bench");
+  // Undefined: the error says where a source may be defined.
+  const std::string missing = parse_error(with("measured-peft-metamathqa", "my-bench"));
+  EXPECT_NE(missing.find("'my-bench' is not defined"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("top-level 'sources:' list"), std::string::npos) << missing;
+  // A built-in id defined again, or an entry without a title, names the entry.
+  const std::string twice = parse_error(
+      "sources:\n  - id: measured-peft-metamathqa\n    title: \"again\"\n" + std::string(kGoodRun));
+  EXPECT_NE(twice.find("sources[0].id"), std::string::npos) << twice;
+  EXPECT_NE(twice.find("defined twice"), std::string::npos) << twice;
+  const std::string untitled =
+      parse_error("sources:\n  - id: my-bench\n" + with("measured-peft-metamathqa", "my-bench"));
+  EXPECT_NE(untitled.find("sources[0].title"), std::string::npos) << untitled;
+}
+
 // Allocated peaks (torch.cuda.max_memory_allocated) of this project's H200 steps
 // (bench/results/h200-sxm-20261204/step.json): what the tensors hold, without the allocator's
 // reserve, so the loss's FP32 buffers and the saved activations are checked on their own.

@@ -188,17 +188,7 @@ Figure<std::string> text_figure(StrictMap& parent, std::string_view key, const S
 
 void parse_sources_file(const DataFile& file, SourceTable& sources) {
   StrictMap root(parse_document(file.text, file.path), file.path, "");
-  for (auto& s : root.map_list("sources", true)) {
-    SourceInfo info;
-    info.id = s.required_string("id");
-    info.title = s.required_string("title");
-    info.url = s.optional_string("url").value_or("");
-    info.note = s.optional_string("note").value_or("");
-    s.finish();
-    if (sources.count(info.id))
-      s.fail("id", fmt::format("source id '{}' is defined twice", info.id));
-    sources.emplace(info.id, std::move(info));
-  }
+  read_sources_list(root, sources);
   root.finish();
 }
 
@@ -246,7 +236,24 @@ MigSpec parse_mig(StrictMap& card, const SourceTable& sources, SourcePolicy poli
 
 }  // namespace
 
-std::vector<std::string> read_source_ids(StrictMap& m, const SourceTable& sources) {
+void read_sources_list(StrictMap& root, SourceTable& sources) {
+  for (auto& s : root.map_list("sources", true)) {
+    SourceInfo info;
+    info.id = s.required_string("id");
+    info.title = s.required_string("title");
+    info.url = s.optional_string("url").value_or("");
+    info.note = s.optional_string("note").value_or("");
+    s.finish();
+    if (sources.count(info.id))
+      s.fail("id", fmt::format("source id '{}' is defined twice (here and in a data/sources*.yaml "
+                               "or earlier in this list): give it another id",
+                               info.id));
+    sources.emplace(info.id, std::move(info));
+  }
+}
+
+std::vector<std::string> read_source_ids(StrictMap& m, const SourceTable& sources,
+                                         std::string_view hint) {
   auto ids = m.string_list("source", true);
   for (const auto& id : ids) {
     if (!sources.count(id)) {
@@ -254,9 +261,10 @@ std::vector<std::string> read_source_ids(StrictMap& m, const SourceTable& source
       for (const auto& [k, v] : sources)
         known.push_back(k);
       auto near = closest_names(id, known, 2);
-      m.fail("source",
-             fmt::format("source id '{}' is not defined in any data/sources*.yaml{}", id,
-                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front())));
+      m.fail(
+          "source",
+          fmt::format("source id '{}' is not defined in any data/sources*.yaml{}{}", id,
+                      near.empty() ? "" : fmt::format("; did you mean '{}'?", near.front()), hint));
     }
   }
   return ids;

@@ -148,9 +148,14 @@ class Catalog {
 
 class StrictMap;
 // The `source` key of a data-file map: one id or a list, each defined in a data/sources*.yaml
-// (UserError naming the closest defined id otherwise). For every module that parses a table.
+// (UserError naming the closest defined id otherwise, then `hint`). For every module that parses
+// a table.
 std::vector<std::string> read_source_ids(
-    StrictMap& m, const std::map<std::string, SourceInfo, std::less<>>& sources);
+    StrictMap& m, const std::map<std::string, SourceInfo, std::less<>>& sources,
+    std::string_view hint = "");
+// A file's `sources:` list (id, title, url, note), added to `sources`; an id defined twice is an
+// error naming the file and entry.
+void read_sources_list(StrictMap& root, std::map<std::string, SourceInfo, std::less<>>& sources);
 
 // Parses one card file against the known source ids (exposed for the fuzzer and tests). A user's
 // own card (`user_file`: given by path, outside the data folders) needs only the name, memory,

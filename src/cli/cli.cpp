@@ -31,6 +31,7 @@
 #include "embedded_files.hpp"
 #include "model/checkpoint.hpp"
 #include "model/config_reader.hpp"
+#include "plan/runs.hpp"
 #include "render/reason_words.hpp"
 #include "render/table.hpp"
 
@@ -352,6 +353,15 @@ void attach_checkpoint(ModelSource& s, const ModelFiles& files) {
 
 ModelPtr Context::resolve_model(const std::string& arg) {
   return resolve_model_source(arg, false).model;
+}
+
+ModelPtr Context::resolve_model_beside(const std::string& file, const std::string& model) {
+  const std::string joined = beside_runs_file(file, model);
+  if (joined == model || !allow_files || catalog().find_model(model)) return resolve_model(model);
+  const bool path = model.ends_with(".json") || model.ends_with(".yaml") ||
+                    model.ends_with(".yml") || model.starts_with("./") || model.starts_with("../");
+  std::error_code ec;
+  return resolve_model(path || std::filesystem::exists(joined, ec) ? joined : model);
 }
 
 ModelSource Context::resolve_model_source(const std::string& arg, bool want_checkpoint,

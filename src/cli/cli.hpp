@@ -60,6 +60,10 @@ class Context {
   // A catalog id, a Hugging Face id (org/name[@revision]), a folder holding config.json, or a
   // path to a Hugging Face config.json (see resolve_model_source).
   ModelPtr resolve_model(const std::string& id_or_path);
+  // A model a file (runs file, measured runs) names: a path (a config.json, a folder holding
+  // one) relative to that file's folder; a catalog id, a Hugging Face id or a path that is not
+  // there beside the file stays as written.
+  ModelPtr resolve_model_beside(const std::string& file, const std::string& id_or_path);
   // The model and its files. In order: a catalog id; a catalog model whose hf_repo is the id
   // (case-insensitive, no revision); a config.json file (safetensors beside it are its
   // checkpoint); the Hugging Face cache; ftplan's cache; a folder holding config.json; online, a

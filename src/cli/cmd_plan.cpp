@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <filesystem>
 
 #include "cli/cli.hpp"
 #include "cli/from_files.hpp"
@@ -17,22 +16,6 @@
 #include "render/plan_text.hpp"
 
 namespace ftplan::cli {
-
-namespace {
-
-// A model the runs file `runs_file` names: a path (a config.json, a folder holding one) relative
-// to the file's folder; a catalog id, a Hugging Face id or a path that is not there beside the
-// file stays as written.
-std::string model_beside(Context& ctx, const std::string& runs_file, const std::string& model) {
-  const std::string joined = beside_runs_file(runs_file, model);
-  if (joined == model || !ctx.allow_files || ctx.catalog().find_model(model)) return model;
-  const bool path = model.ends_with(".json") || model.ends_with(".yaml") ||
-                    model.ends_with(".yml") || model.starts_with("./") || model.starts_with("../");
-  std::error_code ec;
-  return path || std::filesystem::exists(joined, ec) ? joined : model;
-}
-
-}  // namespace
 
 // The runs file FILE (`-`: standard input), or the built-in seed runs when none is given.
 RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std::string>& from) {
@@ -48,7 +31,7 @@ RunsFile load_runs(Context& ctx, const std::string& path, const std::vector<std:
   }
   RunsFile file = parse_runs_file(
       text, name, ctx.catalog(), ctx.stacks(),
-      [&](const std::string& m) { return ctx.resolve_model(model_beside(ctx, name, m)); },
+      [&](const std::string& m) { return ctx.resolve_model_beside(name, m); },
       [&](const std::string& p, const std::string& field) { return ctx.read_file(p, field); },
       from);
   // What --from read, for the JSON: each run takes the settings it does not set itself.

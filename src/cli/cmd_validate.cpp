@@ -96,7 +96,9 @@ const bool registered_validate = register_command(
            if (is_measured_generation_file(file))
              generation = parse_measured_generation(file, catalog);
            else
-             runs = parse_measured_runs(file, catalog, ctx.overheads(), ctx.stacks());
+             runs = parse_measured_runs(
+                 file, catalog, ctx.overheads(), ctx.stacks(),
+                 [&](const std::string& m) { return ctx.resolve_model_beside(o->file, m); });
            shown = o->file;
          }
          const PlanningData data = PlanningData::load(catalog);

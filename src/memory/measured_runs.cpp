@@ -150,23 +150,29 @@ Bytes MeasuredRun::measured_bytes() const {
   return unit == "GiB" ? bytes_from_GiB(*measured) : bytes_from_GB(*measured);
 }
 
-std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
-                                             const RuntimeOverheads& overheads,
-                                             const Stacks& stacks) {
+std::vector<MeasuredRun> parse_measured_runs(
+    const DataFile& file, const Catalog& catalog, const RuntimeOverheads& overheads,
+    const Stacks& stacks, const std::function<ModelPtr(const std::string&)>& resolve_model) {
   StrictMap root(parse_document(file.text, file.path), file.path, "");
   const QuantFormats quant_formats = load_quant_formats(catalog);
   std::vector<MeasuredRun> runs;
   std::set<std::string> ids;
   std::optional<TrainingFormats> formats;  // read at the first run that states a precision
+  // A file of one's own measurements may define its sources beside the runs: they add to those
+  // of data/sources*.yaml.
+  SourceTable sources = catalog.sources();
+  if (root.has("sources")) read_sources_list(root, sources);
   for (auto& r : root.map_list("runs", true)) {
     MeasuredRun run;
     run.line = r.line();
     run.id = r.required_string("id");
     if (!ids.insert(run.id).second)
       r.fail("id", fmt::format("run id '{}' is listed twice", run.id));
-    const auto sources = read_source_ids(r, catalog.sources());
-    if (sources.empty()) r.fail("source", "a run needs the id of its source");
-    run.source = sources.front();
+    const auto ids_of_run = read_source_ids(
+        r, sources,
+        "; or define it in this file's top-level 'sources:' list (id, title, url, note)");
+    if (ids_of_run.empty()) r.fail("source", "a run needs the id of its source");
+    run.source = ids_of_run.front();
     run.note = r.optional_string("note").value_or("");
     const auto explicit_skip = r.optional_string("skip");
     run.model = r.required_string("model");
@@ -279,10 +285,17 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
 
     // Resolve every name, strictly, whether the run is predicted or not.
     Workload& w = run.workload;
-    if (!catalog.find_model(run.model))
+    w.model = catalog.find_model(run.model);
+    if (!w.model && resolve_model) {
+      try {
+        w.model = resolve_model(run.model);
+      } catch (const UserError& e) {
+        r.fail("model", e.what());
+      }
+    }
+    if (!w.model)
       r.fail("model", unknown_id_message("model", run.model, catalog.model_ids()) +
                           " (a run whose model is not in the catalog needs a 'skip' reason)");
-    w.model = catalog.find_model(run.model);
     try {
       const ObjectiveAndMethod m = resolve_run_method(method, adapter, o.precompute_reference,
                                                       "method", "adapter", "precompute_ref");
@@ -296,13 +309,12 @@ std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog
     if (is_online_run) {
       w.rollout = online.rollout;
       if (rollout_gpu) {
-        w.rollout.gpu = catalog.find_gpu(*rollout_gpu);
-        if (!w.rollout.gpu)
-          r.fail("rollout_gpu", unknown_id_message("GPU", *rollout_gpu, catalog.gpu_ids()));
+        w.rollout.gpu = r.at_key("rollout_gpu", [&] { return &catalog.gpu(*rollout_gpu); });
       }
     }
-    const GpuSpec* gpu = catalog.find_gpu(run.gpu);
-    if (!gpu) r.fail("gpu", unknown_id_message("GPU", run.gpu, catalog.gpu_ids()));
+    // A card by id or by the name nvidia-smi prints, as --gpu takes it.
+    const GpuSpec* gpu = r.at_key("gpu", [&] { return &catalog.gpu(run.gpu); });
+    run.gpu = gpu->id;
     if (optimizer) w.optimizer = r.at_key("optimizer", [&] { return parse_optimizer(*optimizer); });
     if (targets)
       r.at_key("targets", [&] {

@@ -5,6 +5,7 @@
 // (allocated, active, reserved, nvidia-smi) and the unit (GB, GiB) the source uses.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,9 +87,12 @@ struct MeasuredRun {
 // optimizer, stack, throughput unit or source ids, a throughput not above 0 or an MFU above 1 are
 // UserErrors naming the file, the key and the line.
 // `stacks` (data/stacks/) must outlive the runs: their workloads point into it.
-std::vector<MeasuredRun> parse_measured_runs(const DataFile& file, const Catalog& catalog,
-                                             const RuntimeOverheads& overheads,
-                                             const Stacks& stacks);
+// `resolve_model`: how a model outside the catalog is found (a user's file: a config.json path or
+// a Hugging Face id, as --model takes them); empty: such a run needs a `skip` reason.
+std::vector<MeasuredRun> parse_measured_runs(
+    const DataFile& file, const Catalog& catalog, const RuntimeOverheads& overheads,
+    const Stacks& stacks,
+    const std::function<ModelPtr(const std::string& id_or_path)>& resolve_model = {});
 
 // The predicted figure of the kind a source reports: allocated and active count the tensors
 // and the workspaces inside PyTorch's allocator; reserved adds the allocator's reserve;
