@@ -12,6 +12,7 @@
 #include "memory/activations.hpp"
 #include "memory/states_on_card.hpp"
 #include "memory/step_memory.hpp"
+#include "model/config_reader.hpp"
 #include "perf/ops.hpp"
 #include "perf/step.hpp"
 #include "support.hpp"
@@ -754,6 +755,56 @@ TEST(Activations, PeakIsStatesOnCardPlusActivationsPlusOverhead) {
       EXPECT_GT(e.overhead.value, 0.0);
       EXPECT_LE(e.states_on_card, e.states.total());
     }
+}
+
+}  // namespace
+}  // namespace ftplan
+
+namespace ftplan {
+namespace {
+
+// A tiny Phi block (modeling_phi.py): h = 8, 2 heads of 4 (k and v as wide as q), I = 32, one
+// LayerNorm feeding attention and a non-gated MLP in parallel, resid_pdrop > 0.
+const char* kTinyPhi = R"({"model_type": "phi", "hidden_size": 8, "intermediate_size": 32,
+  "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 16, "resid_pdrop": 0.1})";
+
+TEST(Activations, ParallelNonGatedBlockByHand) {
+  const ModelArch arch = read_hf_config(kTinyPhi, "phi.json", "tiny");
+  const BlockShape shape = dense_block_shape(arch);
+  EXPECT_FALSE(shape.gated_mlp);
+  EXPECT_TRUE(shape.parallel_block);
+  EXPECT_EQ(shape.norms, 1);
+  // Full fine-tune, FlashAttention, eager, bytes per token:
+  //   attention: norm (FP32 input 4·8 + normed 16-bit output 2·8) 48, q/k/v's shared input 2·8
+  //   = 16, Q K V 2·(8 + 8 + 8) = 48, O 2·8 + FP32 logsumexp 4·2 = 24, dropout mask 1·8 = 8:
+  //   144.
+  //   MLP: no norm and no input of its own (fc1 reads the tensor q, k, v keep), GELU's input
+  //   (fc1's output) 2·32 = 64, fc2's input (GELU's output) 2·32 = 64, dropout mask 8: 136.
+  //   Total 280.
+  const BlockActivations full = block_activations(shape, full_finetune(Attention::kFlash));
+  EXPECT_DOUBLE_EQ(full.saved.per_token, 280.0);
+  // The same block with two norms in sequence (StarCoder2's layout) adds the post-attention
+  // norm (48) and the MLP's own input (16): 344.
+  BlockShape sequential = shape;
+  sequential.parallel_block = false;
+  sequential.norms = 2;
+  EXPECT_DOUBLE_EQ(block_activations(sequential, full_finetune(Attention::kFlash)).saved.per_token,
+                   344.0);
+  // LoRA r = 8 on every target (gate included: the block has none) with 16-bit adapters:
+  //   attention: norm's FP32 input 32, the shared 16-bit input 16, Q K V 48, O and logsumexp 24,
+  //   x·A of q, k, v, o 2·8·4 = 64, mask 8: 192.
+  //   MLP: nothing for fc1's input (shared with q, k, v), GELU's input 64, fc2's input 64, x·A of
+  //   fc1 and fc2 2·8·2 = 32, mask 8: 168. Total 360.
+  ActivationSettings lora;
+  lora.adapted = kAllProjections;
+  lora.rank = 8;
+  lora.attention = Attention::kFlash;
+  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 360.0);
+  // fc1 alone adapted: attention 32 + 48 + 24 + 8 = 112 (no projection of its own keeps the
+  // normed input); MLP: the normed input, now kept for fc1's adapter, 16, GELU's input 64, fc2
+  // frozen keeps no input, x·A 2·8 = 16, mask 8: 104. Total 216.
+  lora.adapted = kProjUp;
+  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 216.0);
 }
 
 }  // namespace

@@ -92,6 +92,106 @@ TEST(Architectures, GemmaWithoutHeadDimTakesTheClassDefault) {
 
 // Qwen2-MoE (modeling_qwen2_moe.py): biased q, k, v (o without), no q/k norm, Qwen3-MoE's
 // router and experts, and one shared expert behind a sigmoid gate in every MoE layer.
+TEST(Architectures, PhiHasOneLayerNormBiasesEverywhereAndANonGatedMlp) {
+  // modeling_phi.py: input_layernorm only, q/k/v/dense with biases, fc1 [I, H] and fc2 [H, I]
+  // with biases, model.final_layernorm, lm_head with a bias; untied.
+  const auto& m = test::catalog().model("phi-2");
+  const std::string p = "model.layers.{L}.";
+  EXPECT_EQ(shape_of(m->params, "model.embed_tokens.weight"), (Shape{51200, 2560}));
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.q_proj.weight"), (Shape{2560, 2560}));
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.k_proj.bias"), Shape{2560});
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.dense.weight"), (Shape{2560, 2560}));
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.dense.bias"), Shape{2560});
+  EXPECT_EQ(tensor(m->params, p + "self_attn.o_proj.weight"), nullptr);
+  const TensorSpec* fc1 = tensor(m->params, p + "mlp.fc1.weight");
+  ASSERT_NE(fc1, nullptr);
+  EXPECT_EQ(fc1->shape, (Shape{10240, 2560}));
+  EXPECT_EQ(fc1->projections, kProjUp);
+  const TensorSpec* fc2 = tensor(m->params, p + "mlp.fc2.weight");
+  ASSERT_NE(fc2, nullptr);
+  EXPECT_EQ(fc2->shape, (Shape{2560, 10240}));
+  EXPECT_EQ(fc2->projections, kProjDown);
+  EXPECT_EQ(shape_of(m->params, p + "mlp.fc1.bias"), Shape{10240});
+  EXPECT_EQ(shape_of(m->params, p + "mlp.fc2.bias"), Shape{2560});
+  EXPECT_EQ(tensor(m->params, p + "mlp.gate_proj.weight"), nullptr);
+  EXPECT_EQ(shape_of(m->params, p + "input_layernorm.weight"), Shape{2560});
+  EXPECT_EQ(shape_of(m->params, p + "input_layernorm.bias"), Shape{2560});
+  EXPECT_EQ(tensor(m->params, p + "post_attention_layernorm.weight"), nullptr);
+  EXPECT_EQ(shape_of(m->params, "model.final_layernorm.weight"), Shape{2560});
+  EXPECT_EQ(shape_of(m->params, "model.final_layernorm.bias"), Shape{2560});
+  EXPECT_EQ(tensor(m->params, "model.norm.weight"), nullptr);
+  EXPECT_EQ(shape_of(m->params, "lm_head.weight"), (Shape{51200, 2560}));
+  EXPECT_EQ(shape_of(m->params, "lm_head.bias"), Shape{51200});
+  EXPECT_EQ(m->arch.activation, MlpActivation::kGelu);
+  EXPECT_TRUE(m->arch.parallel_block);
+  EXPECT_TRUE(m->arch.residual_dropout);  // resid_pdrop 0.1
+  EXPECT_FALSE(m->arch.attention_dropout);
+}
+
+TEST(Architectures, PhiWithQkLayernormIsRefused) {
+  const std::string config = R"({"model_type": "phi", "hidden_size": 64, "intermediate_size": 256,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "qk_layernorm": true})";
+  try {
+    (void)read_hf_config(config, "phi.json", "x");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("qk_layernorm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Architectures, StarCoder2HasLayerNormsBiasesGqaAndTiedEmbeddings) {
+  // modeling_starcoder2.py: two LayerNorms with biases, q/k/v/o with biases (use_bias), c_fc
+  // [I, H] and c_proj [H, I] with biases, model.norm with a bias; tied (no lm_head).
+  const auto& m = test::catalog().model("starcoder2-3b");
+  const std::string p = "model.layers.{L}.";
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.q_proj.weight"), (Shape{3072, 3072}));
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.k_proj.weight"), (Shape{256, 3072}));
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.v_proj.bias"), Shape{256});
+  EXPECT_EQ(shape_of(m->params, p + "self_attn.o_proj.bias"), Shape{3072});
+  EXPECT_EQ(shape_of(m->params, p + "mlp.c_fc.weight"), (Shape{12288, 3072}));
+  EXPECT_EQ(shape_of(m->params, p + "mlp.c_fc.bias"), Shape{12288});
+  EXPECT_EQ(shape_of(m->params, p + "mlp.c_proj.weight"), (Shape{3072, 12288}));
+  EXPECT_EQ(shape_of(m->params, p + "mlp.c_proj.bias"), Shape{3072});
+  EXPECT_EQ(shape_of(m->params, p + "input_layernorm.bias"), Shape{3072});
+  EXPECT_EQ(shape_of(m->params, p + "post_attention_layernorm.bias"), Shape{3072});
+  EXPECT_EQ(shape_of(m->params, "model.norm.bias"), Shape{3072});
+  EXPECT_EQ(tensor(m->params, "lm_head.weight"), nullptr);
+  EXPECT_TRUE(m->arch.tied_embeddings);
+  EXPECT_FALSE(m->arch.parallel_block);
+  EXPECT_EQ(m->arch.sliding_window, 4096);
+  EXPECT_EQ(m->arch.sliding_layers, 30);
+  EXPECT_TRUE(m->arch.attention_dropout);
+  EXPECT_TRUE(m->arch.residual_dropout);
+  EXPECT_TRUE(m->arch.embedding_dropout);
+  // use_bias false drops every linear bias; the LayerNorm biases stay.
+  const std::string config = R"({"model_type": "starcoder2", "hidden_size": 64,
+    "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "vocab_size": 100, "use_bias": false})";
+  const ModelArch a = read_hf_config(config, "sc2.json", "x");
+  EXPECT_FALSE(a.qkv_bias || a.o_bias || a.mlp_bias);
+  EXPECT_TRUE(a.norm_bias);
+  EXPECT_TRUE(a.tied_embeddings);
+}
+
+TEST(Architectures, NonGatedMlpOpsRunFc1GeluFc2) {
+  const Workload w = test::workload("phi-2", Method::kLora);
+  const StepOps step = build_step_ops(w);
+  // The GELU over fc1's output, T × I elements: 9 FLOPs each, x read and y written in 16 bits.
+  const double elems = static_cast<double>(step.tokens_per_micro_batch) * 10240;
+  bool gelu = false, gated = false;
+  for (const auto& op : step.ops) {
+    if (op.name == "mlp.act.fwd") {
+      gelu = true;
+      EXPECT_DOUBLE_EQ(op.flops.value, 9 * elems);
+      EXPECT_DOUBLE_EQ(op.bytes.value, 4 * elems);
+      EXPECT_EQ(op.count, 32);
+    }
+    if (op.name.find("gate_proj") != std::string::npos) gated = true;
+  }
+  EXPECT_TRUE(gelu);
+  EXPECT_FALSE(gated);
+}
+
 TEST(Architectures, Qwen2MoeHasBiasedQkvASharedExpertAndItsGate) {
   const auto& m = test::catalog().model("qwen1.5-moe-a2.7b");
   const std::string p = "model.layers.{L}.";

@@ -88,6 +88,11 @@ const Expected kReference[] = {
     {"gemma-7b", 8'537'680'896, 0},
     {"qwen1.5-moe-a2.7b", 14'315'784'192, 0},
     {"qwen2-57b-a14b", 57'408'658'944, 0},
+    // Non-gated MLPs: Phi-2's HF safetensors total (model-index-phi-2-total); StarCoder2-3B's
+    // count computed from its config (tied embeddings), which rounds to the published "3.03B"
+    // (model-starcoder2-3b-size): no exact published figure was found.
+    {"phi-2", 2'779'683'840, 0},
+    {"starcoder2-3b", 3'030'371'328, 0},
 };
 
 // Models whose publisher gives a rounded total only: the count must round to it.
@@ -208,6 +213,32 @@ TEST(Params, EveryTensorHasAKindAndShape) {
       EXPECT_FALSE(t.shape.empty()) << m->arch.id << " " << t.name;
       EXPECT_GT(t.total(), 0) << m->arch.id << " " << t.name;
     }
+}
+
+TEST(Params, NonGatedMlpLoraAdaptsUpAndDownOnly) {
+  // r = 16 on every target: `all` names gate, which a non-gated MLP lacks. By hand, per layer
+  // r·(in + out) for each adapted module:
+  // Phi-2 (H 2560, I 10240, 32 layers): q, k, v, dense 4·16·(2560 + 2560) = 327,680; fc1 and
+  // fc2 2·16·(2560 + 10240) = 409,600; 737,280 × 32 = 23,592,960.
+  EXPECT_EQ(trainable_params(test::workload("phi-2", Method::kLora)).count, 23'592'960);
+  // StarCoder2-3B (H 3072, kv 2·128 = 256, I 12288, 30 layers): q and o 2·16·(3072 + 3072) =
+  // 196,608; k and v 2·16·(3072 + 256) = 106,496; c_fc and c_proj 2·16·(3072 + 12288) =
+  // 491,520; 794,624 × 30 = 23,838,720.
+  EXPECT_EQ(trainable_params(test::workload("starcoder2-3b", Method::kLora)).count, 23'838'720);
+  // up,down: the two MLP projections alone; gate alone adapts nothing.
+  Workload w = test::workload("phi-2", Method::kLora);
+  w.lora.targets = kProjUp | kProjDown;
+  EXPECT_EQ(trainable_params(w).count, 409'600 * 32);
+  // gate alone matches no module: refused, as PEFT refuses a target list that matches nothing.
+  w.lora.targets = kProjGate;
+  try {
+    trainable_params(w);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no gate projection"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fc1 counts as up"), std::string::npos) << e.what();
+    EXPECT_EQ(e.field(), "targets");
+  }
 }
 
 TEST(Params, Phi4PartialFusedTargetIsRefusedWithTheReason) {

@@ -145,7 +145,8 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     // softmax(QK^T) keeps its output, a x s x s per sequence (2as²b); with dropout, the mask
     // (as²b) and the dropped probabilities (2as²b): Korthikanti's 5as²b. The product with V
     // then keeps the probabilities, already counted.
-    const double core = e * d(a) + (shape.dropout ? (kMaskBytes + e) * d(a) : 0);
+    const bool dropped = shape.dropout || shape.attention_dropout;
+    const double core = e * d(a) + (dropped ? (kMaskBytes + e) * d(a) : 0);
     out.saved.per_seq_squared += core;
     out.attention_core.per_seq_squared += core;
     // The output projection keeps its input, the attention output (Korthikanti's 2sbh).
@@ -165,7 +166,8 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
   }
   t += adapter_bytes(s, attention_adapters(s, shape) + adapted_modules(s.adapted, kProjO, false));
   t += dora_bytes(s, shape, kProjQ | kProjK | kProjV | kProjO, 0);
-  if (shape.dropout) t += kMaskBytes * d(h);           // dropout after the attention block (sbh)
+  // Dropout after the attention block (sbh): the mask.
+  if (shape.dropout || shape.residual_dropout) t += kMaskBytes * d(h);
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);  // Gemma: norm on the attention output
   out.saved.per_token += t;
 }
@@ -174,8 +176,21 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
 void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockActivations& out) {
   const double e = kActivationBytes;
   const std::int64_t h = shape.hidden, I = shape.mlp_width;
-  double t = norm_bytes(shape, s, h);  // post-attention (Gemma: pre-feedforward) norm
-  t += group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
+  double t = 0;
+  if (shape.parallel_block) {
+    // Phi (modeling_phi.py PhiDecoderLayer.forward): the MLP reads the input norm's output, the
+    // tensor q, k and v read. That norm is counted with the attention, and autograd keeps one
+    // tensor however many products save it: the MLP adds only what the union of the attention's
+    // and the MLP's first projection keeps beyond what q, k and v keep alone (nothing in a full
+    // fine-tune; one copy when only fc1 carries a 16-bit adapter; one per adapted module when
+    // each module casts or drops its own copy).
+    const ProjectionSet qkv = kProjQ | kProjK | kProjV;
+    t += group_input_bytes(s, qkv | kProjUp, false, h) -
+         group_input_bytes(s, qkv, shape.fused_qkv, h);
+  } else {
+    t += norm_bytes(shape, s, h);  // post-attention (Gemma: pre-feedforward) norm
+    t += group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
+  }
   if (shape.gated_mlp) {
     // act(gate) * up: the activation function keeps its input (gate, I wide); the product keeps
     // both factors, act(gate) and up; down keeps the product as its input. Fused or compiled
@@ -191,7 +206,7 @@ void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockA
   }
   t += adapter_bytes(s, mlp_adapters(s, shape));
   t += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, I);
-  if (shape.dropout) t += kMaskBytes * d(h);           // dropout after the MLP (sbh)
+  if (shape.dropout || shape.residual_dropout) t += kMaskBytes * d(h);  // after the MLP (sbh)
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);  // Gemma: post-feedforward norm
   out.saved.per_token += t;
 }
@@ -325,11 +340,23 @@ BlockShape dense_block_shape(const ModelArch& a) {
   }
   b.heads = a.heads;
   b.mlp_width = a.intermediate;
-  b.gated_mlp = true;  // every supported architecture: SwiGLU or GeGLU
+  b.gated_mlp = a.gated_mlp();  // SwiGLU or GeGLU; Phi, StarCoder2: fc1 -> GELU -> fc2
   b.norms = a.norms_per_layer;
-  b.norm_upcasts = true;  // RMSNorm in PyTorch ops in transformers and torchtune
+  b.parallel_block = a.parallel_block;
+  // RMSNorm in PyTorch ops in transformers and torchtune. nn.LayerNorm (Phi, StarCoder2,
+  // Phi-3.5-MoE) runs under autocast in FP32 (layer_norm is on autocast's FP32 list) and keeps
+  // that FP32 copy of its input, the same 4 bytes per element; its fused backward needs no
+  // normalised copy for the weight's gradient, so the 2 bytes per element counted for that in a
+  // full fine-tune overstate a LayerNorm.
+  b.norm_upcasts = true;
   b.qk_norm = a.qk_norm;
-  b.dropout = false;  // attention_dropout 0.0 in every supported config
+  // Dropout where config.json sets a probability above 0: on the attention probabilities
+  // (StarCoder2-3B attention_dropout 0.1; FlashAttention and SDPA drop inside the kernel and keep
+  // only a seed) and after each sublayer (Phi-2 resid_pdrop 0.1, StarCoder2-3B residual_dropout
+  // 0.1: modeling_phi.py resid_dropout, modeling_starcoder2.py residual_dropout).
+  b.dropout = false;
+  b.attention_dropout = a.attention_dropout;
+  b.residual_dropout = a.residual_dropout;
   b.fused_qkv = a.fused_qkv;
   b.fused_gate_up = a.fused_gate_up;
   return b;
@@ -368,8 +395,12 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
   return s;
 }
 
-BlockActivations block_activations(const BlockShape& shape, const ActivationSettings& s) {
+BlockActivations block_activations(const BlockShape& shape, const ActivationSettings& settings) {
   BlockActivations out;
+  // A non-gated MLP has no gate projection: a target list naming it (`all`, `mlp`) adapts only
+  // the projections that exist.
+  ActivationSettings s = settings;
+  if (!shape.gated_mlp && shape.experts == 0) s.adapted &= ~kProjGate;
   const double e = kActivationBytes;
   attention_part(shape, s, out);
   if (shape.experts > 0)
@@ -488,6 +519,8 @@ ActivationProfile activation_profile(const Workload& w) {
   const double e = kActivationBytes, h = d(arch.hidden), V = d(arch.output_width());
   const BlockShape dense = dense_block_shape(arch);
   p.output_saved.per_token = norm_bytes(dense, s, arch.hidden) + (s.full_finetune ? e * h : 0);
+  // Dropout on the embedding output (StarCoder2: embedding_dropout) keeps its mask.
+  if (arch.embedding_dropout) p.output_saved.per_token += kMaskBytes * h;
   // modules_to_save on the output layer: its trained copy keeps its input; a LoRA adapter on it
   // keeps its input in the adapter's dtype (or the dropped copy and mask) and x·A.
   const TensorRole& out_role = set.output_role();

@@ -56,7 +56,12 @@ struct BlockShape {
                              // eager mode it keeps an FP32 copy of its input
   bool qk_norm = false;      // Qwen3, Gemma 3: RMSNorm on q and k
   bool dropout = false;      // GPT-style dropout after attention and MLP, and on the probabilities
-  bool fused_qkv = false;    // one qkv_proj module (one LoRA adapter for q, k, v)
+  bool attention_dropout = false;  // dropout on the probabilities only (StarCoder2)
+  bool residual_dropout = false;   // dropout after attention and MLP only (Phi-2, StarCoder2)
+  // Attention and MLP read one norm's output (Phi): one norm per block, whose output q, k, v and
+  // the MLP's first projection share.
+  bool parallel_block = false;
+  bool fused_qkv = false;      // one qkv_proj module (one LoRA adapter for q, k, v)
   bool fused_gate_up = false;  // one gate_up_proj module
   // Mixture of experts (experts == 0: a dense MLP).
   std::int64_t experts = 0;

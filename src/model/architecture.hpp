@@ -7,7 +7,10 @@
 
 namespace ftplan {
 
-enum class MlpActivation { kSwiGLU, kGeGLU };  // both gated: gate, up and down projections
+// kSwiGLU, kGeGLU: gated (gate, up and down projections, act(gate) * up); kGelu: not gated, two
+// projections with a GELU between them (Phi: fc1 -> gelu_new -> fc2; StarCoder2: c_fc ->
+// gelu_pytorch_tanh -> c_proj), fc1 counted as the up projection and fc2 as the down projection.
+enum class MlpActivation { kSwiGLU, kGeGLU, kGelu };
 std::string_view mlp_activation_name(MlpActivation a);
 
 // A vision encoder beside the text decoder (a multimodal checkpoint). Its weights are a part of
@@ -72,8 +75,24 @@ struct ModelArch {
   // Module names of the per-layer norms where they differ from input_layernorm,
   // post_attention_layernorm(, pre_feedforward_layernorm, post_feedforward_layernorm).
   std::vector<std::string> norm_names;
-  bool norm_bias = false;        // LayerNorm with a bias (Phi-3.5-MoE)
-  bool lm_head_bias = false;     // Phi-3.5-MoE
+  bool norm_bias = false;     // LayerNorm with a bias (Phi-3.5-MoE, Phi, StarCoder2)
+  bool lm_head_bias = false;  // Phi-3.5-MoE, Phi
+  // Phi (modeling_phi.py PhiDecoderLayer): attention and MLP read the output of one
+  // input_layernorm and their outputs are added to the residual together.
+  bool parallel_block = false;
+  // Module names where they differ from Llama's: the attention output projection (Phi:
+  // "dense"), the non-gated MLP's two projections (Phi: "fc1", "fc2"; StarCoder2: "c_fc",
+  // "c_proj") and the final norm (Phi: "final_layernorm").
+  std::string o_proj_name = "o_proj";
+  std::string mlp_in_name = "fc1";
+  std::string mlp_out_name = "fc2";
+  std::string final_norm_name = "norm";
+  // Dropout probabilities > 0 in config.json act in training: on the attention probabilities,
+  // on each sublayer's output before the residual add, and on the embedding output.
+  bool attention_dropout = false;
+  bool residual_dropout = false;
+  bool embedding_dropout = false;
+  bool gated_mlp() const { return activation != MlpActivation::kGelu; }
   bool fused_qkv = false;        // Phi-3: one qkv_proj
   bool fused_gate_up = false;    // Phi-3, gpt-oss experts: one gate_up_proj
   bool attention_sinks = false;  // gpt-oss: a learned sink per head

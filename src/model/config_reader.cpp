@@ -14,7 +14,15 @@
 namespace ftplan {
 
 std::string_view mlp_activation_name(MlpActivation a) {
-  return a == MlpActivation::kSwiGLU ? "swiglu" : "geglu";
+  switch (a) {
+    case MlpActivation::kSwiGLU:
+      return "swiglu";
+    case MlpActivation::kGeGLU:
+      return "geglu";
+    case MlpActivation::kGelu:
+      return "gelu";
+  }
+  return "swiglu";
 }
 
 const std::vector<std::string>& supported_model_types() {
@@ -23,7 +31,7 @@ const std::vector<std::string>& supported_model_types() {
       "qwen3_moe",    "gemma",      "gemma2",           "gemma3",      "gemma3_text", "olmo2",
       "granite",      "granitemoe", "granitemoeshared", "glm4",        "glm4_moe",    "phi3",
       "phimoe",       "gpt_oss",    "deepseek_v2",      "deepseek_v3", "qwen2_5_vl",  "qwen3_vl",
-      "qwen3_vl_moe", "llama4",     "llama4_text"};
+      "qwen3_vl_moe", "llama4",     "llama4_text",      "phi",         "starcoder2"};
   return types;
 }
 
@@ -145,6 +153,16 @@ class ConfigKeys {
 
 void require(bool ok, const std::string& file, const std::string& key, const std::string& what) {
   if (!ok) throw UserError(ErrorCode::kInvalidValue, fmt::format("{}: {}", file, what), key);
+}
+
+// A dropout probability: true when the key is present and above 0.
+bool dropout_on(const ConfigKeys& k, const json& obj, const char* key) {
+  if (!k.has(key)) return false;
+  const json& v = obj.at(key);
+  require(v.is_number() && v.get<double>() >= 0 && v.get<double>() < 1, k.file(), k.name(key),
+          fmt::format("key '{}' must be a probability from 0 up to 1, got {}", k.name(key),
+                      describe_json_value(v)));
+  return v.get<double>() > 0;
 }
 
 // Keys common to every supported family: sizes of attention, MLP and vocabulary.
@@ -727,6 +745,45 @@ ModelArch read_hf_config(std::string_view json_text, const std::string& file,
     m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
     m.fused_qkv = true;      // Phi3Attention: qkv_proj
     m.fused_gate_up = true;  // Phi3MLP: gate_up_proj
+    read_sliding_window(m, k, 0);
+  } else if (type == "phi") {
+    // PhiForCausalLM (transformers modeling_phi.py): one LayerNorm per layer (input_layernorm,
+    // weight and bias) whose output feeds attention and MLP in parallel; q_proj, k_proj, v_proj
+    // and the output projection `dense`, all with a bias; PhiMLP fc1 [I, H] -> gelu_new -> fc2
+    // [H, I], both with a bias; model.final_layernorm with a bias; lm_head with a bias. Partial
+    // rotary embeddings hold no parameters.
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", false);
+    require(!k.flag_or("qk_layernorm", false), k.file(), k.name("qk_layernorm"),
+            "key 'qk_layernorm' = true (LayerNorms on q and k) is not supported for model_type "
+            "'phi'; the published Phi-1.5 and Phi-2 files set it to false");
+    m.qkv_bias = m.o_bias = m.mlp_bias = true;
+    m.norm_bias = m.lm_head_bias = true;
+    m.activation = MlpActivation::kGelu;
+    m.parallel_block = true;
+    m.norms_per_layer = 1;
+    m.norm_names = {"input_layernorm"};
+    m.o_proj_name = "dense";
+    m.final_norm_name = "final_layernorm";
+    m.attention_dropout = dropout_on(k, *text, "attention_dropout");
+    m.residual_dropout = dropout_on(k, *text, "resid_pdrop");
+    m.embedding_dropout = dropout_on(k, *text, "embd_pdrop");
+  } else if (type == "starcoder2") {
+    // Starcoder2ForCausalLM (transformers modeling_starcoder2.py): LayerNorms with a bias
+    // (input_layernorm, post_attention_layernorm, model.norm), q/k/v/o with a bias when use_bias
+    // (true by default), grouped-query attention, Starcoder2MLP c_fc [I, H] ->
+    // gelu_pytorch_tanh -> c_proj [H, I] with biases under use_bias; tied embeddings by default
+    // (Starcoder2Config tie_word_embeddings true).
+    m.intermediate = k.dim("intermediate_size");
+    m.tied_embeddings = k.flag_or("tie_word_embeddings", true);
+    m.qkv_bias = m.o_bias = m.mlp_bias = k.flag_or("use_bias", true);
+    m.norm_bias = true;
+    m.activation = MlpActivation::kGelu;
+    m.mlp_in_name = "c_fc";
+    m.mlp_out_name = "c_proj";
+    m.attention_dropout = dropout_on(k, *text, "attention_dropout");
+    m.residual_dropout = dropout_on(k, *text, "residual_dropout");
+    m.embedding_dropout = dropout_on(k, *text, "embedding_dropout");
     read_sliding_window(m, k, 0);
   } else if (type == "gpt_oss") {
     m.intermediate = k.dim("intermediate_size");

@@ -148,8 +148,9 @@ void add_attention(InventoryBuilder& b, const ModelArch& a) {
     b.vector(p + "k_proj.bias", kv, TensorKind::kBias, L, true);
     b.vector(p + "v_proj.bias", kv, TensorKind::kBias, L, true);
   }
-  b.linear(p + "o_proj.weight", q, H, kProjO, L);
-  if (a.o_bias) b.vector(p + "o_proj.bias", H, TensorKind::kBias, L, true);
+  // The output projection: o_proj, or Phi's `dense` (modeling_phi.py PhiAttention).
+  b.linear(p + a.o_proj_name + ".weight", q, H, kProjO, L);
+  if (a.o_bias) b.vector(p + a.o_proj_name + ".bias", H, TensorKind::kBias, L, true);
   if (a.qk_norm) {
     // Qwen3 / Gemma 3: RMSNorm weights over head_dim, shared by all heads; OLMo 2: over the
     // whole q and k projections (modeling_olmo2.py: q_norm(n_h·d), k_norm(n_kv·d)).
@@ -179,8 +180,23 @@ void add_gated_mlp(InventoryBuilder& b, const ModelArch& a, const std::string& p
   }
 }
 
+// A non-gated MLP (Phi's PhiMLP: fc1, fc2; StarCoder2's Starcoder2MLP: c_fc, c_proj): the first
+// projection [I, H] counts as the up projection, the second [H, I] as the down projection.
+void add_plain_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers) {
+  const std::int64_t H = a.hidden, I = a.intermediate;
+  const std::string p = "model.layers.{L}." + a.mlp_module + ".";
+  b.linear(p + a.mlp_in_name + ".weight", H, I, kProjUp, layers);
+  if (a.mlp_bias) b.vector(p + a.mlp_in_name + ".bias", I, TensorKind::kBias, layers, true);
+  b.linear(p + a.mlp_out_name + ".weight", I, H, kProjDown, layers);
+  if (a.mlp_bias) b.vector(p + a.mlp_out_name + ".bias", H, TensorKind::kBias, layers, true);
+}
+
 void add_dense_mlp(InventoryBuilder& b, const ModelArch& a, std::int64_t layers) {
   if (layers == 0) return;
+  if (!a.gated_mlp()) {
+    add_plain_mlp(b, a, layers);
+    return;
+  }
   add_gated_mlp(b, a, "model.layers.{L}." + a.mlp_module + ".", a.intermediate, layers);
 }
 
@@ -500,7 +516,8 @@ ParamInventory build_param_inventory(const ModelArch& a) {
   add_attention(b, a);
   add_dense_mlp(b, a, a.dense_layers());
   add_moe_mlp(b, a);
-  // RMSNorms: input_layernorm and post_attention_layernorm (Gemma 3 adds pre/post-feedforward).
+  // Norms: input_layernorm and post_attention_layernorm (Gemma 3 adds pre/post-feedforward; Phi
+  // has input_layernorm only).
   static constexpr const char* norm_names[] = {"input_layernorm", "post_attention_layernorm",
                                                "pre_feedforward_layernorm",
                                                "post_feedforward_layernorm"};
@@ -511,8 +528,9 @@ ParamInventory build_param_inventory(const ModelArch& a) {
     if (a.norm_bias)
       b.vector(fmt::format("model.layers.{{L}}.{}.bias", norm), H, TensorKind::kBias, L, true);
   }
-  b.vector("model.norm.weight", H, TensorKind::kNorm, 1, false);
-  if (a.norm_bias) b.vector("model.norm.bias", H, TensorKind::kBias, 1, false);
+  // The final norm: model.norm, or Phi's model.final_layernorm.
+  b.vector("model." + a.final_norm_name + ".weight", H, TensorKind::kNorm, 1, false);
+  if (a.norm_bias) b.vector("model." + a.final_norm_name + ".bias", H, TensorKind::kBias, 1, false);
   if (a.score_head) {
     TensorSpec head;
     head.name = "score.weight";

@@ -200,6 +200,13 @@ constexpr double kEagerGatedActBackwardBytes = 18;
 constexpr double kSwiGluFlops = 5;
 // GeGLU with the tanh GELU: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))·u: 10 operations.
 constexpr double kGeGluFlops = 10;
+// The tanh GELU of a non-gated MLP, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): 9 operations.
+// One kernel (PyTorch's gelu with approximate='tanh', StarCoder2's gelu_pytorch_tanh) reads x and
+// writes y; its backward reads x and the gradient, writes dx. Phi's gelu_new is the same formula
+// written in PyTorch ops, which eager mode runs as several kernels: counted here as one.
+constexpr double kGeluFlops = 9;
+constexpr double kGeluBytes = 2 * kAct;
+constexpr double kGeluBackwardBytes = 3 * kAct;
 // Sigmoid 1 / (1 + exp(−x)): negate, exp, add, divide.
 constexpr double kSigmoidFlops = 4;
 // Rotary embedding x·cos + rotate_half(x)·sin: two multiplies and an add.
@@ -693,6 +700,15 @@ class Builder {
   }
 
   void emit_activation(const std::string& name, double tokens, double width, std::int64_t count) {
+    if (a_.activation == MlpActivation::kGelu) {
+      // Non-gated MLP: GELU over fc1's output.
+      const double elems = tokens * width;
+      forward(vector_op(name + ".fwd", OpClass::kElementwise, Phase::kForward, kGeluFlops * elems,
+                        kGeluBytes * elems, count));
+      backward_group({vector_op(name + ".bwd", OpClass::kElementwise, Phase::kBackward,
+                                2 * kGeluFlops * elems, kGeluBackwardBytes * elems, count)});
+      return;
+    }
     // Gated MLP: act(gate)·up reads gate and up, writes one tensor; the backward reads gate, up
     // and the output gradient, writes d(gate) and d(up), about twice the forward's arithmetic.
     const double per = a_.activation == MlpActivation::kGeGLU ? kGeGluFlops : kSwiGluFlops;
@@ -768,7 +784,8 @@ class Builder {
       return t.kind == TensorKind::kLinear && t.projections == kProjO;
     });
     emit_residuals();
-    // A gated MLP: the dense MLP of dense layers, or the shared experts of MoE layers.
+    // A gated MLP: the dense MLP of dense layers, or the shared experts of MoE layers; a
+    // non-gated MLP (Phi, StarCoder2) in the same order: fc1 (the up projection), GELU, fc2.
     auto gated_mlp = [&](bool shared, const char* act, double width, std::int64_t layers) {
       auto mine = [&](const TensorSpec& t) {
         return t.kind == TensorKind::kLinear && is_shared_expert(t) == shared;

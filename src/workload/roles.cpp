@@ -138,6 +138,25 @@ TrainedSet trained_set(const Workload& w) {
     set.roles.push_back(r);
   }
 
+  // Targets that name only projections the model lacks (`gate` in a non-gated MLP) adapt
+  // nothing: PEFT refuses such a list, and so does this count.
+  if (m.adapter != AdapterKind::kNone && w.lora.targets != 0) {
+    ProjectionSet present = 0;
+    for (const auto& t : w.model->params.tensors)
+      if (t.part == ModelPart::kText) present |= t.projections;
+    if ((present & w.lora.targets) == 0)
+      throw UserError(
+          ErrorCode::kUnsupported,
+          fmt::format("{} has no {} projection: the LoRA targets match no module (its block "
+                      "projections: {}{})",
+                      arch.id, projection_set_name(w.lora.targets), projection_set_name(present),
+                      arch.gated_mlp() ? ""
+                                       : fmt::format("; its MLP is not gated, {} counts as up "
+                                                     "and {} as down",
+                                                     arch.mlp_in_name, arch.mlp_out_name)),
+          "targets");
+  }
+
   for (const auto& r : set.roles) {
     const TensorSpec& t = *r.tensor;
     switch (r.base) {
