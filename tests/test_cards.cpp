@@ -101,8 +101,8 @@ TEST(Cards, FiguresSpecificToTheirArchitecture) {
 TEST(Cards, ExportVariantsKeepTheirSiblingsRatesButNotTheirNvlink) {
   const Catalog& c = test::catalog();
   // A800 and H800: the A100 / H100 SXM with NVLink cut to 400 GB/s per GPU, MIG as the 80 GB parts.
-  for (const auto& [variant, sibling] : {std::pair{"a800-80gb-sxm", "a100-80gb-sxm"},
-                                         std::pair{"h800-sxm", "h100-sxm"}}) {
+  for (const auto& [variant, sibling] :
+       {std::pair{"a800-80gb-sxm", "a100-80gb-sxm"}, std::pair{"h800-sxm", "h100-sxm"}}) {
     SCOPED_TRACE(variant);
     const GpuSpec& v = c.gpu(variant);
     const GpuSpec& s = c.gpu(sibling);
