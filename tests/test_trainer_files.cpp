@@ -166,7 +166,11 @@ TEST(TrainerFiles, LitgptNamesTheQuantizationAndFallsBackToTheRepository) {
   EXPECT_EQ(plain.setting("model"), "EleutherAI/pythia-1b");
   EXPECT_EQ(plain.setting("method"), "lora");
   EXPECT_EQ(plain.setting("targets"), "q,v");  // LitGPT's defaults: query and value
-  EXPECT_EQ(plain.setting("optimizer"), "");   // no optimizer key: the run's default
+  EXPECT_EQ(read_text("checkpoint_dir: checkpoints/EleutherAI/pythia-1b\nlora_query: true\n")
+                .setting("rank"),
+            "8");                                    // finetune_lora's default rank
+  EXPECT_EQ(plain.setting("lora_dropout"), "0.05");  // and dropout
+  EXPECT_EQ(plain.setting("optimizer"), "");         // no optimizer key: the run's default
   // -dq: double quantization; int8-training: an LLM.int8() base.
   EXPECT_EQ(read_text(lora("quantize: bnb.nf4-dq\n")).setting("double_quant"), "true");
   const TrainerFile int8 = read_text(lora("quantize: bnb.int8-training\n"));
@@ -190,6 +194,10 @@ TEST(TrainerFiles, LitgptNamesTheQuantizationAndFallsBackToTheRepository) {
   const std::string batch =
       error(lora("devices: 2\ntrain:\n  micro_batch_size: 4\n  global_batch_size: 4\n"));
   EXPECT_NE(batch.find("train.global_batch_size"), std::string::npos) << batch;
+  // A global batch without the micro-batch: no accumulation guessed from a default.
+  const TrainerFile global_only = read_text(lora("train:\n  global_batch_size: 64\n"));
+  EXPECT_EQ(global_only.setting("grad_accum"), "");
+  EXPECT_TRUE(ignored(global_only, "train.global_batch_size"));
 }
 
 TEST(TrainerFiles, ARunsFileTakesLitgptsSingleLevelQuantization) {

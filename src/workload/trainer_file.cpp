@@ -903,8 +903,15 @@ void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
   }
   set_method(r, m);
   if (lora) {
-    r.copy_integer("lora_r", "rank", 1, 65536);
-    r.copy_dropout("lora_dropout");
+    // finetune_lora's defaults where the file is silent: rank 8, dropout 0.05.
+    if (r.has("lora_r"))
+      r.copy_integer("lora_r", "rank", 1, 65536);
+    else
+      r.use("(defaults)", "8", "rank", "8");
+    if (r.has("lora_dropout"))
+      r.copy_dropout("lora_dropout");
+    else
+      r.use("(defaults)", "0.05", "lora_dropout", "0.05");
     // lora_query, lora_key, lora_value: parts of the fused qkv module; lora_projection: the
     // attention output; lora_mlp: every MLP projection; lora_head: the output layer. LitGPT's
     // defaults: query and value.
@@ -922,7 +929,7 @@ void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
     add("lora_mlp", false, "gate,up,down");
     add("lora_head", false, "lm_head");
     if (targets.empty()) r.fail("lora_query", "at least one lora_* module set to true", "none");
-    r.use(any ? "lora_query" : "(defaults)", targets, "targets", targets);
+    r.use(any ? "lora_*" : "(defaults)", targets, "targets", targets);
   }
   // precision: "-true" keeps the weights (and the optimizer states) in that dtype, "-mixed" an
   // FP32 copy under autocast.
@@ -959,11 +966,15 @@ void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
   const auto micro = r.integer("train.micro_batch_size", 1, 1 << 20);
   if (micro)
     r.use("train.micro_batch_size", std::to_string(*micro), "micro_batch", std::to_string(*micro));
-  if (auto global = r.integer("train.global_batch_size", 1, 1LL << 30)) {
-    const long long accum = *global / cards / micro.value_or(4);
+  if (!micro && r.has("train.global_batch_size")) {
+    r.ignore("train.global_batch_size",
+             "without train.micro_batch_size the accumulation rests on LitGPT's default, which "
+             "differs between versions: give --micro-batch and --grad-accum");
+  } else if (auto global = r.integer("train.global_batch_size", 1, 1LL << 30)) {
+    const long long accum = *global / cards / *micro;
     if (accum < 1)
       r.fail("train.global_batch_size",
-             fmt::format("at least micro_batch_size x cards ({})", micro.value_or(4) * cards),
+             fmt::format("at least micro_batch_size x cards ({})", *micro * cards),
              std::to_string(*global));
     r.use("train.global_batch_size", std::to_string(*global), "grad_accum", std::to_string(accum));
   }
@@ -1151,8 +1162,12 @@ TrainerFormat detect(const std::vector<Leaf>& leaves, const std::string& file) {
   if (has_key(leaves, "distributed_type") || has_key(leaves, "compute_environment"))
     return TrainerFormat::kAccelerate;
   if (has_component(leaves)) return TrainerFormat::kTorchtune;
+  // LitGPT: the checkpoint folder beside any argument of its finetune commands.
   if (has_key(leaves, "checkpoint_dir") &&
-      (has_key(leaves, "train") || has_key(leaves, "lora_r") || has_key(leaves, "precision")))
+      std::any_of(leaves.begin(), leaves.end(), [](const Leaf& l) {
+        return l.path.starts_with("train.") || l.path.starts_with("lora_") ||
+               l.path == "precision" || l.path == "quantize" || l.path == "devices";
+      }))
     return TrainerFormat::kLitgpt;
   if (has_key(leaves, "base_model")) return TrainerFormat::kAxolotl;
   if (has_key(leaves, "finetuning_type") || has_key(leaves, "cutoff_len") ||
