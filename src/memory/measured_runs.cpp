@@ -160,8 +160,13 @@ std::vector<MeasuredRun> parse_measured_runs(
   std::optional<TrainingFormats> formats;  // read at the first run that states a precision
   // A file of one's own measurements may define its sources beside the runs: they add to those
   // of data/sources*.yaml.
-  SourceTable sources = catalog.sources();
-  if (root.has("sources")) read_sources_list(root, sources);
+  SourceTable own_sources;
+  const SourceTable* sources = &catalog.sources();
+  if (root.has("sources")) {
+    own_sources = catalog.sources();
+    read_sources_list(root, own_sources);
+    sources = &own_sources;
+  }
   for (auto& r : root.map_list("runs", true)) {
     MeasuredRun run;
     run.line = r.line();
@@ -169,7 +174,7 @@ std::vector<MeasuredRun> parse_measured_runs(
     if (!ids.insert(run.id).second)
       r.fail("id", fmt::format("run id '{}' is listed twice", run.id));
     const auto ids_of_run = read_source_ids(
-        r, sources,
+        r, *sources,
         "; or define it in this file's top-level 'sources:' list (id, title, url, note)");
     if (ids_of_run.empty()) r.fail("source", "a run needs the id of its source");
     run.source = ids_of_run.front();

@@ -90,6 +90,7 @@ TrainedSet trained_set(const Workload& w) {
   set.traits = method_traits(w.method);
   const MethodTraits& m = set.traits;
   set.roles.reserve(w.model->params.tensors.size());
+  ProjectionSet present = 0;  // the block projections the text decoder has
   for (const auto& t : w.model->params.tensors) {
     TensorRole r;
     r.tensor = &t;
@@ -99,6 +100,7 @@ TrainedSet trained_set(const Workload& w) {
       set.roles.push_back(r);
       continue;
     }
+    present |= t.projections;
     if (m.trains_base) {
       r.base = BaseRole::kTrained;
     } else if (m.quantized_base && t.is_block_linear()) {
@@ -140,21 +142,17 @@ TrainedSet trained_set(const Workload& w) {
 
   // Targets that name only projections the model lacks (`gate` in a non-gated MLP) adapt
   // nothing: PEFT refuses such a list, and so does this count.
-  if (m.adapter != AdapterKind::kNone && w.lora.targets != 0) {
-    ProjectionSet present = 0;
-    for (const auto& t : w.model->params.tensors)
-      if (t.part == ModelPart::kText) present |= t.projections;
-    if ((present & w.lora.targets) == 0)
-      throw UserError(
-          ErrorCode::kUnsupported,
-          fmt::format("{} has no {} projection: the LoRA targets match no module (its block "
-                      "projections: {}{})",
-                      arch.id, projection_set_name(w.lora.targets), projection_set_name(present),
-                      arch.gated_mlp() ? ""
-                                       : fmt::format("; its MLP is not gated, {} counts as up "
-                                                     "and {} as down",
-                                                     arch.mlp_in_name, arch.mlp_out_name)),
-          "targets");
+  if (m.adapter != AdapterKind::kNone && w.lora.targets != 0 && (present & w.lora.targets) == 0) {
+    throw UserError(
+        ErrorCode::kUnsupported,
+        fmt::format("{} has no {} projection: the LoRA targets match no module; give --targets "
+                    "among its block projections: {}{}",
+                    arch.id, projection_set_name(w.lora.targets), projection_set_name(present),
+                    arch.gated_mlp() ? ""
+                                     : fmt::format("; its MLP is not gated, {} counts as up "
+                                                   "and {} as down",
+                                                   arch.mlp_in_name, arch.mlp_out_name)),
+        "targets");
   }
 
   for (const auto& r : set.roles) {

@@ -869,9 +869,7 @@ void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
       r.ignore("checkpoint_dir", "names no <org>/<name> repository: give --model");
   }
   // finetune_lora reads the lora_* arguments; a file without them is finetune_full's.
-  const bool lora = r.has("lora_r") || r.has("lora_query") || r.has("lora_value") ||
-                    r.has("lora_key") || r.has("lora_projection") || r.has("lora_mlp") ||
-                    r.has("lora_head");
+  const bool lora = r.has_prefix("lora_");
   MethodBits m;
   m.adapter = lora;
   m.key = lora ? "lora_r" : "(file)";
