@@ -774,37 +774,47 @@ TEST(Activations, ParallelNonGatedBlockByHand) {
   EXPECT_FALSE(shape.gated_mlp);
   EXPECT_TRUE(shape.parallel_block);
   EXPECT_EQ(shape.norms, 1);
-  // Full fine-tune, FlashAttention, eager, bytes per token:
-  //   attention: norm (FP32 input 4·8 + normed 16-bit output 2·8) 48, q/k/v's shared input 2·8
-  //   = 16, Q K V 2·(8 + 8 + 8) = 48, O 2·8 + FP32 logsumexp 4·2 = 24, dropout mask 1·8 = 8:
-  //   144.
+  // Full fine-tune in pure 16-bit, FlashAttention, eager, bytes per token:
+  //   attention: the LayerNorm keeps its 16-bit input 2·8 = 16 (no normalised copy: its fused
+  //   backward computes the weight's gradient from the input), q/k/v's shared input 2·8 = 16,
+  //   Q K V 2·(8 + 8 + 8) = 48, O 2·8 + FP32 logsumexp 4·2 = 24, dropout mask 1·8 = 8: 112.
   //   MLP: no norm and no input of its own (fc1 reads the tensor q, k, v keep), GELU's input
   //   (fc1's output) 2·32 = 64, fc2's input (GELU's output) 2·32 = 64, dropout mask 8: 136.
-  //   Total 280.
+  //   Total 248.
   const BlockActivations full = block_activations(shape, full_finetune(Attention::kFlash));
-  EXPECT_DOUBLE_EQ(full.saved.per_token, 280.0);
+  EXPECT_DOUBLE_EQ(full.saved.per_token, 248.0);
+  // Under autocast (FP32 master weights) the LayerNorm keeps the FP32 copy autocast makes of its
+  // input instead: 4·8 = 32, 16 more: 264.
+  ActivationSettings mixed = full_finetune(Attention::kFlash);
+  mixed.autocast = true;
+  EXPECT_DOUBLE_EQ(block_activations(shape, mixed).saved.per_token, 264.0);
+  // An RMSNorm in PyTorch ops in its place keeps its FP32 input and, the weight being trained,
+  // its normalised 16-bit output: 4·8 + 2·8 = 48, 32 more than the LayerNorm: 280.
+  BlockShape rms = shape;
+  rms.layer_norm = false;
+  EXPECT_DOUBLE_EQ(block_activations(rms, full_finetune(Attention::kFlash)).saved.per_token, 280.0);
   // The same block with two norms in sequence (StarCoder2's layout) adds the post-attention
-  // norm (48) and the MLP's own input (16): 344.
+  // norm (16) and the MLP's own input (16): 280.
   BlockShape sequential = shape;
   sequential.parallel_block = false;
   sequential.norms = 2;
   EXPECT_DOUBLE_EQ(block_activations(sequential, full_finetune(Attention::kFlash)).saved.per_token,
-                   344.0);
+                   280.0);
   // LoRA r = 8 on every target (gate included: the block has none) with 16-bit adapters:
-  //   attention: norm's FP32 input 32, the shared 16-bit input 16, Q K V 48, O and logsumexp 24,
-  //   x·A of q, k, v, o 2·8·4 = 64, mask 8: 192.
+  //   attention: the norm's 16-bit input 16, the shared 16-bit input 16, Q K V 48, O and
+  //   logsumexp 24, x·A of q, k, v, o 2·8·4 = 64, mask 8: 176.
   //   MLP: nothing for fc1's input (shared with q, k, v), GELU's input 64, fc2's input 64, x·A of
-  //   fc1 and fc2 2·8·2 = 32, mask 8: 168. Total 360.
+  //   fc1 and fc2 2·8·2 = 32, mask 8: 168. Total 344.
   ActivationSettings lora;
   lora.adapted = kAllProjections;
   lora.rank = 8;
   lora.attention = Attention::kFlash;
-  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 360.0);
-  // fc1 alone adapted: attention 32 + 48 + 24 + 8 = 112 (no projection of its own keeps the
+  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 344.0);
+  // fc1 alone adapted: attention 16 + 48 + 24 + 8 = 96 (no projection of its own keeps the
   // normed input); MLP: the normed input, now kept for fc1's adapter, 16, GELU's input 64, fc2
-  // frozen keeps no input, x·A 2·8 = 16, mask 8: 104. Total 216.
+  // frozen keeps no input, x·A 2·8 = 16, mask 8: 104. Total 200.
   lora.adapted = kProjUp;
-  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 216.0);
+  EXPECT_DOUBLE_EQ(block_activations(shape, lora).saved.per_token, 200.0);
 }
 
 }  // namespace

@@ -33,8 +33,13 @@ double d(std::int64_t v) {
 // and torchtune is written in PyTorch ops and upcasts: in eager mode it keeps the FP32 copy of its
 // input (for pow and mul) and, when its weight is trained, the normalised 16-bit tensor that the
 // weight's gradient needs (transformers LlamaRMSNorm; PyTorch autograd saved tensors).
+// nn.LayerNorm is one native kernel that keeps its input: under autocast that input is the FP32
+// copy autocast makes (layer_norm is on its FP32 list), in pure 16-bit training the 16-bit tensor
+// itself; its fused backward computes the weight's gradient from that input, so no normalised copy
+// is kept in a full fine-tune.
 double norm_bytes(const BlockShape& shape, const ActivationSettings& s, std::int64_t width) {
   if (s.compiled || !shape.norm_upcasts) return kActivationBytes * d(width);
+  if (shape.layer_norm) return (s.autocast ? kFp32Bytes : kActivationBytes) * d(width);
   return kFp32Bytes * d(width) + (s.full_finetune ? kActivationBytes * d(width) : 0);
 }
 
@@ -343,12 +348,10 @@ BlockShape dense_block_shape(const ModelArch& a) {
   b.gated_mlp = a.gated_mlp();  // SwiGLU or GeGLU; Phi, StarCoder2: fc1 -> GELU -> fc2
   b.norms = a.norms_per_layer;
   b.parallel_block = a.parallel_block;
-  // RMSNorm in PyTorch ops in transformers and torchtune. nn.LayerNorm (Phi, StarCoder2,
-  // Phi-3.5-MoE) runs under autocast in FP32 (layer_norm is on autocast's FP32 list) and keeps
-  // that FP32 copy of its input, the same 4 bytes per element; its fused backward needs no
-  // normalised copy for the weight's gradient, so the 2 bytes per element counted for that in a
-  // full fine-tune overstate a LayerNorm.
+  // RMSNorm in PyTorch ops in transformers and torchtune; nn.LayerNorm where the norms carry a
+  // bias (Phi, StarCoder2, Phi-3.5-MoE: norm_bytes).
   b.norm_upcasts = true;
+  b.layer_norm = a.norm_bias;
   b.qk_norm = a.qk_norm;
   // Dropout where config.json sets a probability above 0: on the attention probabilities
   // (StarCoder2-3B attention_dropout 0.1; FlashAttention and SDPA drop inside the kernel and keep
@@ -380,6 +383,7 @@ ActivationSettings activation_settings(const Workload& w) {
 ActivationSettings activation_settings(const Workload& w, const TrainedSet& set) {
   ActivationSettings s;
   s.full_finetune = set.any_trained_base;
+  s.autocast = optimizer_row(w.optimizer).master_bytes > 0 && !w.options.pure_bf16;
   if (set.any_adapter) {
     s.adapted = w.lora.targets;
     s.rank = set.rank;
@@ -387,7 +391,7 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
     // PEFT keeps adapters of a 16-bit model in FP32 (autocast_adapter_dtype=True) when training
     // in mixed precision; pure-BF16 training (torchtune, an optimizer without FP32 master
     // weights) keeps them in BF16.
-    s.fp32_adapters = optimizer_row(w.optimizer).master_bytes > 0 && !w.options.pure_bf16;
+    s.fp32_adapters = s.autocast;
     s.lora_dropout = w.lora.dropout;
   }
   s.compiled = w.options.compile;

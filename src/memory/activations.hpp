@@ -54,6 +54,7 @@ struct BlockShape {
   int norms = 2;                       // norms per block (Gemma 3: 4)
   bool norm_upcasts = true;  // RMSNorm written in PyTorch ops (Hugging Face, torchtune): in
                              // eager mode it keeps an FP32 copy of its input
+  bool layer_norm = false;   // nn.LayerNorm (Phi, StarCoder2, Phi-3.5-MoE): one fused kernel
   bool qk_norm = false;      // Qwen3, Gemma 3: RMSNorm on q and k
   bool dropout = false;      // GPT-style dropout after attention and MLP, and on the probabilities
   bool attention_dropout = false;  // dropout on the probabilities only (StarCoder2)
@@ -88,6 +89,7 @@ struct ActivationSettings {
   bool dora = false;      // DoRA: each adapted module also keeps its base and adapter outputs (out
                           // wide) for the magnitude's gradient (PEFT DoraLinearLayer)
   bool compiled = false;  // torch.compile / fused kernels
+  bool autocast = false;  // mixed precision under autocast: FP32 master weights, 16-bit products
   double lora_dropout = 0;  // > 0: each adapted input keeps a dropout mask and its dropped copy
   Attention attention = Attention::kFlash;
 };
