@@ -72,6 +72,35 @@ TEST(TrainerFiles, AxolotlQlora) {
   EXPECT_TRUE(ignored(f, "learning_rate"));
 }
 
+TEST(TrainerFiles, AxolotlActivationOffloadingAndAttnImplementation) {
+  const auto read_body = [](const std::string& body) {
+    return read_trainer_file("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n" + body,
+                             "axolotl.yml", test::catalog().model_ids());
+  };
+  // activation_offloading: true checkpoints every decoder layer itself and offloads what it saves.
+  const TrainerFile offload =
+      read_body("gradient_checkpointing: false\nactivation_offloading: true\n");
+  EXPECT_EQ(offload.setting("offload_activations"), "true");
+  EXPECT_EQ(offload.setting("recompute"), "full");
+  // legacy and disk offload too; the checkpointing is gradient_checkpointing's.
+  const TrainerFile disk = read_body("gradient_checkpointing: true\nactivation_offloading: disk\n");
+  EXPECT_EQ(disk.setting("offload_activations"), "true");
+  EXPECT_EQ(disk.setting("recompute"), "full");
+  EXPECT_EQ(read_body("gradient_checkpointing: offload_disk\n").setting("offload_activations"),
+            "true");
+  // attn_implementation, and it wins over the boolean flags.
+  EXPECT_EQ(read_body("attn_implementation: flash_attention_2\n").setting("attention"), "flash");
+  EXPECT_EQ(read_body("attn_implementation: flash_attention_3\n").setting("attention"), "flash");
+  EXPECT_EQ(read_body("attn_implementation: flash\n").setting("attention"), "flash");
+  EXPECT_EQ(read_body("flash_attention: true\nattn_implementation: sdpa\n").setting("attention"),
+            "sdpa");
+  EXPECT_EQ(read_body("attn_implementation: eager\n").setting("attention"), "eager");
+  EXPECT_EQ(read_body("flash_attention: true\n").setting("attention"), "flash");
+  const TrainerFile flex = read_body("attn_implementation: flex_attention\n");
+  EXPECT_EQ(flex.setting("attention"), "");
+  EXPECT_TRUE(ignored(flex, "attn_implementation"));
+}
+
 TEST(TrainerFiles, TorchtuneRecipe) {
   const TrainerFile f = read("torchtune-lora.yaml");
   EXPECT_EQ(f.format, TrainerFormat::kTorchtune);
@@ -107,6 +136,51 @@ TEST(TrainerFiles, LlamaFactoryQloraAndTheQuantizationBit) {
   const TrainerFile g =
       read_trainer_file(single, "llamafactory-lora.yaml", test::catalog().model_ids());
   EXPECT_EQ(g.setting("double_quant"), "false");
+}
+
+TEST(TrainerFiles, LlamaFactoryDefaultsWhereTheLoraFileIsSilent) {
+  // LoraArguments: lora_rank 8, lora_target all, lora_dropout 0.
+  const TrainerFile f = read_trainer_file(
+      "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\n"
+      "cutoff_len: 1024\n",
+      "lora.yaml", test::catalog().model_ids());
+  EXPECT_EQ(f.setting("method"), "lora");
+  EXPECT_EQ(f.setting("rank"), "8");
+  EXPECT_EQ(f.setting("targets"), "all");
+  EXPECT_EQ(f.setting("lora_dropout"), "0");
+  // A full fine-tune takes none of them.
+  const TrainerFile full = read_trainer_file(
+      "model_name_or_path: meta-llama/Llama-3.1-8B\nfinetuning_type: full\ncutoff_len: 1024\n",
+      "full.yaml", test::catalog().model_ids());
+  EXPECT_EQ(full.setting("rank"), "");
+  EXPECT_EQ(full.setting("targets"), "");
+}
+
+TEST(TrainerFiles, LlamaFactoryGradientCheckpointingAndFlashAttn) {
+  const auto read_body = [](const std::string& body) {
+    return read_trainer_file("model_name_or_path: x\nfinetuning_type: lora\n" + body, "train.yaml",
+                             test::catalog().model_ids());
+  };
+  EXPECT_EQ(read_body("gradient_checkpointing: true\n").setting("recompute"), "full");
+  EXPECT_EQ(read_body("disable_gradient_checkpointing: true\n").setting("recompute"), "none");
+  // The Trainer turns checkpointing on again after LLaMA-Factory left it off: true wins.
+  EXPECT_EQ(read_body("disable_gradient_checkpointing: true\ngradient_checkpointing: true\n")
+                .setting("recompute"),
+            "full");
+  // false alone leaves LLaMA-Factory's own checkpointing on: said, not taken.
+  const TrainerFile off = read_body("gradient_checkpointing: false\n");
+  EXPECT_EQ(off.setting("recompute"), "");
+  EXPECT_TRUE(ignored(off, "gradient_checkpointing"));
+  EXPECT_EQ(read_body("disable_gradient_checkpointing: true\ngradient_checkpointing: false\n")
+                .setting("recompute"),
+            "none");
+  EXPECT_EQ(read_body("flash_attn: fa2\n").setting("attention"), "flash");
+  EXPECT_EQ(read_body("flash_attn: sdpa\n").setting("attention"), "sdpa");
+  EXPECT_EQ(read_body("flash_attn: disabled\n").setting("attention"), "eager");
+  EXPECT_EQ(read_body("flash_attn: off\n").setting("attention"), "eager");  // before "disabled"
+  const TrainerFile any = read_body("flash_attn: auto\n");
+  EXPECT_EQ(any.setting("attention"), "");  // the stack's default
+  EXPECT_TRUE(ignored(any, "flash_attn"));
 }
 
 TEST(TrainerFiles, LitgptQloraConfig) {
@@ -236,6 +310,29 @@ TEST(TrainerFiles, TrlSftConfig) {
   EXPECT_EQ(f.setting("method"), "");  // training arguments do not say LoRA or full
 }
 
+TEST(TrainerFiles, TransformersTorchaoOptimizersAndAttnImplementation) {
+  const auto read_body = [](const std::string& body) {
+    return read_trainer_file("per_device_train_batch_size: 2\n" + body, "args.yaml",
+                             test::catalog().model_ids());
+  };
+  // torchao's AdamW8bit keeps m and v as blockwise 8-bit codes.
+  EXPECT_EQ(read_body("optim: adamw_torch_8bit\n").setting("optimizer"), "adamw-8bit");
+  // ftplan has no 4-bit AdamW: listed, naming the command that lists the optimizers.
+  const TrainerFile four = read_body("optim: adamw_torch_4bit\n");
+  EXPECT_EQ(four.setting("optimizer"), "");
+  bool named = false;
+  for (const auto& k : four.ignored)
+    if (k.key == "optim") {
+      named = true;
+      EXPECT_NE(k.why.find("ftplan fit --help"), std::string::npos) << k.why;
+      EXPECT_EQ(k.why.find("ftplan optimizers"), std::string::npos) << k.why;
+    }
+  EXPECT_TRUE(named);
+  EXPECT_EQ(read_body("attn_implementation: eager\n").setting("attention"), "eager");
+  EXPECT_EQ(read_body("model_init_kwargs:\n  attn_implementation: sdpa\n").setting("attention"),
+            "sdpa");
+}
+
 TEST(TrainerFiles, TrlGrpoConfig) {
   // TRL's GRPOConfig: a group per prompt, prompt and completion lengths, the KL coefficient, the
   // passes over each batch and vLLM colocated (its share of the card, asleep while training).
@@ -349,6 +446,22 @@ TEST(TrainerFiles, DeepSpeedZero3WithAutoValues) {
   EXPECT_EQ(f.setting("micro_batch"), "");  // "auto": the trainer fills it in
   EXPECT_TRUE(ignored(f, "train_micro_batch_size_per_gpu"));
   EXPECT_TRUE(ignored(f, "zero_optimization.reduce_bucket_size"));
+}
+
+TEST(TrainerFiles, DeepSpeedLegacyCpuOffloadKeys) {
+  // DeepSpeed's deprecated booleans: cpu_offload is offload_optimizer on the CPU, cpu_offload_param
+  // offload_param.
+  const TrainerFile f =
+      read_trainer_file(R"({"zero_optimization": {"stage": 2, "cpu_offload": true}})", "ds.json",
+                        test::catalog().model_ids());
+  EXPECT_EQ(f.setting("shard"), "zero2");
+  EXPECT_EQ(f.setting("offload_optimizer"), "true");
+  EXPECT_FALSE(ignored(f, "zero_optimization.cpu_offload"));
+  const TrainerFile g = read_trainer_file(
+      R"({"zero_optimization": {"stage": 3, "cpu_offload": false, "cpu_offload_param": true}})",
+      "ds.json", test::catalog().model_ids());
+  EXPECT_EQ(g.setting("offload_optimizer"), "false");
+  EXPECT_EQ(g.setting("offload_params"), "true");
 }
 
 TEST(TrainerFiles, AccelerateFsdp) {

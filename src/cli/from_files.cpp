@@ -66,8 +66,10 @@ std::vector<Context::FromFile> read_from_file(Context& ctx, const std::string& p
       },
       ctx.catalog().model_ids());
   std::vector<std::string> keys;  // the keys of the references followed, in order
-  for (const FileReference& ref : file.references)
-    if (readable(resolve_reference(file.file, ref.path))) keys.push_back(ref.key);
+  for (const FileReference& ref : file.references) {
+    const std::vector<std::string> places = reference_candidates(file.file, ref.path);
+    if (std::any_of(places.begin(), places.end(), readable)) keys.push_back(ref.key);
+  }
   std::vector<Context::FromFile> out;
   const std::string naming = file.file;
   out.push_back({std::move(file), {}, "", ""});

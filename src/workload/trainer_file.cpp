@@ -318,6 +318,9 @@ std::string hf_optimizer(Reader& r, std::string_view path, const std::string& na
       {"adamw_torch_npu_fused", "adamw"},
       {"adamw_bnb_8bit", "adamw-8bit"},
       {"adamw_8bit", "adamw-8bit"},
+      // torchao's AdamW8bit (src/transformers/trainer.py, get_optimizer_cls_and_kwargs): m and v
+      // as blockwise 8-bit codes, as bitsandbytes keeps them.
+      {"adamw_torch_8bit", "adamw-8bit"},
       {"ademamix_8bit", "adamw-8bit"},
       {"paged_adamw_32bit", "paged-adamw"},
       {"paged_adamw", "paged-adamw"},
@@ -330,11 +333,12 @@ std::string hf_optimizer(Reader& r, std::string_view path, const std::string& na
   const std::string n = ascii_lower(name);
   for (const auto& [from, to] : table)
     if (n == from) return to;
+  // adamw_torch_4bit (torchao AdamW4bit): ftplan has no 4-bit AdamW.
   if (n == "lion_8bit" || n == "paged_lion_8bit" || n == "adamw_torch_4bit" ||
-      n == "adamw_torch_8bit" || n.starts_with("galore") || n.starts_with("apollo") ||
-      n == "lomo" || n == "adalomo" || n == "grokadamw" || n == "schedule_free_adamw") {
-    r.ignore(path, fmt::format("optimizer '{}' is not in ftplan's optimizer table (ftplan "
-                               "optimizers --help lists them): give --optimizer",
+      n.starts_with("galore") || n.starts_with("apollo") || n == "lomo" || n == "adalomo" ||
+      n == "grokadamw" || n == "schedule_free_adamw") {
+    r.ignore(path, fmt::format("optimizer '{}' is not in ftplan's optimizer table (ftplan fit "
+                               "--help lists them under --optimizer): give --optimizer",
                                name));
     return "";
   }
@@ -352,7 +356,8 @@ std::string attention_name(Reader& r, std::string_view path, const std::string& 
       s == "kernels-community/vllm-flash-attn3")
     return "flash";
   if (s == "sdpa") return "sdpa";
-  if (s == "eager" || s == "disabled") return "eager";
+  // "off": LLaMA-Factory's name for eager before "disabled" (model_utils/attention.py).
+  if (s == "eager" || s == "disabled" || s == "off") return "eager";
   if (s == "auto") {
     r.ignore(path, "'auto': the library picks the kernel; the stack's default applies");
     return "";
@@ -414,6 +419,11 @@ void read_deepspeed(Reader& r, const std::string& prefix) {
   const auto p = [&](std::string_view key) { return prefix + std::string(key); };
   const std::string stage_key = p("zero_optimization.stage");
   r.map_text(stage_key, "shard", [&](const std::string& v) { return zero_stage(r, stage_key, v); });
+  // The deprecated booleans (deepspeed/runtime/zero/config.py): cpu_offload true is
+  // offload_optimizer {device: cpu}, cpu_offload_param true is offload_param {device: cpu};
+  // DeepSpeed refuses either beside its replacement, so the order here does not matter.
+  r.copy_bool(p("zero_optimization.cpu_offload"), "offload_optimizer");
+  r.copy_bool(p("zero_optimization.cpu_offload_param"), "offload_params");
   r.copy_offload(p("zero_optimization.offload_optimizer.device"), "offload_optimizer");
   r.copy_offload(p("zero_optimization.offload_param.device"), "offload_params");
   r.copy_integer(p("train_micro_batch_size_per_gpu"), "micro_batch", 1, 1 << 20);
@@ -687,7 +697,8 @@ void read_axolotl(Reader& r) {
   if (r.boolean("fp16").value_or(false)) r.use("fp16", "true", "precision", "fp16");
   if (auto g = r.text("gradient_checkpointing")) {
     const std::string s = ascii_lower(*g);
-    if (s == "offload") {
+    // offload_disk: the checkpointed inputs on disk, counted as host memory (as NVMe is).
+    if (s == "offload" || s == "offload_disk") {
       r.use("gradient_checkpointing", *g, "recompute", "full");
       r.use("gradient_checkpointing", *g, "offload_activations", "true");
     } else if (s == "true" || s == "unsloth") {
@@ -695,7 +706,23 @@ void read_axolotl(Reader& r) {
     } else if (s == "false") {
       r.use("gradient_checkpointing", *g, "recompute", "none");
     } else {
-      r.fail("gradient_checkpointing", "true, false, unsloth or offload", *g);
+      r.fail("gradient_checkpointing", "true, false, unsloth, offload or offload_disk", *g);
+    }
+  }
+  // activation_offloading: true | false | legacy | disk (utils/schemas/config.py). true wraps
+  // every decoder layer in activation checkpointing itself (loaders/model.py
+  // _apply_activation_checkpointing, ac_wrap_hf_model) and turns the Trainer's
+  // gradient_checkpointing off; every value offloads the saved activations to host memory (TRL's
+  // OffloadActivations, core/trainers/mixins/activation_checkpointing.py).
+  if (auto o = r.text("activation_offloading")) {
+    const std::string s = ascii_lower(*o);
+    if (s == "true") {
+      r.use("activation_offloading", *o, "recompute", "full");
+      r.use("activation_offloading", *o, "offload_activations", "true");
+    } else if (s == "legacy" || s == "disk" || s == "hidden_states") {
+      r.use("activation_offloading", *o, "offload_activations", "true");
+    } else if (s != "false") {
+      r.fail("activation_offloading", "true, false, legacy or disk", *o);
     }
   }
   if (r.boolean("flash_attention").value_or(false))
@@ -706,6 +733,22 @@ void read_axolotl(Reader& r) {
     r.use("xformers_attention", "true", "attention", "flash");  // no s x s scores kept either
   if (r.boolean("eager_attention").value_or(false))
     r.use("eager_attention", "true", "attention", "eager");
+  // attn_implementation wins over the boolean flags (loaders/model.py _set_attention_config);
+  // newer axolotl takes only it and maps the flags to it (flash_attention: flash_attention_2).
+  r.map_text("attn_implementation", "attention", [&](const std::string& v) -> std::string {
+    const std::string s = ascii_lower(v);
+    if (s == "xformers" || s == "s2") return "flash";  // as xformers_attention: no s x s kept
+    if (s == "flex_attention" || s == "flex" || s == "sage" || s == "fp8" ||
+        (s.find('/') != std::string::npos && s.find("flash") == std::string::npos)) {
+      r.ignore("attn_implementation",
+               fmt::format("'{}' is not modelled (ftplan models flash, sdpa and eager "
+                           "attention): the stack's default applies",
+                           v));
+      return "";
+    }
+    if (s.find('/') != std::string::npos) return "flash";  // a hub FlashAttention kernel
+    return attention_name(r, "attn_implementation", v);
+  });
   r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   hf_fsdp(r, "fsdp");
   for (const char* key : {"fsdp_config.fsdp_offload_params", "fsdp_config.offload_params"})
@@ -1058,6 +1101,13 @@ void read_llama_factory(Reader& r) {
   r.copy_dropout("lora_dropout");
   r.map_text("lora_target", "targets",
              [&](const std::string& v) { return lora_targets(r, "lora_target", v); });
+  // LoraArguments' defaults where a LoRA file is silent (src/llamafactory/hparams/
+  // finetuning_args.py): lora_rank 8, lora_target "all" (every linear layer), lora_dropout 0.
+  if (m.adapter && *m.adapter) {
+    if (!r.has("lora_rank")) r.use("(defaults)", "8", "rank", "8");
+    if (!r.has("lora_target")) r.use("(defaults)", "all", "targets", "all");
+    if (!r.has("lora_dropout")) r.use("(defaults)", "0", "lora_dropout", "0");
+  }
   r.map_text("additional_target", "train_modules", [](const std::string& v) { return v; });
   r.copy_integer("cutoff_len", "seq", 1, 1 << 24);
   r.copy_bool("packing", "packing");
@@ -1076,8 +1126,21 @@ void read_llama_factory(Reader& r) {
     r.use("enable_liger_kernel", "true", "loss", "fused");
   r.map_text("optim", "optimizer",
              [&](const std::string& v) { return hf_optimizer(r, "optim", v); });
-  if (auto d = r.boolean("disable_gradient_checkpointing"); d && *d)
-    r.use("disable_gradient_checkpointing", "true", "recompute", "none");
+  // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
+  // (src/llamafactory/model/model_utils/checkpointing.py, prepare_model_for_training). The
+  // Trainer's own gradient_checkpointing, passed through, turns it on again when true
+  // (src/transformers/trainer.py, _inner_training_loop), so true wins over the disable key; false
+  // leaves LLaMA-Factory's default.
+  const bool disabled = r.boolean("disable_gradient_checkpointing").value_or(false);
+  if (disabled) r.use("disable_gradient_checkpointing", "true", "recompute", "none");
+  if (auto g = r.boolean("gradient_checkpointing")) {
+    if (*g)
+      r.use("gradient_checkpointing", "true", "recompute", "full");
+    else if (!disabled)
+      r.ignore("gradient_checkpointing",
+               "false: LLaMA-Factory checkpoints anyway unless disable_gradient_checkpointing is "
+               "true");
+  }
   r.copy_bool("torch_compile", "compile");
   r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   const bool unsloth = r.boolean("use_unsloth").value_or(false);
@@ -1257,23 +1320,54 @@ std::string resolve_reference(const std::string& naming_file, const std::string&
   return dir.empty() ? path : (dir / p).lexically_normal().string();
 }
 
+std::vector<std::string> reference_candidates(const std::string& naming_file,
+                                              const std::string& path) {
+  std::vector<std::string> out{resolve_reference(naming_file, path)};
+  // The trainers open a relative path from their working directory (axolotl's and
+  // LLaMA-Factory's examples name deepspeed_configs/zero1.json and examples/deepspeed/... from
+  // the repository's root): tried when nothing lies beside the file.
+  if (!std::filesystem::path(path).is_absolute() && out.front() != path) out.push_back(path);
+  return out;
+}
+
 std::vector<TrainerFile> follow_references(
     TrainerFile& f, const std::function<std::optional<std::string>(const std::string&)>& read_text,
     const std::vector<std::string>& model_ids) {
   std::vector<TrainerFile> out;
   for (const FileReference& ref : f.references) {
-    const std::string resolved = resolve_reference(f.file, ref.path);
+    const std::vector<std::string> candidates = reference_candidates(f.file, ref.path);
     std::optional<std::string> text;
-    try {
-      text = read_text(resolved);
-    } catch (const UserError& e) {
+    std::string resolved, first_error;
+    for (const std::string& c : candidates) {
+      try {
+        text = read_text(c);
+      } catch (const UserError& e) {
+        if (first_error.empty()) first_error = e.what();
+      }
+      if (text) {
+        resolved = c;
+        break;
+      }
+    }
+    // No file may be read here (the API) and none was given inline: the key stays ignored.
+    if (!text && first_error.empty()) continue;
+    if (!text) {
+      const std::string where =
+          candidates.size() > 1
+              ? fmt::format("is found neither beside it ({}) nor from the working directory ({})",
+                            candidates[0], candidates[1])
+              : fmt::format("is not found at {}", candidates[0]);
+      // A missing file needs no more words than where it was looked for; another failure (a
+      // directory, a file too large) says what it was.
+      const bool missing = first_error.find("no such file") != std::string::npos;
       throw UserError(ErrorCode::kBadFile,
-                      fmt::format("{}: key '{}' names the DeepSpeed config '{}' ({}), which "
-                                  "cannot be read: {}",
-                                  f.file, ref.key, ref.path, resolved, e.what()),
+                      fmt::format("{}: key '{}' names the DeepSpeed config '{}', which {}{}: "
+                                  "run from the folder the trainer runs in, put the config beside "
+                                  "the file, or drop the key and give --shard",
+                                  f.file, ref.key, ref.path, where,
+                                  missing ? "" : fmt::format(" ({})", first_error)),
                       ref.key);
     }
-    if (!text) continue;  // no file may be read here: the key stays ignored
     out.push_back(read_as(*text, resolved, ref.format, model_ids));
     std::erase_if(f.ignored, [&](const IgnoredKey& k) { return k.key == ref.key; });
   }

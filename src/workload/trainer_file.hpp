@@ -76,6 +76,10 @@ TrainerFile read_trainer_file_as(std::string_view text, const std::string& file,
 
 // The path `path` names, relative to the folder of `naming_file` unless absolute.
 std::string resolve_reference(const std::string& naming_file, const std::string& path);
+// Where a referenced file is looked for, in order: beside the naming file, then (a relative path)
+// from the working directory, where the trainers open it.
+std::vector<std::string> reference_candidates(const std::string& naming_file,
+                                              const std::string& path);
 
 // Reads the files `f` names (its references), each through `read_text` given the resolved path,
 // and drops their keys from f.ignored. `read_text` returns nullopt where no file may be read
