@@ -734,6 +734,25 @@ ModelPtr Catalog::find_model_by_hf_repo(std::string_view repo) const {
   return nullptr;
 }
 
+ModelPtr Catalog::find_base_model_of(std::string_view repo) const {
+  const std::size_t slash = repo.find('/');
+  if (slash == std::string_view::npos) return nullptr;
+  const std::string org(repo.substr(0, slash + 1));
+  std::string name(repo.substr(slash + 1));
+  // Meta's older repository names ("Meta-Llama-3.1-8B") redirect to the newer ones.
+  if (name.size() > 5 && ascii_lower(name.substr(0, 5)) == "meta-") name = name.substr(5);
+  static const std::pair<std::string_view, std::string_view> kTuned[] = {
+      {"-chat-hf", "-hf"}, {"-instruct", ""}, {"-chat", ""}, {"-it", ""}};
+  const std::string lower = ascii_lower(name);
+  for (const auto& [suffix, base] : kTuned) {
+    if (!lower.ends_with(suffix)) continue;
+    const std::string base_repo =
+        org + name.substr(0, name.size() - suffix.size()) + std::string(base);
+    if (ModelPtr m = find_model_by_hf_repo(base_repo)) return m;
+  }
+  return nullptr;
+}
+
 std::size_t Catalog::models_read() const {
   std::lock_guard lock(*mutex_);
   return static_cast<std::size_t>(std::count_if(model_entries_.begin(), model_entries_.end(),

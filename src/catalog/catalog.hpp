@@ -92,7 +92,11 @@ class Catalog {
   const std::vector<ModelPtr>& models() const;
   std::vector<std::string> model_ids() const;                   // without reading the config files
   ModelPtr find_model_by_hf_repo(std::string_view repo) const;  // case-insensitive; null if none
-  std::vector<std::string> model_repos() const;                 // the Hugging Face ids listed
+  // The catalog model a chat or instruction-tuned repository was fine-tuned from, by its name:
+  // "org/X-Instruct", "org/X-it", "org/X-Chat", "org/X-chat-hf" and "org/Meta-X" name the base
+  // "org/X" ("org/X-hf"), whose architecture they share. Null when no catalog entry is that base.
+  ModelPtr find_base_model_of(std::string_view repo) const;
+  std::vector<std::string> model_repos() const;  // the Hugging Face ids listed
   std::size_t models_read() const;  // how many models' config files have been read so far
 
   const SourceInfo* source(std::string_view id) const;

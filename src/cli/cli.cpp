@@ -381,6 +381,20 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
                     near.empty() ? "" : fmt::format("; did you mean {}?", fmt::join(near, ", "))),
         "model", near);
   };
+  // A chat or instruction-tuned variant of a catalog model, where no config of its own is at hand
+  // (not cached, or no files may be read): read as the base it was fine-tuned from, which has its
+  // architecture, and said so.
+  const auto as_base = [&](ModelSource& src) {
+    if (!id || id->revision_given) return false;
+    src.model = c.find_base_model_of(id->repo);
+    if (!src.model) return false;
+    src.origin = fmt::format("catalog {} (the base of {})", src.model->arch.id, id->repo);
+    err << fmt::format(
+        "note: {} is read as the catalog's {} ({}), the model it was tuned from, whose "
+        "architecture it shares; give its config.json (--model PATH) for its own\n",
+        id->repo, src.model->arch.id, src.model->hf_repo);
+    return true;
+  };
   ModelSource s;
   s.model = c.find_model(arg);
   if (!s.model && id && !id->revision_given) s.model = c.find_model_by_hf_repo(id->repo);
@@ -407,7 +421,10 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
   }
   if (!allow_files || inline_files.count(arg)) {
     // Requests from the network: a pasted config.json, never a file, a cache or a download.
-    if (!looks_like_path(arg)) throw unknown();
+    if (!looks_like_path(arg)) {
+      if (as_base(s)) return s;
+      throw unknown();
+    }
     std::string text = read_file(arg, "model");
     s.model = make_model(read_hf_config(text, arg, arg));
     s.origin = arg;
@@ -443,6 +460,7 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
                       fmt::format("{}: the folder holds no config.json (given for --model)", arg),
                       "model");
   }
+  if (!files && id && as_base(s)) return s;
   if (!files && id) files = download_model_files(*id, hub, c.model_repos());
   if (!files) {
     if (looks_like_path(arg)) read_file(arg, "model");  // "no such file"

@@ -215,11 +215,20 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
 }
 
 Workload WorkloadOptions::build(Context& ctx) const {
-  for (const auto& [value, name] : {std::pair{&model, "model"}, std::pair{&method, "method"}})
-    if (required_ && value->empty())
-      throw UserError(
-          ErrorCode::kInvalidValue,
-          fmt::format("--{} is required (or a trainer file that names it, --from)", name), name);
+  for (const auto& [value, name] : {std::pair{&model, "model"}, std::pair{&method, "method"}}) {
+    if (!required_ || !value->empty()) continue;
+    // A --from file that names the setting in a form not taken (a torchtune builder no catalog
+    // model matches) says why, in the error as in --json's list of ignored keys.
+    std::string why;
+    for (const Context::FromFile& f : ctx.from_files)
+      for (const IgnoredKey& k : f.file.ignored)
+        if (k.why.find(std::string("--") + name) != std::string::npos)
+          why += fmt::format("; {} key '{}': {}", f.file.file, k.key, k.why);
+    throw UserError(
+        ErrorCode::kInvalidValue,
+        fmt::format("--{} is required (or a trainer file that names it, --from){}", name, why),
+        name);
+  }
   Workload w;
   w.model = ctx.resolve_model(model);
   const auto [objective, adapter_method] = resolve_run_method(
