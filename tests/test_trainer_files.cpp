@@ -817,5 +817,35 @@ runs:
   EXPECT_FALSE(f.runs[2].workload.options.pure_bf16);
 }
 
+TEST(TrainerFiles, ATrlPreferenceConfigSaysItsTrainerIsNotNamed) {
+  const TrainerFile f = read("trl-dpo-qlora.yaml");
+  EXPECT_EQ(f.setting("method"), "qlora");  // use_peft + load_in_4bit
+  EXPECT_EQ(f.setting("rank"), "128");
+  const IgnoredKey* beta = ignored_key(f, "beta");
+  ASSERT_NE(beta, nullptr);
+  EXPECT_NE(beta->why.find("--method dpo"), std::string::npos) << beta->why;
+  EXPECT_NE(beta->why.find("supervised fine-tuning"), std::string::npos) << beta->why;
+  // An SFT config has no beta: nothing is said.
+  EXPECT_EQ(ignored_key(read("sft_config.json"), "beta"), nullptr);
+}
+
+TEST(TrainerFiles, ATypedObjectiveTrainsTheFilesAdapter) {
+  // --method dpo beside a file that reads as QLoRA: DPO on the file's QLoRA adapter (its rank and
+  // targets), not a full fine-tune with a reference copy.
+  const auto r = test::run_cli({"fit", "--from", path("trl-dpo-qlora.yaml"), "--method", "dpo",
+                                "--gpu", "h100-sxm", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["method"], "dpo");
+  EXPECT_EQ(j["adapter"], "qlora");
+  EXPECT_EQ(j["rank"], 128);
+  EXPECT_LT(j["params"]["trainable"].get<double>(), 0.05 * j["params"]["total"].get<double>());
+  // A typed --adapter still wins over the file's.
+  const auto lora = test::run_cli({"fit", "--from", path("trl-dpo-qlora.yaml"), "--method", "dpo",
+                                   "--adapter", "lora", "--gpu", "h100-sxm", "--json"});
+  ASSERT_EQ(lora.code, 0) << lora.err;
+  EXPECT_EQ(json::parse(lora.out)["adapter"], "lora");
+}
+
 }  // namespace
 }  // namespace ftplan

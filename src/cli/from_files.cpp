@@ -8,6 +8,7 @@
 #include "core/choices.hpp"
 #include "core/error.hpp"
 #include "workload/objective.hpp"
+#include "workload/roles.hpp"
 #include "workload/workload.hpp"
 
 namespace ftplan::cli {
@@ -107,11 +108,27 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   std::string method_text, adapter_text;
   if (was_typed("--method")) method_text = app.get_option("--method")->as<std::string>();
   if (was_typed("--adapter")) adapter_text = app.get_option("--adapter")->as<std::string>();
+  const TrainerSetting* file_method = nullptr;  // the files' last method
   for (const auto& f : files)
     for (const TrainerSetting& s : f.file.used) {
+      if (s.as == "method") file_method = &s;
       if (s.as == "method" && !was_typed("--method")) method_text = s.to;
       if (s.as == "adapter" && !was_typed("--adapter")) adapter_text = s.to;
     }
+  // A preference or RL objective typed beside a file that trains an adapter (TRL's DPOConfig
+  // with use_peft and load_in_4bit reads as QLoRA, the trainer not being named in it): the
+  // objective trains the file's adapter, not every weight.
+  const TrainerSetting* method_as_adapter = nullptr;
+  if (was_typed("--method") && adapter_text.empty() && file_method) {
+    try {
+      const bool objective = !parse_run_method(method_text).method.has_value();
+      if (objective && !method_traits(parse_method(file_method->to, "method")).trains_base) {
+        method_as_adapter = file_method;
+        adapter_text = file_method->to;
+      }
+    } catch (const UserError&) {
+    }
+  }
   try {
     const RunMethod run = parse_run_method(method_text);
     supervised = run.method.has_value();
@@ -125,6 +142,16 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   for (Context::FromFile& f : files) {
     const std::string& path = f.file.file;
     for (const TrainerSetting& s : f.file.used) {
+      if (&s == method_as_adapter) {
+        CLI::Option* a = app.get_option_no_throw("--adapter");
+        if (a) {
+          a->clear();
+          a->add_result(s.to);
+          a->run_callback();
+          f.not_applied.push_back("");
+          continue;
+        }
+      }
       const OptionValue ov = option_for(s.as, s.to);
       const std::string not_read =
           method_known

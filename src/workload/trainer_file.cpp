@@ -608,6 +608,17 @@ void read_hf_trainer(Reader& r) {
     m.objective_key = r.has("num_generations") ? "num_generations" : "max_completion_length";
     m.objective_value = r.text(m.objective_key).value_or("");
     read_trl_online(r, "");
+  } else if (r.has("beta") && (r.has("max_prompt_length") || r.has("loss_type") ||
+                               r.has("rpo_alpha") || r.has("desirable_weight") ||
+                               r.has("reference_free") || r.has("precompute_ref_log_probs"))) {
+    // A preference trainer's config (TRL DPOConfig, KTOConfig, ORPOConfig, CPOConfig share
+    // beta and max_prompt_length) names no trainer: which objective, so which pairs and which
+    // reference, the file cannot say.
+    r.ignore("beta",
+             "a preference objective's coefficient (TRL DPOConfig, KTOConfig, ORPOConfig, "
+             "CPOConfig), whose trainer the file does not name: give --method dpo, ipo, kto, orpo "
+             "or simpo to plan its pairs and reference (the file's adapter is kept); without it "
+             "the run is planned as supervised fine-tuning");
   }
   if (auto peft = r.boolean("use_peft")) {
     m.adapter = *peft;
