@@ -847,5 +847,46 @@ TEST(TrainerFiles, ATypedObjectiveTrainsTheFilesAdapter) {
   EXPECT_EQ(json::parse(lora.out)["adapter"], "lora");
 }
 
+TEST(TrainerFiles, KeysThatMatterButAreNotModelledSayWhy) {
+  const auto ids = test::catalog().model_ids();
+  // PEFT: adapters on some layers only.
+  const TrainerFile peft = read_trainer_file(
+      R"({"peft_type": "LORA", "r": 8, "target_modules": ["q_proj"], "layers_to_transform": [16, 17]})",
+      "adapter_config.json", ids);
+  const IgnoredKey* layers = ignored_key(peft, "layers_to_transform");
+  ASSERT_NE(layers, nullptr);
+  EXPECT_NE(layers->why.find("overstates"), std::string::npos) << layers->why;
+  // axolotl: Liger's fused RMSNorm, which --compile would count.
+  const TrainerFile ax = read_trainer_file(
+      "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nliger_rms_norm: true\n"
+      "some_unknown_key: 3\n",
+      "axolotl.yml", ids);
+  const IgnoredKey* liger = ignored_key(ax, "liger_rms_norm");
+  ASSERT_NE(liger, nullptr);
+  EXPECT_NE(liger->why.find("--compile"), std::string::npos) << liger->why;
+  // Any other key is listed as an assumption, not as a finding.
+  const IgnoredKey* other = ignored_key(ax, "some_unknown_key");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->why, "not read: taken to leave memory and step time as they are");
+  // DeepSpeed: a numeric global batch without the micro-batch, and Megatron's partitioning.
+  const TrainerFile ds = read_trainer_file(
+      R"({"train_batch_size": 16, "gradient_accumulation_steps": 1,
+          "zero_optimization": {"stage": 2, "cpu_offload": true},
+          "activation_checkpointing": {"partition_activations": true}})",
+      "ds.json", ids);
+  const IgnoredKey* global = ignored_key(ds, "train_batch_size");
+  ASSERT_NE(global, nullptr);
+  EXPECT_NE(global->why.find("--micro-batch"), std::string::npos) << global->why;
+  EXPECT_NE(ignored_key(ds, "activation_checkpointing.partition_activations"), nullptr);
+  EXPECT_EQ(ds.setting("offload_optimizer"), "true");
+  const TrainerFile automatic = read_trainer_file(
+      R"({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+          "zero_optimization": {"stage": 3}})",
+      "ds.json", ids);
+  const IgnoredKey* deferred = ignored_key(automatic, "train_batch_size");
+  ASSERT_NE(deferred, nullptr);
+  EXPECT_NE(deferred->why.find("'auto'"), std::string::npos) << deferred->why;
+}
+
 }  // namespace
 }  // namespace ftplan

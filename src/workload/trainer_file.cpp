@@ -85,7 +85,10 @@ std::string TrainerFile::setting(std::string_view as) const {
 
 namespace {
 
-constexpr std::string_view kNotModelled = "not modelled: no effect on memory or step time here";
+// An assumption, not a finding: the keys ftplan reads are those that change memory or time in
+// the trainers it models; a key it does not read is taken to leave both as they are.
+constexpr std::string_view kNotModelled =
+    "not read: taken to leave memory and step time as they are";
 
 // The document as leaves: every scalar and list under its dotted key path ("fsdp_config.x");
 // maps are walked into.
@@ -438,6 +441,22 @@ void read_deepspeed(Reader& r, const std::string& prefix) {
     }
   }
   r.copy_bool(p("activation_checkpointing.cpu_checkpointing"), "offload_activations");
+  if (r.boolean(p("activation_checkpointing.partition_activations")).value_or(false))
+    r.ignore(p("activation_checkpointing.partition_activations"),
+             "Megatron-DeepSpeed's checkpointed inputs split over the tensor-parallel ranks: "
+             "not modelled (each card is counted with the whole input)");
+  if (const auto global = r.text(p("train_batch_size"))) {
+    if (ascii_lower(*global) == "auto")
+      r.ignore(p("train_batch_size"), "'auto': the Trainer fills it from its own batch settings");
+    else if (!r.has(p("train_micro_batch_size_per_gpu")))
+      r.ignore(p("train_batch_size"),
+               "the global batch: the micro-batch is train_batch_size / (gradient accumulation "
+               "steps x cards), which the file does not fix without the card count: give "
+               "--micro-batch");
+    else
+      r.ignore(p("train_batch_size"),
+               "the global batch: train_micro_batch_size_per_gpu gives the micro-batch");
+  }
   for (const char* key :
        {"zero_optimization.reduce_bucket_size", "zero_optimization.allgather_bucket_size",
         "zero_optimization.stage3_prefetch_bucket_size",
@@ -510,6 +529,10 @@ void read_peft(Reader& r) {
              [&](const std::string& v) { return lora_targets(r, "target_modules", v); });
   r.copy_dropout("lora_dropout");
   r.map_text("modules_to_save", "train_modules", [](const std::string& v) { return v; });
+  if (r.has("layers_to_transform"))
+    r.ignore("layers_to_transform",
+             "adapters on some layers only are not modelled: every layer is counted adapted, which "
+             "overstates the adapter's parameters, states and saved inputs");
 }
 
 // TRL's online trainers (GRPOConfig, and RLOOConfig, which shares its keys) under `prefix` (""
@@ -775,6 +798,12 @@ void read_axolotl(Reader& r) {
   r.copy_bool("torch_compile", "compile");
   for (const char* key : {"liger_fused_linear_cross_entropy", "cut_cross_entropy"})
     if (r.boolean(key).value_or(false)) r.use(key, "true", "loss", "fused");
+  for (const char* key : {"liger_rms_norm", "liger_glu_activation", "liger_swiglu"})
+    if (r.boolean(key).value_or(false))
+      r.ignore(key,
+               "Liger's fused kernel keeps only its 16-bit input, as --compile counts norms and "
+               "activations; not applied alone (the run is estimated eager): give --compile for "
+               "that memory");
   r.use("(file)", "", "stack", "axolotl");
 }
 
