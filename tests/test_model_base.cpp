@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <string>
 
 #include "support.hpp"
@@ -42,6 +43,23 @@ TEST(ModelBase, FitReadsAnInstructIdAsItsBaseWithTheSameParameters) {
   };
   EXPECT_EQ(params(tuned.out), params(base.out));
   EXPECT_EQ(params(tuned.out), 7615616512LL);
+}
+
+TEST(ModelBase, ARunsFileNamingTheIdTwiceIsToldOnce) {
+  const std::string runs = testing::TempDir() + "ftplan-twice.yaml";
+  {
+    std::ofstream f(runs);
+    f << "runs:\n"
+         "  - name: a\n    model: Qwen/Qwen2.5-7B-Instruct\n    method: lora\n    tokens: 1e8\n"
+         "  - name: b\n    model: Qwen/Qwen2.5-7B-Instruct\n    method: qlora\n    tokens: 1e8\n";
+  }
+  const auto r = test::run_cli({"plan", runs, "--gpu", "h100-sxm"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Once read from a cache the id needs no note; read as its base, one note for both runs.
+  const std::string note = "Qwen/Qwen2.5-7B-Instruct is read as the catalog's qwen2.5-7b";
+  const auto first = r.err.find(note);
+  if (first != std::string::npos)
+    EXPECT_EQ(r.err.find(note, first + 1), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -825,6 +825,7 @@ TEST(TrainerFiles, ATrlPreferenceConfigSaysItsTrainerIsNotNamed) {
   ASSERT_NE(beta, nullptr);
   EXPECT_NE(beta->why.find("--method dpo"), std::string::npos) << beta->why;
   EXPECT_NE(beta->why.find("supervised fine-tuning"), std::string::npos) << beta->why;
+  EXPECT_EQ(beta->setting, "method");  // what a command missing --method quotes
   // An SFT config has no beta: nothing is said.
   EXPECT_EQ(ignored_key(read("sft_config.json"), "beta"), nullptr);
 }

@@ -389,6 +389,7 @@ ModelSource Context::resolve_model_source(const std::string& arg, bool want_chec
     src.model = c.find_base_model_of(id->repo);
     if (!src.model) return false;
     src.origin = fmt::format("catalog {} (the base of {})", src.model->arch.id, id->repo);
+    if (!based_.insert(id->repo).second) return true;
     err << fmt::format(
         "note: {} is read as the catalog's {} ({}), the model it was tuned from, whose "
         "architecture it shares; give its config.json (--model PATH) for its own\n",

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,7 +129,10 @@ class Context {
   std::vector<std::unique_ptr<std::string>> texts_;               // file texts that outlive parsing
   std::map<std::string, DetectedMachine, std::less<>> machines_;  // by CSV file ("": nvidia-smi)
   std::istream* in_ = nullptr;  // standard input for `-` (null: std::cin)
-  std::string stdin_field_;     // the option that read standard input ("": none yet)
+  // Hugging Face ids already read as their base model: the note is written once per command,
+  // however many runs name the id.
+  std::set<std::string, std::less<>> based_;
+  std::string stdin_field_;  // the option that read standard input ("": none yet)
   std::string stdin_text_;
 };
 

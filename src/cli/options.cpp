@@ -222,8 +222,7 @@ Workload WorkloadOptions::build(Context& ctx) const {
     std::string why;
     for (const Context::FromFile& f : ctx.from_files)
       for (const IgnoredKey& k : f.file.ignored)
-        if (k.why.find(std::string("--") + name) != std::string::npos)
-          why += fmt::format("; {} key '{}': {}", f.file.file, k.key, k.why);
+        if (k.setting == name) why += fmt::format("; {} key '{}': {}", f.file.file, k.key, k.why);
     throw UserError(
         ErrorCode::kInvalidValue,
         fmt::format("--{} is required (or a trainer file that names it, --from){}", name, why),

@@ -248,13 +248,19 @@ class Reader {
     }
     out_.references.push_back({std::string(path), value, format});
     ignore(path,
-           "names a DeepSpeed config by path; the command line reads it (relative to this file), "
+           "names a DeepSpeed config by path; the command line reads it (beside this file, else "
+           "from the working directory), "
            "the API reads no files: give its content as another trainer document");
   }
 
-  void ignore(std::string_view path, std::string why) {
+  void ignore(std::string_view path, std::string why, std::string setting = {}) {
     if (Leaf* l = find(path)) l->consumed = true;
-    out_.ignored.push_back({std::string(path), std::move(why)});
+    out_.ignored.push_back({std::string(path), std::move(why), std::move(setting)});
+  }
+
+  // The trainer's own default for setting `as` where the file leaves `path` out.
+  void default_unless(std::string_view path, const std::string& as, const std::string& value) {
+    if (!has(path)) use("(defaults)", value, as, value);
   }
 
   [[noreturn]] void fail(std::string_view path, std::string_view expected,
@@ -641,7 +647,8 @@ void read_hf_trainer(Reader& r) {
              "a preference objective's coefficient (TRL DPOConfig, KTOConfig, ORPOConfig, "
              "CPOConfig), whose trainer the file does not name: give --method dpo, ipo, kto, orpo "
              "or simpo to plan its pairs and reference (the file's adapter is kept); without it "
-             "the run is planned as supervised fine-tuning");
+             "the run is planned as supervised fine-tuning",
+             "method");
   }
   if (auto peft = r.boolean("use_peft")) {
     m.adapter = *peft;
@@ -875,9 +882,9 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
     if (auto id = match_builder(builder, model_ids))
       r.use("model._component_", component, "model", *id);
     else
-      r.out().ignored.push_back(
-          {"model._component_",
-           fmt::format("builder '{}' matches no catalog model: give --model", builder)});
+      r.ignore("model._component_",
+               fmt::format("builder '{}' matches no catalog model: give --model", builder),
+               "model");
   }
   r.copy_integer("model.lora_rank", "rank", 1, 65536);
   r.copy_dropout("model.lora_dropout");
@@ -985,14 +992,10 @@ void read_litgpt(Reader& r, const std::vector<std::string>& model_ids) {
   set_method(r, m);
   if (lora) {
     // finetune_lora's defaults where the file is silent: rank 8, dropout 0.05.
-    if (r.has("lora_r"))
-      r.copy_integer("lora_r", "rank", 1, 65536);
-    else
-      r.use("(defaults)", "8", "rank", "8");
-    if (r.has("lora_dropout"))
-      r.copy_dropout("lora_dropout");
-    else
-      r.use("(defaults)", "0.05", "lora_dropout", "0.05");
+    r.copy_integer("lora_r", "rank", 1, 65536);
+    r.default_unless("lora_r", "rank", "8");
+    r.copy_dropout("lora_dropout");
+    r.default_unless("lora_dropout", "lora_dropout", "0.05");
     // lora_query, lora_key, lora_value: parts of the fused qkv module; lora_projection: the
     // attention output; lora_mlp: every MLP projection; lora_head: the output layer. LitGPT's
     // defaults: query and value.
@@ -1144,9 +1147,9 @@ void read_llama_factory(Reader& r) {
   // LoraArguments' defaults where a LoRA file is silent (src/llamafactory/hparams/
   // finetuning_args.py): lora_rank 8, lora_target "all" (every linear layer), lora_dropout 0.
   if (m.adapter && *m.adapter) {
-    if (!r.has("lora_rank")) r.use("(defaults)", "8", "rank", "8");
-    if (!r.has("lora_target")) r.use("(defaults)", "all", "targets", "all");
-    if (!r.has("lora_dropout")) r.use("(defaults)", "0", "lora_dropout", "0");
+    r.default_unless("lora_rank", "rank", "8");
+    r.default_unless("lora_target", "targets", "all");
+    r.default_unless("lora_dropout", "lora_dropout", "0");
   }
   r.map_text("additional_target", "train_modules", [](const std::string& v) { return v; });
   r.copy_integer("cutoff_len", "seq", 1, 1 << 24);

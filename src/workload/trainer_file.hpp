@@ -38,6 +38,10 @@ struct TrainerSetting {
 struct IgnoredKey {
   std::string key;
   std::string why;
+  // The run setting the key names in a form ftplan could not take ("model": a torchtune builder
+  // no catalog model matches; "method": a TRL preference config, whose trainer is not named), so
+  // that a command missing that setting can say why; empty otherwise.
+  std::string setting = {};
 };
 
 // Another file a trainer file names by path (`deepspeed: ds_config.json`), to be read in its turn.
