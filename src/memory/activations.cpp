@@ -37,9 +37,12 @@ double d(std::int64_t v) {
 // copy autocast makes (layer_norm is on its FP32 list), in pure 16-bit training the 16-bit tensor
 // itself; its fused backward computes the weight's gradient from that input, so no normalised copy
 // is kept in a full fine-tune.
+// With an FP32 stream (ActivationSettings::fp32_stream) a norm's input is already FP32: the kept
+// input is that tensor, 4 B per element, whichever kernel runs it.
 double norm_bytes(const BlockShape& shape, const ActivationSettings& s, std::int64_t width) {
-  if (s.compiled || !shape.norm_upcasts) return kActivationBytes * d(width);
-  if (shape.layer_norm) return (s.autocast ? kFp32Bytes : kActivationBytes) * d(width);
+  if (s.compiled || !shape.norm_upcasts) return s.stream_bytes() * d(width);
+  if (shape.layer_norm)
+    return (s.autocast || s.fp32_stream ? kFp32Bytes : kActivationBytes) * d(width);
   return kFp32Bytes * d(width) + (s.full_finetune ? kActivationBytes * d(width) : 0);
 }
 
@@ -179,7 +182,6 @@ void attention_part(const BlockShape& shape, const ActivationSettings& s, BlockA
 
 // The dense MLP's saved tensors.
 void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockActivations& out) {
-  const double e = kActivationBytes;
   const std::int64_t h = shape.hidden, I = shape.mlp_width;
   double t = 0;
   if (shape.parallel_block) {
@@ -196,17 +198,20 @@ void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     t += norm_bytes(shape, s, h);  // post-attention (Gemma: pre-feedforward) norm
     t += group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
   }
+  // The MLP's intermediates are FP32 under an FP32 stream: a quantized projection returns its
+  // output in its input's dtype (bitsandbytes Linear4bit, Linear8bitLt).
+  const double m = s.stream_bytes();
   if (shape.gated_mlp) {
     // act(gate) * up: the activation function keeps its input (gate, I wide); the product keeps
     // both factors, act(gate) and up; down keeps the product as its input. Fused or compiled
     // kernels recompute act(gate) from gate in the backward pass instead of keeping it.
-    t += e * d(I) * 2;
-    if (!s.compiled) t += e * d(I);
+    t += m * d(I) * 2;
+    if (!s.compiled) t += m * d(I);
     t += single_input_bytes(s, kProjDown, I);
   } else {
     // GPT: fc1 -> GeLU -> fc2. GeLU keeps its input (8sbh at I = 4h); fc2 keeps GeLU's output
     // (8sbh) as its input (Korthikanti §4.1).
-    t += e * d(I);
+    t += m * d(I);
     t += single_input_bytes(s, kProjDown, I);
   }
   t += adapter_bytes(s, mlp_adapters(s, shape));
@@ -229,19 +234,20 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
   // Each token is copied to its k experts; the copies are the experts' inputs.
   t += k * group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
   // Per routed token as in a dense gated MLP, expert_width wide.
-  double per_expert_token = e * d(I) * 2 + (s.compiled ? 0 : e * d(I));
+  const double m = s.stream_bytes();
+  double per_expert_token = m * d(I) * 2 + (s.compiled ? 0 : m * d(I));
   per_expert_token += single_input_bytes(s, kProjDown, I);
   per_expert_token += adapter_bytes(s, mlp_adapters(s, shape));  // adapters run per routed token
   per_expert_token += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, I);
   t += k * per_expert_token;
   // The routing weights multiply each expert's output: that product keeps the output (k·h).
-  t += k * e * d(h);
+  t += k * m * d(h);
   if (shape.shared_expert_width > 0) {
     // Shared experts (DeepSeek-V2 §2.2): a gated MLP every token passes, reading the norm's
     // output, with the saved tensors of a dense MLP of that width.
     const std::int64_t S = shape.shared_expert_width;
     t += group_input_bytes(s, kProjGate | kProjUp, shape.fused_gate_up, h);
-    t += e * d(S) * 2 + (s.compiled ? 0 : e * d(S));
+    t += m * d(S) * 2 + (s.compiled ? 0 : m * d(S));
     t += single_input_bytes(s, kProjDown, S);
     t += adapter_bytes(s, mlp_adapters(s, shape));
     t += dora_bytes(s, shape, kProjGate | kProjUp | kProjDown, S);
@@ -251,7 +257,7 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
       // already kept above; the sigmoid keeps its one-wide output, and the product keeps both
       // factors: that output and the shared expert's output (h wide), which the dense layout
       // only adds to the residual stream and need not keep.
-      t += e * d(h) + e * 1.0;
+      t += m * d(h) + m * 1.0;
     }
   }
   if (shape.norms >= 4) t += norm_bytes(shape, s, h);
@@ -274,7 +280,7 @@ void moe_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockAct
 // four norms per block). Shared experts are left kept: some models gate their output.
 TokenBytes per_op_part(const BlockShape& shape, const ActivationSettings& s) {
   const double e = kActivationBytes;
-  double t = e * d(shape.hidden);  // the checkpoint's input
+  double t = s.stream_bytes() * d(shape.hidden);  // the checkpoint's input
   int index = 0;
   auto product = [&](std::int64_t width, bool read_by_backward) {
     if (per_op_keeps_product(index++) && read_by_backward) t += e * d(width);
@@ -396,6 +402,8 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
   }
   s.compiled = w.options.compile;
   s.attention = w.attention;
+  // A quantized base the stack prepares with FP32 norms (data/stacks `memory.quantized_base`).
+  s.fp32_stream = set.fp32_unquantized;
   return s;
 }
 
@@ -411,8 +419,9 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
     moe_mlp_part(shape, s, out);
   else
     dense_mlp_part(shape, s, out);
-  // Full recomputation keeps the block's input only (Korthikanti §5: 2sbh per layer).
-  out.input.per_token = e * d(shape.hidden);
+  // Full recomputation keeps the block's input only (Korthikanti §5: 2sbh per layer), FP32 under
+  // an FP32 stream (the first block's 16-bit input is counted as FP32 with the rest).
+  out.input.per_token = s.stream_bytes() * d(shape.hidden);
   out.per_op = per_op_part(shape, s);
   // While a block's backward runs: the gradient of its input and output (2 x h) and the widest
   // gradients of its activations at once: dQ, dK, dV, dO in attention, or the gradients of the
@@ -424,12 +433,14 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
       repeated ? shape.value_width() * (shape.q_dim / shape.kv_dim) : shape.value_width();
   const double attention = e * d(shape.q_dim + k + v + shape.output_width());
   double mlp = 0;
+  // The gradients of FP32 tensors (an FP32 stream's residual and MLP intermediates) are FP32.
+  const double m = s.stream_bytes();
   if (shape.experts > 0)
-    mlp = d(shape.experts_per_token) * (3 * e * d(shape.expert_width) + e * d(shape.hidden)) +
-          3 * e * d(shape.shared_expert_width);
+    mlp = d(shape.experts_per_token) * (3 * m * d(shape.expert_width) + m * d(shape.hidden)) +
+          3 * m * d(shape.shared_expert_width);
   else
-    mlp = (shape.gated_mlp ? 3 : 2) * e * d(shape.mlp_width);
-  out.backward_transient.per_token = 2 * e * d(shape.hidden) + std::max(attention, mlp);
+    mlp = (shape.gated_mlp ? 3 : 2) * m * d(shape.mlp_width);
+  out.backward_transient.per_token = 2 * m * d(shape.hidden) + std::max(attention, mlp);
   if (s.attention == Attention::kEager)
     out.backward_transient.per_seq_squared = 2 * e * d(shape.heads);
   return out;
@@ -566,7 +577,7 @@ ActivationProfile activation_profile(const Workload& w) {
       p.logits.per_token = 2 * kFp32Bytes * h;
       break;
   }
-  p.hidden_gradient.per_token = e * h;
+  p.hidden_gradient.per_token = s.stream_bytes() * h;
   if (w.options.effective_loss() != LossKind::kFused) p.logits_gradient.per_token = e * V;
   p.scoring_logits.per_token =
       w.options.effective_loss() == LossKind::kFused ? p.logits.per_token : e * V;
@@ -610,6 +621,8 @@ ActivationProfile activation_profile(const Workload& w) {
     p.largest_gradient = p.layer_gradients;
   }
   p.output_params = Bytes(2.0 * V * h);
+  if (s.autocast && out_role.base == BaseRole::kFrozen16 && set.frozen_in_fp32(*out_role.tensor))
+    p.head_cast = Bytes(kActivationBytes * V * h);
   return p;
 }
 

@@ -92,6 +92,13 @@ struct ActivationSettings {
   bool autocast = false;  // mixed precision under autocast: FP32 master weights, 16-bit products
   double lora_dropout = 0;  // > 0: each adapted input keeps a dropout mask and its dropped copy
   Attention attention = Attention::kFlash;
+  // FP32 norm weights on a quantized base (TrainedSet::fp32_unquantized, PEFT's k-bit
+  // preparation): the norms' outputs, the MLP's products and the residual stream are FP32
+  // tensors.
+  bool fp32_stream = false;
+  // Bytes per element of the residual stream and of the tensors computed from it in full
+  // precision (norm inputs, the MLP's intermediates, their gradients).
+  double stream_bytes() const { return fp32_stream ? 4.0 : 2.0; }
 };
 ActivationSettings activation_settings(const Workload& w);
 ActivationSettings activation_settings(const Workload& w, const TrainedSet& set);
@@ -131,6 +138,10 @@ struct ActivationProfile {
   Bytes output_params;     // the output layer's weight in 16-bit (FSDP all-gather)
   Bytes largest_gradient;  // the largest single trained tensor's gradient
   Bytes head_gradients;    // gradients the backward pass produces first (output layer)
+  // An FP32 output layer under autocast (TrainedSet::fp32_unquantized): the 16-bit copy autocast
+  // casts its weight to, which the product keeps for the input's gradient until the head's
+  // backward pass.
+  Bytes head_cast;
   std::int64_t blocks = 0;
   // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
   // under the attention-core policy rebuilds nothing).

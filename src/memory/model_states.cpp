@@ -104,7 +104,8 @@ ModelStates states_of(const Workload& w, const TrainedSet& set,
     }
     ModelStates& into = is_head(&t) ? head : s;
     if (r.base == BaseRole::kFrozen16) {
-      into.frozen_weights += Bytes(bf16);
+      // Beside a base the stack prepares for k-bit training, FP32 (TrainedSet::fp32_unquantized).
+      into.frozen_weights += Bytes(set.frozen_in_fp32(t) ? 2.0 * bf16 : bf16);
     } else if (r.base == BaseRole::kFrozenQuantized) {
       QuantizedBytes q = quantized_tensor_bytes(t, r.quant);
       into.frozen_weights += q.codes * (static_cast<double>(t.copies()) * k);
@@ -161,8 +162,13 @@ ModelStates model_states(const Workload& w, const TrainedSet& set, Trace* trace)
            !method.quantized_base
                ? "2 B × all parameters (BF16 base)"
                : fmt::format("block linear weights as {} stores them ({:.4f} bits on average) + "
-                             "other parameters × 2 B (BF16)",
-                             w.quant.format, quantized_bits_per_param(w.quant)),
+                             "other parameters × {}",
+                             w.quant.format, quantized_bits_per_param(w.quant),
+                             !set.fp32_unquantized ? "2 B (BF16)"
+                             : set.bf16_embeddings
+                                 ? "4 B for norms and biases (FP32: the stack's k-bit "
+                                   "preparation casts them), 2 B for embeddings and output layer"
+                                 : "4 B (FP32: the stack's k-bit preparation casts them)"),
            {{"parameters", fmt_count(inv.total)},
             {"block linear parameters", fmt_count(inv.block_linear)}},
            "seed § memory; QLoRA paper §3 (4 + 8/64 + 32/(64·256) = 4.127 bits)"});

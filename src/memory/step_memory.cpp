@@ -23,7 +23,8 @@ std::string_view StepMemory::largest_term() const {
       {recompute, "recomputed activations of one block"},
       {backward_transient, "gradients of one block's activations"},
       {gradients, "model gradients produced in the backward pass"},
-      {dequant_buffer, "dequantized weight buffer"},
+      {dequant_buffer, phase == StepPhase::kLoss ? "16-bit cast of the FP32 output layer"
+                                                 : "dequantized weight buffer"},
       {gathered_params, "all-gathered parameters (FSDP)"},
       {scoring_logits, "logits of the reference model's forward pass"},
   };
@@ -55,6 +56,8 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // in the states on the card (OnCardStates::stack_buffers), not gathered again here.
   const bool root_resident = w.stack && w.stack->fsdp_root_unsharded && fsdp;
   if (gathered && !root_resident) loss.gathered_params = prof.output_params;
+  // An FP32 output layer's 16-bit cast, kept from its product to its backward pass.
+  loss.dequant_buffer = prof.head_cast;
   // A preference objective scores the micro-batch again without gradient after the policy's
   // forward pass (TRL: the reference's log-probabilities, KTO's KL batch), one pass at a time,
   // while the policy's logits are still held for the backward pass.
@@ -191,7 +194,9 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                  {"recomputed block", format_GB(m.recompute, 3)},
                  {"activation gradients", format_GB(m.backward_transient, 3)},
                  {"model gradients", format_GB(m.gradients, 3)},
-                 {"dequantization buffer", format_GB(m.dequant_buffer, 3)},
+                 {m.phase == StepPhase::kLoss ? "FP32 output layer cast to 16 bits"
+                                              : "dequantization buffer",
+                  format_GB(m.dequant_buffer, 3)},
                  {"gathered parameters", format_GB(m.gathered_params, 3)},
                  {"reference logits", format_GB(m.scoring_logits, 3)},
                  {"other phase", format_GB(m.other_phase, 3)},

@@ -285,6 +285,7 @@ ActivationProfile stage_profile(const ActivationProfile& whole, const ModelArch&
   // Every stage gets the gradient of its output back (the last from the loss).
   p.hidden_gradient = whole.hidden_gradient * (1 / tp);
   p.dequant_buffer = whole.dequant_buffer / tp;
+  p.head_cast = whole.head_cast * (last / tp);
   p.layer_params = whole.layer_params / tp;
   p.layer_gradients = whole.layer_gradients / tp;
   p.output_params = whole.output_params * (last / tp);

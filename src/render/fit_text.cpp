@@ -135,7 +135,8 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   sub("recomputed block", st.recompute);
   sub("activation gradients", st.backward_transient);
   sub("model gradients", st.gradients);
-  sub("dequantization buffer", st.dequant_buffer);
+  sub(st.phase == StepPhase::kLoss ? "FP32 output layer cast to 16 bits" : "dequantization buffer",
+      st.dequant_buffer);
   sub("gathered parameters (FSDP)", st.gathered_params);
   sub(is_online(w) ? "logits of the passes without gradient" : "reference model logits",
       st.scoring_logits);

@@ -77,6 +77,11 @@ const TensorRole* TrainedSet::embedding_role() const {
   return nullptr;
 }
 
+bool TrainedSet::frozen_in_fp32(const TensorSpec& t) const {
+  if (!fp32_unquantized) return false;
+  return !(bf16_embeddings && (t.kind == TensorKind::kEmbedding || t.kind == TensorKind::kOutput));
+}
+
 const TensorRole& TrainedSet::output_role() const {
   for (const auto& r : roles)
     if (r.tensor->kind == TensorKind::kOutput) return r;
@@ -196,6 +201,9 @@ TrainedSet trained_set(const Workload& w) {
   }
   for (const auto& tm : set.trained)
     set.trained_params += tm.numel();
+  set.fp32_unquantized = set.any_quantized && !set.any_trained_base && w.stack != nullptr &&
+                         w.stack->fp32_unquantized_with(w.quant.format);
+  set.bf16_embeddings = set.fp32_unquantized && w.stack->bf16_embeddings;
   return set;
 }
 

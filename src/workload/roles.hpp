@@ -65,6 +65,14 @@ struct TrainedSet {
   bool any_trained_base = false;  // some model weight is trained (not only adapters)
   bool any_adapter = false;
   bool any_quantized = false;
+  // The stack prepares the quantized base by casting every frozen parameter left in 16 bits
+  // (norms, embeddings, output layer) to FP32 (data/stacks `memory.quantized_base`; PEFT's
+  // prepare_model_for_kbit_training): those weights take 4 B, and the FP32 norms make the
+  // residual stream FP32 (memory/activations.cpp).
+  bool fp32_unquantized = false;
+  bool bf16_embeddings = false;  // ...but the embeddings and the output layer cast back to BF16
+  // Whether the frozen 16-bit tensor `t` is held in FP32 by that preparation.
+  bool frozen_in_fp32(const TensorSpec& t) const;
   ProjectionSet adapted_projections = 0;  // block projections that carry an adapter
   int rank = 0;                           // adapter rank (0 without adapters)
   AdapterKind adapter = AdapterKind::kNone;

@@ -7,6 +7,7 @@
 #include "catalog/strict_yaml.hpp"
 #include "core/error.hpp"
 #include "core/name_table.hpp"
+#include "workload/quant_format.hpp"
 
 namespace ftplan {
 
@@ -43,7 +44,8 @@ const std::vector<std::string>& optimizer_impl_names() {
   return names;
 }
 
-StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
+StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
+                         const std::vector<std::string>& base_formats) {
   StrictMap root(parse_document(file.text, file.path), file.path, "");
   StackProfile s;
   s.file = file.path;
@@ -92,6 +94,17 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
       s.buffers_basis = buffers->required_string("basis");
       buffers->finish();
     }
+    if (auto qb = mem->optional_map("quantized_base")) {
+      s.fp32_unquantized_for = qb->string_list("fp32_unquantized", true);
+      for (const auto& id : s.fp32_unquantized_for)
+        if (!base_formats.empty() &&
+            std::find(base_formats.begin(), base_formats.end(), id) == base_formats.end())
+          throw_unknown_name(fmt::format("base format in {}", file.path),
+                             "memory.quantized_base.fp32_unquantized", id, base_formats);
+      s.bf16_embeddings = qb->required_bool("bf16_embeddings");
+      s.quantized_base_basis = qb->required_string("basis");
+      qb->finish();
+    }
     read_source_ids(*mem, sources);
     mem->finish();
   }
@@ -104,6 +117,11 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources) {
   s.sources = read_source_ids(root, sources);
   root.finish();
   return s;
+}
+
+bool StackProfile::fp32_unquantized_with(std::string_view base_format) const {
+  return std::find(fp32_unquantized_for.begin(), fp32_unquantized_for.end(), base_format) !=
+         fp32_unquantized_for.end();
 }
 
 const StackProfile& Stacks::find(std::string_view name, std::string_view field) const {
@@ -121,8 +139,9 @@ std::vector<std::string> Stacks::names() const {
 
 Stacks load_stacks(const Catalog& catalog) {
   Stacks s;
+  const std::vector<std::string> formats = load_quant_formats(catalog).ids();
   for (const DataFile* f : catalog.files_under("stacks")) {
-    StackProfile p = parse_stack(*f, catalog.sources());
+    StackProfile p = parse_stack(*f, catalog.sources(), formats);
     const std::string expected = fmt::format("{}.yaml", p.name);
     if (!f->path.ends_with(expected))
       throw UserError(ErrorCode::kBadFile,
@@ -166,6 +185,8 @@ Stacks load_stacks(const Catalog& catalog) {
       p.fp32_main_gradients = base.fp32_main_gradients;
       p.fsdp_fp32_parameters = base.fsdp_fp32_parameters;
       p.buffers_basis = base.buffers_basis;
+      // How a quantized base is prepared is the trainer's own (axolotl and LLaMA-Factory keep
+      // the norms in BF16): not taken from the default stack.
     }
   return s;
 }

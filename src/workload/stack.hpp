@@ -76,6 +76,14 @@ struct StackProfile {
   double zero3_sharded_bytes = 0;
   double zero3_largest_layer_bytes = 0;
   std::string buffers_basis;
+  // How the trainer prepares a quantized base (`memory.quantized_base`): the --base-quant formats
+  // beside which it casts every parameter left in 16 bits to FP32 (PEFT's
+  // prepare_model_for_kbit_training): TrainedSet::fp32_unquantized.
+  std::vector<std::string> fp32_unquantized_for;
+  // ...and then casts the embeddings and the output layer back to BF16 (TRL with bf16).
+  bool bf16_embeddings = false;
+  std::string quantized_base_basis;
+  bool fp32_unquantized_with(std::string_view base_format) const;
   // The host's fixed time per micro-batch (data/efficiency `host.micro_batch_ms`: a trainer's
   // data loading, hooks and logging) applies; false for a bare training loop (`host:`).
   bool micro_batch_overhead = true;
@@ -86,8 +94,10 @@ struct StackProfile {
 
 using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
-// Parses one profile strictly (unknown keys, names and source ids are errors naming the file).
-StackProfile parse_stack(const DataFile& file, const SourceTable& sources);
+// Parses one profile strictly (unknown keys, names and source ids are errors naming the file);
+// `base_formats`: the --base-quant ids `memory.quantized_base` may name (empty: not checked).
+StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
+                         const std::vector<std::string>& base_formats = {});
 
 // Every profile under data/stacks/ of the catalog, sorted by name; the default first.
 struct Stacks {

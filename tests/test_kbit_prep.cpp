@@ -1,0 +1,162 @@
+// How a stack prepares a quantized (QLoRA) base: PEFT's prepare_model_for_kbit_training casts
+// every parameter left in 16 bits to FP32 (stack peft), TRL then casts the embeddings and the
+// output layer back to BF16 (stack hf); axolotl, LLaMA-Factory and Unsloth keep them in BF16.
+// Each figure below is computed by hand from the tensors' shapes.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "memory/activations.hpp"
+#include "memory/model_states.hpp"
+#include "memory/step_memory.hpp"
+#include "model/config_reader.hpp"
+#include "support.hpp"
+#include "workload/quant_format.hpp"
+#include "workload/roles.hpp"
+#include "workload/stack.hpp"
+
+namespace ftplan {
+namespace {
+
+using test::workload;
+
+const QuantFormats& formats() {
+  static const QuantFormats f = load_quant_formats(test::catalog());
+  return f;
+}
+
+Workload qlora_on(const std::string& stack, const std::string& model = "llama-3.1-8b") {
+  Workload w = workload(model, Method::kQlora);
+  w.lora.rank = 32;
+  w.stack = &test::stacks().find(stack);
+  return w;
+}
+
+// Parameters of the catalog model by tensor kind, every layer and copy.
+double params_of(const Workload& w, TensorKind kind) {
+  double n = 0;
+  for (const TensorSpec& t : w.model->params.tensors)
+    if (t.kind == kind) n += static_cast<double>(t.total());
+  return n;
+}
+
+TEST(KbitPreparation, FrozenWeightsInFp32AsEachStackLeavesThem) {
+  const Workload none = qlora_on("axolotl"), trl = qlora_on("hf"), peft = qlora_on("peft");
+  EXPECT_FALSE(trained_set(none).fp32_unquantized);
+  EXPECT_TRUE(trained_set(trl).fp32_unquantized);
+  EXPECT_TRUE(trained_set(trl).bf16_embeddings);
+  EXPECT_FALSE(trained_set(peft).bf16_embeddings);
+  const double norms = params_of(none, TensorKind::kNorm);
+  const double biases = params_of(none, TensorKind::kBias);
+  const double embedding = params_of(none, TensorKind::kEmbedding);
+  const double output = params_of(none, TensorKind::kOutput);
+  // Llama 3.1 8B: 65 norms of 4,096 (two per block and the final one), no biases; embedding and
+  // untied output layer 128,256 × 4,096 each.
+  EXPECT_DOUBLE_EQ(norms, 65.0 * 4096);
+  EXPECT_DOUBLE_EQ(biases, 0.0);
+  EXPECT_DOUBLE_EQ(embedding, 128256.0 * 4096);
+  EXPECT_DOUBLE_EQ(output, 128256.0 * 4096);
+  const double base = model_states(none).frozen_weights.value;
+  // TRL: the norms take 4 B instead of 2, the embeddings and output layer stay at 2 B.
+  EXPECT_DOUBLE_EQ(model_states(trl).frozen_weights.value - base, 2.0 * norms);
+  // PEFT alone: every parameter left in 16 bits takes 4 B.
+  EXPECT_DOUBLE_EQ(model_states(peft).frozen_weights.value - base,
+                   2.0 * (norms + embedding + output));
+  // The quantized block weights themselves are unchanged.
+  EXPECT_DOUBLE_EQ(model_states(peft).quantization_constants.value,
+                   model_states(none).quantization_constants.value);
+}
+
+TEST(KbitPreparation, OnlyListedFormatsAndOnlyBesideAQuantizedBase) {
+  Workload gptq = qlora_on("peft");
+  gptq.quant = quant_config(formats().find("gptq-int4"));
+  EXPECT_FALSE(trained_set(gptq).fp32_unquantized);
+  Workload lora = qlora_on("peft");
+  lora.method = Method::kLora;  // a 16-bit base: nothing is prepared
+  EXPECT_FALSE(trained_set(lora).fp32_unquantized);
+  Workload int8 = qlora_on("peft");
+  int8.quant = quant_config(formats().find("int8"));
+  EXPECT_TRUE(trained_set(int8).fp32_unquantized);
+}
+
+const char* kTinyLlama = R"({"model_type": "llama", "hidden_size": 8, "intermediate_size": 24,
+  "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 16})";
+
+TEST(KbitPreparation, Fp32StreamBlockByHand) {
+  const ModelArch arch = read_hf_config(kTinyLlama, "llama.json", "tiny");
+  const BlockShape shape = dense_block_shape(arch);
+  ActivationSettings s;
+  s.adapted = kAllProjections;
+  s.rank = 4;
+  s.attention = Attention::kFlash;
+  s.autocast = true;
+  s.fp32_adapters = true;
+  const BlockActivations bf16 = block_activations(shape, s);
+  s.fp32_stream = true;
+  const BlockActivations fp32 = block_activations(shape, s);
+  // The checkpointed input: 2·8 = 16 B per token in BF16, 4·8 = 32 in FP32.
+  EXPECT_DOUBLE_EQ(bf16.input.per_token, 16.0);
+  EXPECT_DOUBLE_EQ(fp32.input.per_token, 32.0);
+  // Saved: the eager RMSNorms keep an FP32 input either way (their own copy, or the FP32 stream
+  // itself); the MLP's gate and up outputs and act(gate), 3 × 24 values, take 4 B instead of 2:
+  // 3·24·2 = 144 B more. The adapters' inputs stay 16-bit copies (autocast casts them).
+  EXPECT_DOUBLE_EQ(fp32.saved.per_token - bf16.saved.per_token, 144.0);
+  // A block's backward: the gradients of its input and output (2·8) and of the gated MLP's three
+  // intermediates (3·24, wider than attention's 8 + 4 + 4 + 8) in FP32: 2·4·8 + 3·4·24 = 352.
+  EXPECT_DOUBLE_EQ(fp32.backward_transient.per_token, 352.0);
+  EXPECT_DOUBLE_EQ(bf16.backward_transient.per_token, 176.0);
+}
+
+TEST(KbitPreparation, Fp32OutputLayerKeepsItsSixteenBitCastForTheBackward) {
+  const Workload trl = qlora_on("hf"), peft = qlora_on("peft");
+  EXPECT_DOUBLE_EQ(activation_profile(trl).head_cast.value, 0.0);
+  // Llama 3.1 8B's output layer, 128,256 × 4,096, cast to BF16: 2 B each.
+  EXPECT_DOUBLE_EQ(activation_profile(peft).head_cast.value, 2.0 * 128256 * 4096);
+  // The stream: every block's checkpointed input in FP32 under both.
+  EXPECT_DOUBLE_EQ(activation_profile(trl).saved_all.per_token, 32.0 * 4.0 * 4096);
+  EXPECT_DOUBLE_EQ(activation_profile(qlora_on("axolotl")).saved_all.per_token, 32.0 * 2.0 * 4096);
+  // The cast is held at the loss: at 2,048 tokens the logits make the loss phase the peak, and
+  // the cast is in it.
+  const StepMemory m = step_memory(activation_profile(peft), {}, peft, test::on("h200-sxm"));
+  ASSERT_EQ(m.phase, StepPhase::kLoss);
+  EXPECT_DOUBLE_EQ(m.dequant_buffer.value, 2.0 * 128256 * 4096);
+}
+
+TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
+  const std::string text =
+      "name: mine\ntitle: t\nattention: sdpa\ncompile: false\n"
+      "optimizer: {implementation: fused, memory_passes: 1, basis: b}\n"
+      "memory:\n  loss: {kind: fp32-upcast, basis: b}\n"
+      "  load: {full_on_each_card: false, bytes_per_param: 2, basis: b}\n"
+      "  quantized_base: {fp32_unquantized: [nf4, gptq], bf16_embeddings: true, basis: b}\n"
+      "  source: [mem-peft-kbit-prepare]\n"
+      "source: [stack-hf-training-args]\n";
+  // Checked against the formats: 'gptq' is none of them, and the error names the closest.
+  try {
+    parse_stack({"stacks/mine.yaml", text, {}}, test::catalog().sources(), formats().ids());
+    FAIL() << "an unknown base format was accepted";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find("'gptq'"), std::string::npos) << what;
+    EXPECT_NE(what.find("gptq-int4"), std::string::npos) << what;
+  }
+  const StackProfile p = parse_stack({"stacks/mine.yaml", text, {}}, test::catalog().sources());
+  EXPECT_TRUE(p.fp32_unquantized_with("nf4"));
+  EXPECT_FALSE(p.fp32_unquantized_with("gptq-int4"));
+  EXPECT_TRUE(p.bf16_embeddings);
+  // Without bf16_embeddings the section is incomplete.
+  std::string missing = text;
+  missing.replace(missing.find(" bf16_embeddings: true,"), 23, "");
+  try {
+    parse_stack({"stacks/mine.yaml", missing, {}}, test::catalog().sources());
+    FAIL() << "a quantized_base without bf16_embeddings was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bf16_embeddings"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ftplan
