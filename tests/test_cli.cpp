@@ -177,7 +177,7 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
   // (MS8 skipped), online.yaml's runs with uneven pipeline stages (RL4, RL5: skipped; the
   // others have no memory figure) and Unsloth's context-length rows of unsloth.yaml; LitGPT's
   // QLoRA rows are the worst, up to a third under
-  EXPECT_EQ(j["runs"].size(), 122u);
+  EXPECT_EQ(j["runs"].size(), 131u);
   EXPECT_EQ(j["skipped"], 19);
   EXPECT_LE(j["overall"]["median_abs_error"].get<double>(), 0.15);
   EXPECT_LE(j["overall"]["worst_abs_error"].get<double>(), 0.35);

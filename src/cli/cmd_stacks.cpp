@@ -34,6 +34,9 @@ const bool registered_stacks = register_command(
                                                                ? nlohmann::json(nullptr)
                                                                : nlohmann::json(s.selective_basis)},
                              {"selective_recompute_sources", s.selective_sources},
+                             {"offload_checkpoints", s.offload_checkpoints},
+                             {"fused_lora_kernels", s.fused_lora},
+                             {"loss", loss_kind_name(s.loss)},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});

@@ -201,7 +201,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "all-gathered working set");
   app.add_flag("--offload-activations", training.offload_activations,
                "Saved activations in host memory, one block's worth on the card (torchtune "
-               "enable_activation_offloading)");
+               "enable_activation_offloading; default: the stack's, on for unsloth with "
+               "--recompute full, its offloaded gradient checkpointing)");
+  app.add_flag("--no-offload-activations", no_offload_activations,
+               "Saved activations on the card even where the stack offloads its checkpoints "
+               "(unsloth: use_gradient_checkpointing=True instead of \"unsloth\")");
   app.add_flag("--chunked-loss", training.chunked_loss,
                "Cross-entropy in chunks with the FP32 upcast fused (torchtune "
                "CEWithChunkedOutputLoss); default off: 16-bit logits + FP32 log-probabilities");
@@ -274,6 +278,13 @@ Workload WorkloadOptions::build(Context& ctx) const {
     throw UserError(ErrorCode::kInvalidValue, "--compile and --no-compile contradict each other",
                     "compile");
   w.options.compile = !no_compile && (training.compile || w.stack->compile);
+  if (training.offload_activations && no_offload_activations)
+    throw UserError(ErrorCode::kInvalidValue,
+                    "--offload-activations and --no-offload-activations contradict each other",
+                    "offload_activations");
+  w.options.offload_activations =
+      !no_offload_activations &&
+      (training.offload_activations || stack_offloads_checkpoints(*w.stack, w.recompute));
   w.options.loss_chunks = loss_chunks;
   w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
   w.overheads = &ctx.overheads();

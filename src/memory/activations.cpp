@@ -71,6 +71,7 @@ double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool 
   if (s.full_finetune) return kActivationBytes * d(width);
   const int modules = adapted_modules(s.adapted, group, fused);
   if (modules == 0) return 0;
+  if (s.fused_lora) return kActivationBytes * d(width);
   if (s.lora_dropout > 0) return dropout_input_bytes(modules, width);
   return s.fp32_adapters ? kAdapterTensorBytes * d(width) * modules : kActivationBytes * d(width);
 }
@@ -85,7 +86,7 @@ double single_input_bytes(const ActivationSettings& s, ProjectionSet proj, std::
 
 // LoRA intermediates: each adapted module keeps x·A (r values) as lora_B's input (Hu et al. 2021).
 double adapter_bytes(const ActivationSettings& s, int modules) {
-  if (s.full_finetune) return 0;
+  if (s.full_finetune || s.fused_lora) return 0;
   return kAdapterTensorBytes * s.rank * modules;
 }
 
@@ -207,7 +208,7 @@ void dense_mlp_part(const BlockShape& shape, const ActivationSettings& s, BlockA
     // kernels recompute act(gate) from gate in the backward pass instead of keeping it.
     t += m * d(I) * 2;
     if (!s.compiled) t += m * d(I);
-    t += single_input_bytes(s, kProjDown, I);
+    if (!s.fused_lora) t += single_input_bytes(s, kProjDown, I);
   } else {
     // GPT: fc1 -> GeLU -> fc2. GeLU keeps its input (8sbh at I = 4h); fc2 keeps GeLU's output
     // (8sbh) as its input (Korthikanti §4.1).
@@ -404,6 +405,12 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
   s.attention = w.attention;
   // A quantized base the stack prepares with FP32 norms (data/stacks `memory.quantized_base`).
   s.fp32_stream = set.fp32_unquantized;
+  // Fused LoRA kernels (data/stacks `memory.lora`) run where the adapters are plain LoRA without
+  // dropout (Unsloth patches only those); they keep the adapters in the model's 16-bit dtype.
+  if (set.any_adapter && !s.dora && s.lora_dropout == 0 && w.stack && w.stack->fused_lora) {
+    s.fused_lora = true;
+    s.fp32_adapters = false;
+  }
   return s;
 }
 
@@ -431,13 +438,26 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
   const std::int64_t k = repeated ? shape.q_dim : shape.kv_dim;
   const std::int64_t v =
       repeated ? shape.value_width() * (shape.q_dim / shape.kv_dim) : shape.value_width();
-  const double attention = e * d(shape.q_dim + k + v + shape.output_width());
+  double attention = e * d(shape.q_dim + k + v + shape.output_width());
+  if (s.attention != Attention::kEager) {
+    // The FlashAttention backward kernel (FlashAttention-2's mha_bwd, and PyTorch's port behind
+    // SDPA) accumulates dQ in an FP32 buffer, q_dim wide; with grouped-query heads it writes dK
+    // and dV for every query head and sums them over each group afterwards (dk_expanded,
+    // dv_expanded), so they are q_dim wide while it runs.
+    attention += kFp32Bytes * d(shape.q_dim);
+    if (!repeated && shape.kv_dim < shape.q_dim)
+      attention += e * d(shape.q_dim - shape.kv_dim + shape.value_width() *
+                                                          (shape.q_dim / shape.kv_dim) -
+                          shape.value_width());
+  }
   double mlp = 0;
   // The gradients of FP32 tensors (an FP32 stream's residual and MLP intermediates) are FP32.
   const double m = s.stream_bytes();
   if (shape.experts > 0)
     mlp = d(shape.experts_per_token) * (3 * m * d(shape.expert_width) + m * d(shape.hidden)) +
           3 * m * d(shape.shared_expert_width);
+  else if (s.fused_lora && shape.gated_mlp)
+    mlp = m * d(shape.mlp_width);  // down's input gradient; gate's and up's written in place
   else
     mlp = (shape.gated_mlp ? 3 : 2) * m * d(shape.mlp_width);
   out.backward_transient.per_token = 2 * m * d(shape.hidden) + std::max(attention, mlp);

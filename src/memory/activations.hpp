@@ -96,6 +96,10 @@ struct ActivationSettings {
   // preparation): the norms' outputs, the MLP's products and the residual stream are FP32
   // tensors.
   bool fp32_stream = false;
+  // Fused LoRA autograd functions (Unsloth's LoRA_QKV, LoRA_W, LoRA_MLP): each group of adapted
+  // projections keeps its one 16-bit input and nothing per adapter; the MLP keeps gate and up and
+  // rebuilds act(gate)·up in its backward pass, in place.
+  bool fused_lora = false;
   // Bytes per element of the residual stream and of the tensors computed from it in full
   // precision (norm inputs, the MLP's intermediates, their gradients).
   double stream_bytes() const { return fp32_stream ? 4.0 : 2.0; }

@@ -348,7 +348,8 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   w.options.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
   w.options.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
   w.options.offload_parameters = r.optional_bool("offload_params").value_or(false);
-  w.options.offload_activations = r.optional_bool("offload_activations").value_or(false);
+  w.options.offload_activations = r.optional_bool("offload_activations")
+                                      .value_or(stack_offloads_checkpoints(*w.stack, w.recompute));
   w.options.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
   if (auto v = r.optional_string("peak"))

@@ -61,10 +61,26 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
   s.optimizer_basis = opt.required_string("basis");
   opt.finish();
   if (auto rc = root.optional_map("recompute")) {
-    s.selective = kSelective.parse(rc->required_choice("selective", selective_policy_names()),
-                                   "selective recomputation policy", rc->where("selective"));
-    s.selective_basis = rc->required_string("basis");
-    s.selective_sources = read_source_ids(*rc, sources);
+    const auto selective = rc->optional_choice("selective", selective_policy_names());
+    const auto offload = rc->optional_bool("offload_checkpoints");
+    if (!selective && !offload)
+      throw UserError(ErrorCode::kBadFile,
+                      fmt::format("{}: key 'recompute' states neither 'selective' nor "
+                                  "'offload_checkpoints'; give one or leave the section out",
+                                  file.path),
+                      "recompute");
+    const std::string basis = rc->required_string("basis");
+    const std::vector<std::string> ids = read_source_ids(*rc, sources);
+    if (selective) {
+      s.selective =
+          kSelective.parse(*selective, "selective recomputation policy", rc->where("selective"));
+      s.selective_basis = basis;
+      s.selective_sources = ids;
+    }
+    if (offload) {
+      s.offload_checkpoints = *offload;
+      s.offload_basis = basis;
+    }
     rc->finish();
   }
   if (auto mem = root.optional_map("memory")) {
@@ -94,6 +110,11 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
       s.buffers_basis = buffers->required_string("basis");
       buffers->finish();
     }
+    if (auto lora = mem->optional_map("lora")) {
+      s.fused_lora = lora->required_bool("fused_kernels");
+      s.lora_basis = lora->required_string("basis");
+      lora->finish();
+    }
     if (auto qb = mem->optional_map("quantized_base")) {
       s.fp32_unquantized_for = qb->string_list("fp32_unquantized", true);
       for (const auto& id : s.fp32_unquantized_for)
@@ -117,6 +138,10 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
   s.sources = read_source_ids(root, sources);
   root.finish();
   return s;
+}
+
+bool stack_offloads_checkpoints(const StackProfile& stack, Recompute recompute) {
+  return stack.offload_checkpoints && recompute == Recompute::kFull;
 }
 
 bool StackProfile::fp32_unquantized_with(std::string_view base_format) const {

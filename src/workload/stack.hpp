@@ -48,6 +48,10 @@ struct StackProfile {
   double optimizer_passes = 1;
   std::string optimizer_basis;
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;  // what "selective" keeps
+  // Full recomputation moves the checkpointed inputs to host memory (Unsloth's
+  // use_gradient_checkpointing="unsloth"): the run's --offload-activations unless it says not.
+  bool offload_checkpoints = false;
+  std::string offload_basis;
   std::string selective_basis;                 // empty: the default policy, no section in the file
   std::vector<std::string> selective_sources;  // the `recompute` section's sources
   // Kernel launches per trained tensor and update (for-loop implementations launch per tensor).
@@ -79,6 +83,10 @@ struct StackProfile {
   // How the trainer prepares a quantized base (`memory.quantized_base`): the --base-quant formats
   // beside which it casts every parameter left in 16 bits to FP32 (PEFT's
   // prepare_model_for_kbit_training): TrainedSet::fp32_unquantized.
+  // LoRA through fused autograd functions (`memory.lora.fused_kernels`, Unsloth's LoRA_QKV,
+  // LoRA_W and LoRA_MLP): ActivationSettings::fused_lora.
+  bool fused_lora = false;
+  std::string lora_basis;
   std::vector<std::string> fp32_unquantized_for;
   // ...and then casts the embeddings and the output layer back to BF16 (TRL with bf16).
   bool bf16_embeddings = false;
@@ -91,6 +99,10 @@ struct StackProfile {
   std::string note;
   std::vector<std::string> sources;
 };
+
+// Whether the stack moves a run's checkpointed inputs to host memory by default (full
+// recomputation under a stack with `recompute.offload_checkpoints`).
+bool stack_offloads_checkpoints(const StackProfile& stack, Recompute recompute);
 
 using SourceTable = std::map<std::string, SourceInfo, std::less<>>;
 
