@@ -50,10 +50,10 @@ struct WorkloadOptions {
   std::string rollout_mode = "colocated";
   std::string rollout_gpu;  // empty: the training card
   const CLI::Option* grad_accum_option = nullptr;
-  bool no_compile = false;         // --no-compile: eager even where the stack compiles
+  bool no_compile = false;              // --no-compile: eager even where the stack compiles
   bool no_offload_activations = false;  // --no-offload-activations: where the stack offloads
-  const CLI::App* app_ = nullptr;  // which options were given (build() reports those a method
-                                   // does not read)
+  const CLI::App* app_ = nullptr;       // which options were given (build() reports those a method
+                                        // does not read)
 
   // `runtime`: also the options of the activation model (sequence, batch, recompute, ...).
   // `required`: --model and --method must be given (false where the run is optional, as in
