@@ -446,9 +446,8 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
     // dv_expanded), so they are q_dim wide while it runs.
     attention += kFp32Bytes * d(shape.q_dim);
     if (!repeated && shape.kv_dim < shape.q_dim)
-      attention += e * d(shape.q_dim - shape.kv_dim + shape.value_width() *
-                                                          (shape.q_dim / shape.kv_dim) -
-                          shape.value_width());
+      attention += e * d(shape.q_dim - shape.kv_dim +
+                         shape.value_width() * (shape.q_dim / shape.kv_dim) - shape.value_width());
   }
   double mlp = 0;
   // The gradients of FP32 tensors (an FP32 stream's residual and MLP intermediates) are FP32.
