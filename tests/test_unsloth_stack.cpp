@@ -10,6 +10,7 @@
 
 #include "memory/activations.hpp"
 #include "model/config_reader.hpp"
+#include "plan/runs.hpp"
 #include "support.hpp"
 
 namespace ftplan {
@@ -103,6 +104,24 @@ TEST(UnslothStack, RunsFilesTakeTheStacksDefault) {
   ASSERT_EQ(j["runs"].size(), 2u);
   EXPECT_TRUE(j["runs"][0]["options"]["offload_activations"].get<bool>()) << j["runs"][0].dump();
   EXPECT_FALSE(j["runs"][1]["options"]["offload_activations"].get<bool>());
+}
+
+TEST(UnslothStack, PlannedRecomputeModesCarryTheStacksOffload) {
+  PlannedRun run;
+  run.workload = test::workload("llama-3.1-8b", Method::kQlora);
+  run.workload.stack = &test::stacks().find("unsloth");
+  // The planner tries each recompute mode: Unsloth offloads what it checkpoints, nothing else.
+  EXPECT_TRUE(run.with_recompute(run.workload, Recompute::kFull).options.offload_activations);
+  EXPECT_FALSE(run.with_recompute(run.workload, Recompute::kNone).options.offload_activations);
+  EXPECT_FALSE(run.with_recompute(run.workload, Recompute::kSelective).options.offload_activations);
+  // A file that sets offload_activations keeps it in every mode.
+  run.offload_activations_given = true;
+  run.workload.options.offload_activations = false;
+  EXPECT_FALSE(run.with_recompute(run.workload, Recompute::kFull).options.offload_activations);
+  // Other stacks never offload by default.
+  run.offload_activations_given = false;
+  run.workload.stack = &test::stacks().find("hf");
+  EXPECT_FALSE(run.with_recompute(run.workload, Recompute::kFull).options.offload_activations);
 }
 
 }  // namespace

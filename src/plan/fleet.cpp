@@ -22,9 +22,9 @@ std::vector<FleetEntry> plan_fleet(const std::vector<RunPlan>& runs, const RunsF
         continue;
       }
       if (pg->minimum->count == 1) {
-        Workload w = planned_workload(*rp.run, data);
+        Workload w =
+            rp.run->with_recompute(planned_workload(*rp.run, data), pg->minimum->recompute);
         w.micro_batch = pg->minimum->micro_batch;
-        w.recompute = pg->minimum->recompute;
         jobs.push_back({rp.run->name, w, rp.run->count});
         f.cards_without_mig += rp.run->count;
       } else {

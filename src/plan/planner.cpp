@@ -222,9 +222,8 @@ PreparedRun prepare_run(const PlannedRun& run, const PlanningData& data) {
   for (auto mb : micro_batches(run))
     for (auto rc : recomputes(run)) {
       PreparedVariant v;
-      v.workload = planned_workload(run, data);
+      v.workload = run.with_recompute(planned_workload(run, data), rc);
       v.workload.micro_batch = mb;
-      v.workload.recompute = rc;
       v.ops = build_step_ops(v.workload);
       v.activations = activation_profile(v.workload);
       v.prepared_default = prepare_step(v.ops, data.default_efficiency);

@@ -26,6 +26,13 @@ std::string beside_runs_file(const std::string& runs_file, const std::string& pa
   return (folder / p).lexically_normal().generic_string();
 }
 
+Workload PlannedRun::with_recompute(Workload w, Recompute rc) const {
+  w.recompute = rc;
+  if (!offload_activations_given && w.stack)
+    w.options.offload_activations = stack_offloads_checkpoints(*w.stack, rc);
+  return w;
+}
+
 double PlannedRun::steps() const {
   const double tokens_per_step = static_cast<double>(global_batch) * workload.tokens_per_example();
   return std::ceil(tokens / tokens_per_step);
@@ -348,8 +355,10 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   w.options.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
   w.options.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
   w.options.offload_parameters = r.optional_bool("offload_params").value_or(false);
-  w.options.offload_activations = r.optional_bool("offload_activations")
-                                      .value_or(stack_offloads_checkpoints(*w.stack, w.recompute));
+  const auto offload = r.optional_bool("offload_activations");
+  run.offload_activations_given = offload.has_value();
+  w.options.offload_activations =
+      offload.value_or(stack_offloads_checkpoints(*w.stack, w.recompute));
   w.options.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
   if (auto v = r.optional_string("peak"))

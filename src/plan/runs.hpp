@@ -19,6 +19,7 @@ struct PlannedRun {
   Workload workload;                        // seq, method, options; micro-batch and recompute below
   std::optional<std::int64_t> micro_batch;  // fixed by the file; else searched
   std::optional<Recompute> recompute;       // fixed by the file; else searched
+  bool offload_activations_given = false;   // the file sets offload_activations (else the stack's)
   std::optional<Layout> layout;    // tp/pp/vpp/cp/ep fixed by the file; else searched where needed
   std::int64_t global_batch = 64;  // sequences per optimizer step
   double tokens = 0;               // tokens to train (tokens, or epochs × dataset_tokens)
@@ -28,6 +29,9 @@ struct PlannedRun {
   int line = 0;                      // where it is defined, for messages
 
   double steps() const;  // tokens / (global_batch × seq), rounded up
+  // The workload with recompute mode `rc`; where the file leaves offload_activations open, the
+  // stack's default for that mode follows it (Unsloth offloads only what it checkpoints).
+  Workload with_recompute(Workload w, Recompute rc) const;
 };
 
 // How much a run trains, from a runs file's keys: `tokens`, or `epochs` × `dataset_tokens`;
