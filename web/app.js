@@ -151,6 +151,7 @@ const ADVANCED = Object.freeze({
   offload_optimizer: {initial: 'off', check: true},
   offload_params: {initial: 'off', check: true},
   offload_activations: {initial: 'off', check: true},
+  no_offload_activations: {initial: 'off', check: true},  // where the stack offloads (unsloth)
   pure_bf16: {initial: 'off', check: true},
   optimizer_in_backward: {initial: 'off', check: true},
   packing: {initial: 'off', check: true, offline: true},
@@ -446,7 +447,8 @@ function runYaml(inputs, indent, taken = []) {
 const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'false'],
   no_double_quant: ['double_quant', 'false'], offload_optimizer: ['offload_optimizer', 'true'],
   offload_params: ['offload_params', 'true'],
-  offload_activations: ['offload_activations', 'true'], pure_bf16: ['pure_bf16', 'true'],
+  offload_activations: ['offload_activations', 'true'],
+  no_offload_activations: ['offload_activations', 'false'], pure_bf16: ['pure_bf16', 'true'],
   optimizer_in_backward: ['optimizer_in_backward', 'true'], packing: ['packing', 'true'],
   padding_free: ['padding_free', 'true']};
 
@@ -1687,7 +1689,8 @@ const FIELD_SLOTS = {
   quant_block: 'quant_block', quant_group: 'quant_block', base_quant: 'base_quant',
   train_modules: 'train_modules', seq_mean: 'seq_mean', seq_max: 'seq', lengths: 'lengths',
   no_double_quant: 'advanced', offload_optimizer: 'advanced', offload_params: 'advanced',
-  offload_activations: 'advanced', pure_bf16: 'advanced', optimizer_in_backward: 'advanced',
+  offload_activations: 'advanced', no_offload_activations: 'advanced', pure_bf16: 'advanced',
+  optimizer_in_backward: 'advanced',
   packing: 'advanced', padding_free: 'advanced',
 };
 

@@ -1538,6 +1538,35 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
   });
 }
 
+// Unsloth offloads its checkpoints by default; the page's switch keeps them on the card, as the
+// command line's --no-offload-activations does, and gives `ftplan fit`'s figures.
+test('unsloth: its offloaded checkpoints by default, on the card with the switch, as the CLI',
+async (env) => {
+  const run = {model: 'llama-3.1-8b', method: 'qlora', cards: [{gpu: 'l40s', count: 1}]};
+  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=qlora&cards=l40s:1');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  await page.selectOption('#stack', 'unsloth');
+  await waitForResults(page);
+  check(!('no_offload_activations' in bodies.at(-1)), 'the switch is not sent while off');
+  await page.check('#no_offload_activations');
+  await waitForResults(page);
+  equal(bodies.at(-1).no_offload_activations, true, 'the switch in the body');
+  const base = {...fitBody(run, run.cards[0]), stack: 'unsloth'};
+  const [onCard, offloaded] = await Promise.all([
+    cliJson('fit', {...base, no_offload_activations: true}), cliJson('fit', base)]);
+  equal([onCard.options.offload_activations, offloaded.options.offload_activations], [false, true],
+      'the CLI offloads by default on unsloth and not with the switch');
+  check(onCard.memory_GB.peak > offloaded.memory_GB.peak,
+      'activations kept on the card raise the peak');
+  equal((await memoryShown(page, 'l40s', 1)).figures.peak?.value, onCard.memory_GB.peak,
+      'the page shows the peak with activations on the card');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
