@@ -91,6 +91,21 @@ TEST(UnslothStack, DefaultsAndTheirOverrides) {
   EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
 }
 
+TEST(UnslothStack, StacksListSaysWhatEachRunsAndWhy) {
+  const auto r = test::run_cli({"stacks", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& st : nlohmann::json::parse(r.out)["stacks"]) {
+    const std::string name = st["name"];
+    EXPECT_EQ(st["offload_checkpoints"].get<bool>(), name == "unsloth") << name;
+    EXPECT_EQ(st["offload_checkpoints_basis"].is_string(), name == "unsloth") << name;
+    EXPECT_EQ(st["fused_lora_kernels"].get<bool>(), name == "unsloth") << name;
+    // The k-bit preparation: TRL's (embeddings back in BF16) and PEFT's alone; no other stack.
+    EXPECT_EQ(st["quantized_base"].is_object(), name == "hf" || name == "peft") << name;
+    if (st["quantized_base"].is_object())
+      EXPECT_EQ(st["quantized_base"]["bf16_embeddings"].get<bool>(), name == "hf");
+  }
+}
+
 TEST(UnslothStack, RunsFilesTakeTheStacksDefault) {
   const std::string runs =
       "candidates: {gpus: [h200-sxm], counts: [1]}\ndefaults: {tokens: 1e6}\n"

@@ -11,6 +11,19 @@
 namespace ftplan::cli {
 namespace {
 
+nlohmann::json or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
+// How the stack prepares a quantized base (`memory.quantized_base`); null where it leaves it as
+// loaded.
+nlohmann::json quantized_base(const StackProfile& s) {
+  if (s.fp32_unquantized_for.empty()) return nullptr;
+  return {{"fp32_unquantized", s.fp32_unquantized_for},
+          {"bf16_embeddings", s.bf16_embeddings},
+          {"basis", s.quantized_base_basis}};
+}
+
 const bool registered_stacks = register_command(
     {"stacks",
      "Software stacks (--stack): the attention kernel, compilation and optimizer implementation "
@@ -30,12 +43,13 @@ const bool registered_stacks = register_command(
                              {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
                              {"optimizer_memory_passes", s.optimizer_passes},
                              {"selective_recompute", selective_policy_name(s.selective)},
-                             {"selective_recompute_basis", s.selective_basis.empty()
-                                                               ? nlohmann::json(nullptr)
-                                                               : nlohmann::json(s.selective_basis)},
+                             {"selective_recompute_basis", or_null(s.selective_basis)},
                              {"selective_recompute_sources", s.selective_sources},
                              {"offload_checkpoints", s.offload_checkpoints},
+                             {"offload_checkpoints_basis", or_null(s.offload_basis)},
                              {"fused_lora_kernels", s.fused_lora},
+                             {"fused_lora_basis", or_null(s.lora_basis)},
+                             {"quantized_base", quantized_base(s)},
                              {"loss", loss_kind_name(s.loss)},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"default", s.name == Stacks::kDefaultStack},
