@@ -94,7 +94,8 @@ TEST(UnslothStack, DefaultsAndTheirOverrides) {
 TEST(UnslothStack, StacksListSaysWhatEachRunsAndWhy) {
   const auto r = test::run_cli({"stacks", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const auto& st : nlohmann::json::parse(r.out)["stacks"]) {
+  const nlohmann::json listed = nlohmann::json::parse(r.out);
+  for (const auto& st : listed["stacks"]) {
     const std::string name = st["name"];
     EXPECT_EQ(st["offload_checkpoints"].get<bool>(), name == "unsloth") << name;
     EXPECT_EQ(st["offload_checkpoints_basis"].is_string(), name == "unsloth") << name;
