@@ -64,6 +64,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option("--optimizer", optimizer,
                  fmt::format("Optimizer: {} (default adamw: 16 B per trained parameter)",
                              fmt::join(optimizer_names(), " | ")));
+  app.add_option("--optimizer-impl", optimizer_impl,
+                 "How the optimizer update runs: fused (one kernel, adamw_torch_fused) | foreach "
+                 "(torch's multi-tensor kernels, adamw_torch: the update's temporaries hold one "
+                 "state of every trained tensor at once) | for-loop (one tensor at a time) "
+                 "(default: the stack's; hf: fused)");
   app.add_option("--base-quant", base_quant,
                  "QLoRA/QDoRA: format of the frozen quantized base: nf4 | gptq-int4 | awq-int4 | "
                  "int8 | hqq-4 | fp8 (data/quant_formats.yaml; default nf4)");
@@ -287,6 +292,8 @@ Workload WorkloadOptions::build(Context& ctx) const {
       (training.offload_activations || stack_offloads_checkpoints(*w.stack, w.recompute));
   w.options.loss_chunks = loss_chunks;
   w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
+  if (!optimizer_impl.empty())
+    w.options.optimizer_impl = parse_optimizer_impl(optimizer_impl, "optimizer_impl");
   w.overheads = &ctx.overheads();
   build_rollouts(ctx, w);
   validate(w);

@@ -21,6 +21,7 @@ struct WorkloadOptions {
   int rank = 16;
   std::string targets = "q,k,v,o,gate,up,down";
   std::string optimizer = "adamw";
+  std::string optimizer_impl;  // empty: the stack's
   std::string precision = "bf16";
   long long seq = 2048;
   double seq_mean = 0;  // 0: every sample is --seq long

@@ -200,6 +200,7 @@ std::vector<MeasuredRun> parse_measured_runs(
     o.compile = r.optional_bool("compile").value_or(false);
     o.precompute_reference = r.optional_bool("precompute_ref").value_or(false);
     const auto loss = r.optional_string("loss");
+    const auto optimizer_impl = r.optional_string("optimizer_impl");
     const auto lora_dropout = r.optional_number("lora_dropout", 0, 0.999);
     const auto train_modules = r.optional_string("train_modules");
     BaseQuantOptions quant;
@@ -405,6 +406,10 @@ std::vector<MeasuredRun> parse_measured_runs(
       return resolve_loss(loss.value_or(""), o.chunked_loss,
                           run.stack ? *run.stack : stacks.fallback());
     });
+    if (optimizer_impl)
+      w.options.optimizer_impl = r.at_key("optimizer_impl", [&] {
+        return parse_optimizer_impl(*optimizer_impl, "optimizer_impl");
+      });
     w.overheads = &overheads;
     w.stack = run.stack;
     switch (run.peak) {

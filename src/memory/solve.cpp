@@ -19,7 +19,9 @@ std::string binding_term(const MemoryEstimate& m) {
   if (verdict_for(m.capacity, m.states_on_card + m.overhead) != Verdict::kFits)
     return "model states on the card";
   return fmt::format("{} ({} phase)", m.runtime.step.largest_term(),
-                     m.runtime.step.phase == StepPhase::kLoss ? "loss" : "block backward");
+                     m.runtime.step.phase == StepPhase::kBlockBackward
+                         ? std::string_view("block backward")
+                         : step_phase_word(m.runtime.step.phase));
 }
 
 SolveResult solve(const Workload& base, const Placement& p, SolveFor what, std::int64_t step) {

@@ -37,6 +37,25 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.paged = s.optimizer_states;
     s.optimizer_states = Bytes(0);
   }
+  // The update's temporaries: one optimizer state's worth per temporary, in the states' dtype
+  // (pure BF16 halves them with the states), over the card's shard of the trained parameters.
+  // The offloaded update runs on the host, paged rows are bitsandbytes kernels, and an update
+  // stepped in the backward pass handles one tensor at a time.
+  if (opt.update_temporaries > 0 && opt.states > 0 && !o.offload_optimizer &&
+      !o.optimizer_in_backward && !opt.paged) {
+    const Bytes one_state = s.optimizer_states / static_cast<double>(opt.states);
+    const OptimizerImpl impl = optimizer_impl(w);
+    if (impl == OptimizerImpl::kForeach) {
+      out.update_temporaries = one_state * static_cast<double>(opt.update_temporaries);
+    } else if (impl == OptimizerImpl::kForLoop && opt.gradient_bytes > 0) {
+      // The largest trained tensor's state: its gradient's bytes at the state's width.
+      const double per_param = opt.state_bytes / opt.states /
+                               (o.pure_bf16 && opt.states_follow_parameter_dtype ? 2.0 : 1.0);
+      const Bytes largest = profile.largest_gradient / shards * (per_param / opt.gradient_bytes);
+      out.update_temporaries =
+          std::min(one_state, largest) * static_cast<double>(opt.update_temporaries);
+    }
+  }
   // Offloaded parameters (FSDP CPUOffloadPolicy): weights and gradients live in host memory; the
   // card holds the all-gathered working set (StepMemory::gathered_params).
   if (o.offload_parameters) {

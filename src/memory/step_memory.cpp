@@ -12,8 +12,39 @@
 namespace ftplan {
 
 std::string_view step_phase_name(StepPhase phase) {
-  return phase == StepPhase::kLoss ? "loss and output layer (end of the forward pass)"
-                                   : "backward pass of a block";
+  switch (phase) {
+    case StepPhase::kLoss:
+      return "loss and output layer (end of the forward pass)";
+    case StepPhase::kBlockBackward:
+      return "backward pass of a block";
+    case StepPhase::kOptimizerUpdate:
+      return "optimizer update (after the backward pass)";
+  }
+  return "";
+}
+
+std::string_view step_phase_id(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kLoss:
+      return "loss";
+    case StepPhase::kBlockBackward:
+      return "block-backward";
+    case StepPhase::kOptimizerUpdate:
+      return "optimizer-update";
+  }
+  return "";
+}
+
+std::string_view step_phase_word(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kLoss:
+      return "loss";
+    case StepPhase::kBlockBackward:
+      return "backward";
+    case StepPhase::kOptimizerUpdate:
+      return "optimizer update";
+  }
+  return "";
 }
 
 std::string_view StepMemory::largest_term() const {
@@ -27,6 +58,7 @@ std::string_view StepMemory::largest_term() const {
                                                  : "dequantized weight buffer"},
       {gathered_params, "all-gathered parameters (FSDP)"},
       {scoring_logits, "logits of the reference model's forward pass"},
+      {update_temporaries, "temporaries of the optimizer update"},
   };
   const auto* best =
       std::max_element(std::begin(terms), std::end(terms),
@@ -111,12 +143,21 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
     block.gradients = states.gradients_produced;
   }
 
-  if (loss.total() >= block.total()) {
-    loss.other_phase = block.total();
-    return loss;
-  }
-  block.other_phase = loss.total();
-  return block;
+  // Update phase: the optimizer step, after the backward pass has freed the activations: every
+  // gradient the backward pass produced (persistent ones are resident) and the update's
+  // temporaries.
+  StepMemory update;
+  update.phase = StepPhase::kOptimizerUpdate;
+  update.gradients = states.gradients_produced;
+  update.update_temporaries = states.update_temporaries;
+
+  StepMemory* phases[] = {&loss, &block, &update};
+  StepMemory* peak = phases[0];
+  for (StepMemory* m : phases)
+    if (m->total() > peak->total()) peak = m;
+  for (const StepMemory* m : phases)
+    if (m != peak) peak->other_phase = std::max(peak->other_phase, m->total());
+  return *peak;
 }
 
 LoadMemory load_memory(const Workload& w, const ActivationProfile& profile,

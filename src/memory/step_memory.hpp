@@ -4,7 +4,9 @@
 //                 its backward that follows (the logits' gradient, the head's weight gradient
 //                 and, where it is accumulated, a second head-sized partial), the larger;
 //   block phase:  the backward pass of one block (its recomputed activations and gradients of
-//                 its activations) while the model's gradients are produced.
+//                 its activations) while the model's gradients are produced;
+//   update phase: the optimizer step after the backward pass: every gradient and the update's
+//                 temporaries (torch's foreach AdamW: sqrt(v) for every trained tensor).
 #pragma once
 
 #include <string_view>
@@ -19,8 +21,10 @@
 
 namespace ftplan {
 
-enum class StepPhase { kLoss, kBlockBackward };
-std::string_view step_phase_name(StepPhase phase);
+enum class StepPhase { kLoss, kBlockBackward, kOptimizerUpdate };
+std::string_view step_phase_name(StepPhase phase);  // "backward pass of a block"
+std::string_view step_phase_id(StepPhase phase);    // "block-backward" (JSON)
+std::string_view step_phase_word(StepPhase phase);  // "backward" (tables)
 
 // The step's memory beyond the resident model states, per card, at its peak phase.
 struct StepMemory {
@@ -35,10 +39,11 @@ struct StepMemory {
   // Preference objectives: the logits of a forward pass without gradient (the reference model's,
   // KTO's KL batch), made while the policy's are held for its backward.
   Bytes scoring_logits;
-  Bytes other_phase;  // the other phase's total, for comparison
+  Bytes update_temporaries;  // the optimizer update's temporaries (OnCardStates)
+  Bytes other_phase;         // the larger of the other phases' totals, for comparison
   Bytes total() const {
     return saved_activations + logits_and_loss + recompute + backward_transient + gradients +
-           dequant_buffer + gathered_params + scoring_logits;
+           dequant_buffer + gathered_params + scoring_logits + update_temporaries;
   }
   // The largest term, in words ("logits and loss of the output layer").
   std::string_view largest_term() const;

@@ -925,14 +925,14 @@ class Builder {
       bytes += row_for(w_.optimizer, m).memory_passes * (read + written);
       tensors += static_cast<double>(m.copies);
     }
-    // The stack's implementation: multi-pass kernels move the states several times, per-tensor
-    // loops launch kernels per trained tensor.
+    // The run's implementation (its stack's unless it names one): multi-pass kernels move the
+    // states several times, per-tensor loops launch kernels per trained tensor.
     Op update =
         vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer, flops, bytes, 1);
-    if (w_.stack) {
-      update.bytes = update.bytes * w_.stack->optimizer_passes;
-      if (w_.stack->optimizer_launches_per_tensor > 0)
-        update.launches = w_.stack->optimizer_launches_per_tensor * tensors;
+    if (w_.stack || w_.options.optimizer_impl) {
+      const OptimizerKernels k = optimizer_kernels(optimizer_impl(w_), w_.stack);
+      update.bytes = update.bytes * k.passes;
+      if (k.launches_per_tensor > 0) update.launches = k.launches_per_tensor * tensors;
     }
     out_.ops.push_back(std::move(update));
     emit_orthogonalization();

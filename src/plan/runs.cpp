@@ -88,6 +88,7 @@ const std::vector<std::string>& run_keys() {
                                   "pure_bf16",
                                   "chunked_loss",
                                   "loss",
+                                  "optimizer_impl",
                                   "lora_dropout",
                                   "train_modules",
                                   "peak"};
@@ -366,6 +367,9 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   const std::string loss = r.optional_string("loss").value_or("");
   w.options.loss =
       guarded("loss", [&] { return resolve_loss(loss, w.options.chunked_loss, *w.stack); });
+  if (auto v = r.optional_string("optimizer_impl"))
+    w.options.optimizer_impl =
+        guarded("optimizer_impl", [&] { return parse_optimizer_impl(*v, "optimizer_impl"); });
   read_rollout(r, run, catalog);
   r.optional_string("from");  // its settings were merged in with the run's keys
   r.finish();

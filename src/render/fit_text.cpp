@@ -41,6 +41,8 @@ std::string step_settings(const Workload& w) {
   else if (o.loss != LossKind::kFp32Upcast)
     out += fmt::format(", {} loss", loss_kind_name(o.loss));
   if (o.optimizer_in_backward) out += ", optimizer in backward";
+  if (o.optimizer_impl)
+    out += fmt::format(", {} optimizer update", optimizer_impl_name(*o.optimizer_impl));
   if (o.offload_optimizer) out += ", optimizer offloaded";
   if (o.offload_parameters) out += ", parameters offloaded";
   if (o.offload_activations) out += ", activations offloaded";
@@ -128,7 +130,9 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   }
   t.separator();
   const StepMemory& st = r.step;
-  row(fmt::format("activations ({} peak)", st.phase == StepPhase::kLoss ? "loss" : "backward"),
+  row(st.phase == StepPhase::kOptimizerUpdate
+          ? std::string("gradients and update (optimizer peak)")
+          : fmt::format("activations ({} peak)", step_phase_word(st.phase)),
       m.activations);
   sub("saved activations", st.saved_activations);
   sub("logits and loss", st.logits_and_loss);
@@ -138,6 +142,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
   sub(st.phase == StepPhase::kLoss ? "FP32 output layer cast to 16 bits" : "dequantization buffer",
       st.dequant_buffer);
   sub("gathered parameters (FSDP)", st.gathered_params);
+  sub("optimizer update temporaries", st.update_temporaries);
   sub(is_online(w) ? "logits of the passes without gradient" : "reference model logits",
       st.scoring_logits);
   row("runtime overhead", m.overhead);

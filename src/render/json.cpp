@@ -37,10 +37,6 @@ double gb(Bytes b) {
   return round_to(to_GB(b), 3);
 }
 
-const char* phase_id(StepPhase p) {
-  return p == StepPhase::kLoss ? "loss" : "block-backward";
-}
-
 }  // namespace
 
 json gpu_json(const GpuSpec& g) {
@@ -258,6 +254,7 @@ json workload_json(const Workload& w) {
                   {"offload_activations", o.offload_activations},
                   {"chunked_loss", o.chunked_loss},
                   {"loss", std::string(loss_kind_name(o.effective_loss()))},
+                  {"optimizer_impl", std::string(optimizer_impl_name(optimizer_impl(w)))},
                   {"loss_chunks", o.loss_chunks},
                   {"compile", o.compile},
                   {"pure_bf16", o.pure_bf16}};
@@ -399,7 +396,7 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
   const OnCardStates& on = m.runtime.states;
   const OverheadBreakdown& o = m.runtime.overheads;
   json j;
-  j["step"] = {{"peak_phase", phase_id(st.phase)},
+  j["step"] = {{"peak_phase", std::string(step_phase_id(st.phase))},
                {"saved_activations", gb(st.saved_activations)},
                {"logits_and_loss", gb(st.logits_and_loss)},
                {"recompute", gb(st.recompute)},
@@ -408,6 +405,7 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                {"dequant_buffer", gb(st.dequant_buffer)},
                {"gathered_params", gb(st.gathered_params)},
                {"scoring_logits", gb(st.scoring_logits)},
+               {"update_temporaries", gb(st.update_temporaries)},
                {"other_phase", gb(st.other_phase)}};
   j["states_moved"] = {{"host", gb(on.host)},
                        {"paged", gb(on.paged)},
@@ -468,7 +466,7 @@ json validation_json(const ValidationReport& r) {
       j["error"] = round_to(row.error, 4);
       j["workload"] = workload_json(run.workload);
       j["workload"].update(placement_json(run.placement));
-      j["peak_phase"] = phase_id(row.estimate.runtime.step.phase);
+      j["peak_phase"] = std::string(step_phase_id(row.estimate.runtime.step.phase));
     }
     rows.push_back(j);
   }

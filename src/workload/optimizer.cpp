@@ -18,43 +18,43 @@ constexpr double kAdamW8bitFlops = 18;
 const std::vector<OptimizerRow> kRows = {
     // ZeRO paper (Rajbhandari et al. 2020, §3.1): mixed-precision Adam keeps 2Ψ + 2Ψ + KΨ bytes,
     // K = 12 (FP32 master, momentum, variance): 16 B per parameter, the seed's count.
-    {Optimizer::kAdamW, "adamw", 2, 2, 4, 2, 8, "FP32", true, false, false, true, kAdamWFlops, 1,
+    {Optimizer::kAdamW, "adamw", 2, 2, 4, 2, 8, "FP32", true, false, false, true, kAdamWFlops, 1, 1,
      MatrixRule::kEvery, Optimizer::kAdamW, 0,
      "mixed-precision AdamW, ZeRO count: 2 + 2 + 4 + 4 + 4 = 16 B"},
     // bitsandbytes 8-bit Adam (Dettmers et al. 2022): m and v as 8-bit codes, 1 B each; the seed's
     // count 2 + 2 + 4 + 1 + 1 = 10 B. Block-wise absmax constants (4 B per 256 values and state,
     // +0.03 B) are left out, as in the seed.
     {Optimizer::kAdamW8bit, "adamw-8bit", 2, 2, 4, 2, 2, "8-bit blockwise", false, false, false,
-     false, kAdamW8bitFlops, 1, MatrixRule::kEvery, Optimizer::kAdamW8bit, 0,
+     false, kAdamW8bitFlops, 1, 0, MatrixRule::kEvery, Optimizer::kAdamW8bit, 0,
      "8-bit AdamW, seed/ZeRO count: 2 + 2 + 4 + 1 + 1 = 10 B"},
     {Optimizer::kPagedAdamW, "paged-adamw", 2, 2, 4, 2, 8, "FP32", true, false, true, true,
-     kAdamWFlops, 1, MatrixRule::kEvery, Optimizer::kPagedAdamW, 0,
+     kAdamWFlops, 1, 0, MatrixRule::kEvery, Optimizer::kPagedAdamW, 0,
      "bitsandbytes PagedAdamW: as AdamW, states in unified memory"},
     {Optimizer::kPagedAdamW8bit, "paged-adamw-8bit", 2, 2, 4, 2, 2, "8-bit blockwise", false, false,
-     true, false, kAdamW8bitFlops, 1, MatrixRule::kEvery, Optimizer::kPagedAdamW8bit, 0,
+     true, false, kAdamW8bitFlops, 1, 0, MatrixRule::kEvery, Optimizer::kPagedAdamW8bit, 0,
      "bitsandbytes PagedAdamW8bit: as 8-bit AdamW, paged"},
     // Pure BF16 training (e.g. Hugging Face PEFT's MetaMathQA runs, torchtune dtype=bf16):
     // weight, gradient, m and v all in BF16, no FP32 master: 8 B.
     {Optimizer::kAdamWBf16, "adamw-bf16", 2, 2, 0, 2, 4, "BF16", true, false, false, true,
-     kAdamWFlops, 1, MatrixRule::kEvery, Optimizer::kAdamWBf16, 0,
+     kAdamWFlops, 1, 1, MatrixRule::kEvery, Optimizer::kAdamWBf16, 0,
      "pure-BF16 AdamW: 2 + 2 + 2 + 2 = 8 B"},
     // buf = μ·buf + g (2); w −= lr·(buf + λ·w) (4).
     {Optimizer::kSgdMomentum, "sgd-momentum", 2, 2, 4, 1, 4, "FP32", true, false, false, true, 6, 1,
-     MatrixRule::kEvery, Optimizer::kSgdMomentum, 0,
+     0, MatrixRule::kEvery, Optimizer::kSgdMomentum, 0,
      "SGD with momentum, mixed precision: 2 + 2 + 4 + 4 = 12 B"},
     // w −= lr·(g + λ·w).
-    {Optimizer::kSgd, "sgd", 2, 2, 4, 0, 0, "-", false, false, false, true, 4, 1,
+    {Optimizer::kSgd, "sgd", 2, 2, 4, 0, 0, "-", false, false, false, true, 4, 1, 0,
      MatrixRule::kEvery, Optimizer::kSgd, 0, "plain SGD, mixed precision: 2 + 2 + 4 = 8 B"},
     // Shazeer & Stern 2018: no first moment (beta1 = None, the Hugging Face default); the second
     // moment of an r x c matrix is kept as r + c FP32 values (state_bytes: per kept value);
     // vectors keep it in full. Update: row/column mean squares (≈4), the factored estimate (≈3),
     // rsqrt update and clipping (≈5).
     {Optimizer::kAdafactor, "adafactor", 2, 2, 4, 1, 4, "FP32 row + column", false, true, false,
-     false, 12, 1, MatrixRule::kEvery, Optimizer::kAdafactor, 0,
+     false, 12, 1, 0, MatrixRule::kEvery, Optimizer::kAdafactor, 0,
      "Adafactor: 2 + 2 + 4 B plus 4 B x (rows + cols) per matrix"},
     // Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms", Algorithm 2): one
     // momentum. c = β1·m + (1−β1)·g (3); w −= lr·(sign(c) + λ·w) (1 + 4); m = β2·m + (1−β2)·g (3).
-    {Optimizer::kLion, "lion", 2, 2, 4, 1, 4, "FP32", true, false, false, true, 11, 1,
+    {Optimizer::kLion, "lion", 2, 2, 4, 1, 4, "FP32", true, false, false, true, 11, 1, 0,
      MatrixRule::kEvery, Optimizer::kLion, 0,
      "Lion, mixed precision: 2 + 2 + 4 + 4 (momentum) = 12 B"},
     // Muon (Jordan et al. 2024; Liu et al. 2025, "Muon is Scalable for LLM Training"): 2-D hidden
@@ -62,7 +62,7 @@ const std::vector<OptimizerRow> kRows = {
     // Frobenius norm (2) and orthogonalised by 5 Newton-Schulz iterations in BF16, then applied
     // with decoupled weight decay and the shape scale (3). Embeddings, the output layer, norms
     // and biases are trained with AdamW.
-    {Optimizer::kMuon, "muon", 2, 2, 4, 1, 4, "FP32", true, false, false, false, 9, 1,
+    {Optimizer::kMuon, "muon", 2, 2, 4, 1, 4, "FP32", true, false, false, false, 9, 1, 0,
      MatrixRule::kHiddenMatrices, Optimizer::kAdamW, 5,
      "Muon: hidden matrices 2 + 2 + 4 + 4 (momentum) = 12 B; others AdamW, 16 B"},
 };

@@ -49,6 +49,13 @@ struct OptimizerRow {
   double update_flops;
   // Passes over the states per update: 1 for a fused multi-tensor kernel (every row here today).
   int memory_passes;
+  // State-sized temporaries the update allocates for every trained tensor at once when it runs
+  // as torch's foreach kernels (data/stacks `optimizer.implementation`, --optimizer-impl): AdamW
+  // makes the denominator sqrt(v) as a new tensor list before dividing into it
+  // (torch/optim/adamw.py _multi_tensor_adamw); one tensor's worth run per tensor (for-loop);
+  // none fused. Rows whose update is a library's own kernel (bitsandbytes) or a per-tensor loop
+  // whatever the stack (Adafactor, Lion, Muon) keep 0.
+  int update_temporaries;
   MatrixRule rule;
   Optimizer others;  // for parameters the rule leaves out (kHiddenMatrices)
   // Newton-Schulz iterations orthogonalising each matrix update (Muon: 5); 0: none.

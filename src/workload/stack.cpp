@@ -44,6 +44,24 @@ const std::vector<std::string>& optimizer_impl_names() {
   return names;
 }
 
+OptimizerImpl parse_optimizer_impl(std::string_view name, std::string_view field) {
+  return kImpls.parse(name, "optimizer implementation", field);
+}
+
+OptimizerKernels optimizer_kernels(OptimizerImpl impl, const StackProfile* stack) {
+  if (stack && stack->optimizer == impl)
+    return {stack->optimizer_passes, stack->optimizer_launches_per_tensor};
+  switch (impl) {
+    case OptimizerImpl::kFused:
+      return {1, 0};
+    case OptimizerImpl::kForeach:
+      return {3, 0};
+    case OptimizerImpl::kForLoop:
+      return {3, 8};
+  }
+  return {};
+}
+
 StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
                          const std::vector<std::string>& base_formats) {
   StrictMap root(parse_document(file.text, file.path), file.path, "");

@@ -20,6 +20,8 @@ namespace ftplan {
 enum class OptimizerImpl { kFused, kForeach, kForLoop };
 std::string_view optimizer_impl_name(OptimizerImpl i);
 const std::vector<std::string>& optimizer_impl_names();
+OptimizerImpl parse_optimizer_impl(std::string_view name,
+                                   std::string_view field = "optimizer_impl");
 
 // What "selective" activation checkpointing keeps (data/stacks `recompute.selective`):
 // - attention-core: everything but the attention core (softmax and the product with V), which is
@@ -99,6 +101,20 @@ struct StackProfile {
   std::string note;
   std::vector<std::string> sources;
 };
+
+// One optimizer update as an implementation runs it: passes over the states relative to one
+// fused pass, and kernel launches per trained tensor (0: a few for all tensors together).
+struct OptimizerKernels {
+  double passes = 1;
+  double launches_per_tensor = 0;
+};
+// The stack's own figures where it runs `impl` (data/stacks `optimizer:`), the implementation's
+// generic ones where a run names another (--optimizer-impl), counted from torch/optim/adamw.py:
+// the fused kernel reads and writes each state once; the foreach path makes about 20 state-sized
+// reads and writes where the fused kernel makes 7 (about 3 passes); the for-loop path the same
+// passes, with about 8 kernels per tensor (decay, the two moment updates, the square root, its
+// scaling and epsilon, the final addcdiv).
+OptimizerKernels optimizer_kernels(OptimizerImpl impl, const StackProfile* stack);
 
 // Whether the stack moves a run's checkpointed inputs to host memory by default (full
 // recomputation under a stack with `recompute.offload_checkpoints`).

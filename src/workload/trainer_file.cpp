@@ -64,6 +64,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "base_quant",
                                   "double_quant",
                                   "loss",
+                                  "optimizer_impl",
                                   "optimizer_in_backward",
                                   "pure_bf16",
                                   "offload_optimizer",
@@ -340,6 +341,10 @@ std::string hf_optimizer(Reader& r, std::string_view path, const std::string& na
       {"paged_lion_32bit", "lion"},
   };
   const std::string n = ascii_lower(name);
+  // torch's AdamW as the Trainer builds it: fused=True for adamw_torch_fused, the foreach kernels
+  // (torch's default on CUDA) for adamw_torch.
+  if (n == "adamw_torch") r.use(path, name, "optimizer_impl", "foreach");
+  if (n == "adamw_torch_fused") r.use(path, name, "optimizer_impl", "fused");
   for (const auto& [from, to] : table)
     if (n == from) return to;
   // adamw_torch_4bit (torchao AdamW4bit): ftplan has no 4-bit AdamW.
@@ -918,6 +923,17 @@ void read_torchtune(Reader& r, const std::vector<std::string>& model_ids) {
     return torchtune_optimizer(r, "optimizer._component_", v);
   });
   r.copy_bool("optimizer_in_bwd", "optimizer_in_backward");
+  // torch.optim's own switches: fused=True runs the fused kernel, foreach=False one tensor at a
+  // time; a torch optimizer given neither runs the foreach kernels on CUDA.
+  const auto fused = r.boolean("optimizer.fused");
+  const auto foreach = r.boolean("optimizer.foreach");
+  if (fused && *fused)
+    r.use("optimizer.fused", "true", "optimizer_impl", "fused");
+  else if (foreach)
+    r.use("optimizer.foreach", *foreach ? "true" : "false", "optimizer_impl",
+          *foreach ? "foreach" : "for-loop");
+  else if (fused)
+    r.use("optimizer.fused", "false", "optimizer_impl", "foreach");
   if (auto loss = r.text("loss._component_")) {
     if (loss->ends_with("CEWithChunkedOutputLoss") || loss->ends_with("LinearCrossEntropyLoss"))
       r.use("loss._component_", *loss, "loss", "chunked");

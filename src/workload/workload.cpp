@@ -231,6 +231,11 @@ void validate(const Workload& w) {
   if (objective_traits(w.objective).online) validate_rollout(w);
 }
 
+OptimizerImpl optimizer_impl(const Workload& w) {
+  if (w.options.optimizer_impl) return *w.options.optimizer_impl;
+  return w.stack ? w.stack->optimizer : OptimizerImpl::kFused;
+}
+
 std::string recompute_label(const Workload& w) {
   const std::int64_t all = w.model ? w.model->arch.layers : 0;
   if (w.recompute == Recompute::kFull && w.recompute_layers > 0 && w.recompute_layers < all)

@@ -59,6 +59,9 @@ struct TrainingOptions {
   bool pure_bf16 =
       false;  // weights trained in BF16 with no FP32 master copy (torchtune dtype=bf16,
               // PEFT use_amp=false): optimizer states in the parameter dtype
+  // How the optimizer update runs (--optimizer-impl; Transformers optim adamw_torch is foreach,
+  // adamw_torch_fused fused); unset: the stack's.
+  std::optional<OptimizerImpl> optimizer_impl;
   // The loss as it runs: `chunked_loss` (the older flag) wins over `loss`.
   LossKind effective_loss() const { return chunked_loss ? LossKind::kChunked : loss; }
 };
@@ -161,6 +164,9 @@ struct Workload {
 // The recompute mode as reports print it: "full", or under layer-wise checkpointing "full (16 of
 // 32 blocks)".
 std::string recompute_label(const Workload& w);
+
+// How the run's optimizer update runs: its own --optimizer-impl, else its stack's, else fused.
+OptimizerImpl optimizer_impl(const Workload& w);
 
 // Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the
 // rest of the count replicates it (data parallel, `dp`), and the experts of a MoE model are spread
