@@ -1567,6 +1567,38 @@ async (env) => {
   await page.close();
 });
 
+// How the optimizer update runs: the stack's unless chosen; foreach gives the CLI's figures, with
+// the update's temporaries as its peak for a full fine-tune, and becomes a run's key.
+test('optimizer update: the stack\'s by default, foreach from the page as the CLI\'s ' +
+    '--optimizer-impl', async (env) => {
+  const run = {model: 'llama-3.2-3b', method: 'full', cards: [{gpu: 'h200-nvl', count: 1}]};
+  const page = await openPage(env.context, env.origin,
+      'model=llama-3.2-3b&method=full&cards=h200-nvl:1');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  equal(await page.inputValue('#optimizer_impl'), '', 'the stack\'s implementation by default');
+  await page.fill('#micro_batch', '2');
+  await waitForResults(page);
+  check(!('optimizer_impl' in bodies.at(-1)), 'not sent while the stack\'s');
+  await page.selectOption('#optimizer_impl', 'foreach');
+  await waitForResults(page);
+  equal(bodies.at(-1).optimizer_impl, 'foreach', 'the choice in the body');
+  const base = {...fitBody(run, run.cards[0]), micro_batch: '2'};
+  const [foreach, fused] = await Promise.all([
+    cliJson('fit', {...base, optimizer_impl: 'foreach'}), cliJson('fit', base)]);
+  equal([foreach.options.optimizer_impl, fused.options.optimizer_impl], ['foreach', 'fused'],
+      'the CLI runs hf fused unless told');
+  check(foreach.memory_GB.peak > fused.memory_GB.peak, 'the foreach update raises the peak');
+  equal((await memoryShown(page, 'h200-nvl', 1)).figures.peak?.value, foreach.memory_GB.peak,
+      'the page shows the peak with the foreach update');
+  const params = new URLSearchParams(new URL(page.url()).hash.slice(1));
+  equal(params.get('optimizer_impl'), 'foreach', 'the URL keeps the choice');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
