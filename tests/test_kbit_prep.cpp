@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/error.hpp"
@@ -156,6 +157,33 @@ TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("bf16_embeddings"), std::string::npos) << e.what();
   }
+}
+
+// The FP32 stream's time (perf/ops.cpp): autocast casts each product's FP32 input to 16 bits and
+// a 4-bit layer casts its output back, 6 B per element (read 4, write 2, or the reverse); the
+// residual adds move 4 B per element. Llama 3.2 3B, 1024 tokens: q_proj 3072 -> 3072, k_proj
+// 3072 -> 1024, 28 layers.
+TEST(KbitPrep, TheFp32StreamsCastsAreTimedByHand) {
+  auto ops = [](const char* stack) {
+    const auto r = test::run_cli({"step", "--model", "llama-3.2-3b", "--method", "qlora", "--gpu",
+                                  "a100-80gb-sxm", "--seq", "1024", "--micro-batch", "1", "--stack",
+                                  stack, "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
+    nlohmann::json by_name = nlohmann::json::object();
+    for (const auto& op : step["ops"])
+      by_name[op["name"].get<std::string>()] = op["bytes"];
+    return by_name;
+  };
+  const auto hf = ops("hf");
+  EXPECT_DOUBLE_EQ(hf["attn.q_proj.fp32_stream_cast.fwd"].get<double>(),
+                   6.0 * 1024 * (3072 + 3072) * 28);
+  EXPECT_DOUBLE_EQ(hf["attn.k_proj.fp32_stream_cast.fwd"].get<double>(),
+                   6.0 * 1024 * (3072 + 1024) * 28);
+  // axolotl keeps the base's other parameters in BF16: no casts, half the residual traffic.
+  const auto axolotl = ops("axolotl");
+  EXPECT_FALSE(axolotl.contains("attn.q_proj.fp32_stream_cast.fwd"));
+  EXPECT_DOUBLE_EQ(hf["residual.fwd"].get<double>(), 2.0 * axolotl["residual.fwd"].get<double>());
 }
 
 }  // namespace

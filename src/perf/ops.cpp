@@ -297,6 +297,10 @@ class Builder {
     out_.layers = a_.layers;
     out_.precision = w.precision;
     out_.compiled = w.options.compile;
+    // A base the stack prepared for k-bit training (TrainedSet::fp32_unquantized) runs its
+    // residual stream, norms' outputs and MLP intermediates in FP32, as memory counts them
+    // (memory/activations.cpp, ActivationSettings::fp32_stream).
+    stream_ = set.fp32_unquantized ? kFp32 : kAct;
     out_.micro_batch_overhead = !w.stack || w.stack->micro_batch_overhead;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
     base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
@@ -434,6 +438,17 @@ class Builder {
       forward(vector_op(name + ".fwd", OpClass::kDequant, Phase::kForward, q.flops, bytes, count));
       bwd.push_back(
           vector_op(name + ".bwd", OpClass::kDequant, Phase::kBackward, q.flops, bytes, count));
+    }
+    // An FP32 stream (stream_): autocast casts each product's FP32 input to 16 bits, and a 4-bit
+    // layer returns its output in its input's dtype (bitsandbytes Linear4bit: out.to(inp_dtype)),
+    // a second cast; the backward pass casts the gradients back the same way. Read 4 B and write
+    // 2 (or the reverse) per element.
+    if (stream_ > kAct && !router) {
+      const double elems = M * (in + (role.quantized() ? outf : 0.0));
+      forward(vector_op(base + ".fp32_stream_cast.fwd", OpClass::kElementwise, Phase::kForward,
+                        elems, (kFp32 + kAct) * elems, count));
+      bwd.push_back(vector_op(base + ".fp32_stream_cast.bwd", OpClass::kElementwise,
+                              Phase::kBackward, elems, (kFp32 + kAct) * elems, count));
     }
     // FP8/FP4 recipes quantize the GEMM operands: the input activation and the weight in the
     // forward pass, the output gradient in the backward pass (Transformer Engine).
@@ -694,9 +709,9 @@ class Builder {
     const double H = static_cast<double>(a_.hidden);
     const std::int64_t count = 2 * a_.layers;
     forward(vector_op("residual.fwd", OpClass::kElementwise, Phase::kForward, T_ * H,
-                      3 * kAct * T_ * H, count));
+                      3 * stream_ * T_ * H, count));
     backward_group({vector_op("residual.bwd", OpClass::kElementwise, Phase::kBackward, T_ * H,
-                              3 * kAct * T_ * H, count)});
+                              3 * stream_ * T_ * H, count)});
   }
 
   void emit_activation(const std::string& name, double tokens, double width, std::int64_t count) {
@@ -714,11 +729,14 @@ class Builder {
     const double per = a_.activation == MlpActivation::kGeGLU ? kGeGluFlops : kSwiGluFlops;
     const double elems = tokens * width;
     const bool fused = out_.compiled;
+    // In an FP32 stream the gate and up products arrive in FP32: every byte count doubles.
+    const double wide = stream_ / kAct;
     forward(vector_op(name + ".fwd", OpClass::kElementwise, Phase::kForward, per * elems,
-                      (fused ? kFusedGatedActBytes : kEagerGatedActBytes) * elems, count));
+                      wide * (fused ? kFusedGatedActBytes : kEagerGatedActBytes) * elems, count));
     backward_group({vector_op(
         name + ".bwd", OpClass::kElementwise, Phase::kBackward, 2 * per * elems,
-        (fused ? kFusedGatedActBackwardBytes : kEagerGatedActBackwardBytes) * elems, count)});
+        wide * (fused ? kFusedGatedActBackwardBytes : kEagerGatedActBackwardBytes) * elems,
+        count)});
   }
 
   // The sigmoid of the one-wide gate and the product with the shared expert's output: reads the
@@ -973,6 +991,7 @@ class Builder {
   const TrainedSet& set_;
   const ModelArch& a_;
   double T_ = 0;                      // tokens a micro-batch processes (padding included)
+  double stream_ = kAct;              // bytes per element of the residual stream (FP32: 4)
   std::vector<LengthBin> lengths_;    // the samples' lengths (variable lengths only)
   std::vector<LengthBin> batch_max_;  // the longest of a padded micro-batch (unpacked, padded)
   bool low_precision_ = false;
