@@ -140,6 +140,7 @@ const ADVANCED = Object.freeze({
   compile: {initial: ''},    // '': the stack's; 'on': --compile; 'off': --no-compile
   loss: {initial: ''},       // '': the stack's
   optimizer_impl: {initial: ''},  // '': the stack's
+  experts_impl: {initial: ''},    // '': the stack's
   peak: {initial: 'reserved'},
   grad_accum: {initial: '1'},
   recompute_layers: {initial: '0'},
@@ -1685,7 +1686,7 @@ const FIELD_SLOTS = {
   prompts_per_step: 'group_size', engine_memory: 'objective', rollout: 'objective',
   recompute: 'recompute', shard: 'shard', gpu: 'cards', gpus: 'cards', runs: 'runs',
   stack: 'stack', attention: 'attention', compile: 'compile', no_compile: 'compile', loss: 'loss',
-  optimizer_impl: 'optimizer_impl',
+  optimizer_impl: 'optimizer_impl', experts_impl: 'experts_impl',
   peak: 'peak', grad_accum: 'grad_accum', recompute_layers: 'recompute_layers',
   lora_dropout: 'lora_dropout',
   quant_block: 'quant_block', quant_group: 'quant_block', base_quant: 'base_quant',

@@ -42,6 +42,8 @@ const bool registered_stacks = register_command(
                              {"compile", s.compile},
                              {"optimizer_implementation", optimizer_impl_name(s.optimizer)},
                              {"optimizer_memory_passes", s.optimizer_passes},
+                             {"experts", experts_impl_name(s.experts)},
+                             {"experts_basis", or_null(s.experts_basis)},
                              {"selective_recompute", selective_policy_name(s.selective)},
                              {"selective_recompute_basis", or_null(s.selective_basis)},
                              {"selective_recompute_sources", s.selective_sources},

@@ -69,6 +69,12 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "(torch's multi-tensor kernels, adamw_torch: the update's temporaries hold one "
                  "state of every trained tensor at once) | for-loop (one tensor at a time) "
                  "(default: the stack's; hf: fused)");
+  app.add_option("--experts-impl", experts_impl,
+                 "How a mixture-of-experts layer runs its experts: grouped (all routed tokens in "
+                 "grouped products: Megatron, torchtitan, Transformers 5 with torch 2.9+) | loop "
+                 "(one expert after the other: Transformers' eager experts, LitGPT; the backward "
+                 "holds one expert's activation gradients at a time) (default: the stack's; hf: "
+                 "grouped)");
   app.add_option("--base-quant", base_quant,
                  "QLoRA/QDoRA: format of the frozen quantized base: nf4 | gptq-int4 | awq-int4 | "
                  "int8 | hqq-4 | fp8 (data/quant_formats.yaml; default nf4)");
@@ -294,6 +300,8 @@ Workload WorkloadOptions::build(Context& ctx) const {
   w.options.loss = resolve_loss(loss, training.chunked_loss, *w.stack);
   if (!optimizer_impl.empty())
     w.options.optimizer_impl = parse_optimizer_impl(optimizer_impl, "optimizer_impl");
+  if (!experts_impl.empty())
+    w.options.experts_impl = parse_experts_impl(experts_impl, "experts_impl");
   w.overheads = &ctx.overheads();
   build_rollouts(ctx, w);
   validate(w);

@@ -22,6 +22,7 @@ struct WorkloadOptions {
   std::string targets = "q,k,v,o,gate,up,down";
   std::string optimizer = "adamw";
   std::string optimizer_impl;  // empty: the stack's
+  std::string experts_impl;    // empty: the stack's
   std::string precision = "bf16";
   long long seq = 2048;
   double seq_mean = 0;  // 0: every sample is --seq long

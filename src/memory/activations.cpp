@@ -405,6 +405,7 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
   s.attention = w.attention;
   // A quantized base the stack prepares with FP32 norms (data/stacks `memory.quantized_base`).
   s.fp32_stream = set.fp32_unquantized;
+  s.experts_one_at_a_time = experts_impl(w) == ExpertsImpl::kLoop;
   // Fused LoRA kernels (data/stacks `memory.lora`) run where the adapters are plain LoRA without
   // dropout (Unsloth patches only those); they keep the adapters in the model's 16-bit dtype.
   if (set.any_adapter && !s.dora && s.lora_dropout == 0 && w.stack && w.stack->fused_lora) {
@@ -452,9 +453,15 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
   double mlp = 0;
   // The gradients of FP32 tensors (an FP32 stream's residual and MLP intermediates) are FP32.
   const double m = s.stream_bytes();
-  if (shape.experts > 0)
-    mlp = d(shape.experts_per_token) * (3 * m * d(shape.expert_width) + m * d(shape.hidden)) +
+  if (shape.experts > 0) {
+    // Routed copies whose gradients are held at once: all k per token in grouped products, one
+    // expert's share (k / E per token under balanced routing) when the experts run one by one.
+    const double copies = s.experts_one_at_a_time
+                              ? d(shape.experts_per_token) / d(shape.experts)
+                              : d(shape.experts_per_token);
+    mlp = copies * (3 * m * d(shape.expert_width) + m * d(shape.hidden)) +
           3 * m * d(shape.shared_expert_width);
+  }
   else if (s.fused_lora && shape.gated_mlp)
     mlp = m * d(shape.mlp_width);  // down's input gradient; gate's and up's written in place
   else

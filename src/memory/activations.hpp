@@ -100,6 +100,9 @@ struct ActivationSettings {
   // projections keeps its one 16-bit input and nothing per adapter; the MLP keeps gate and up and
   // rebuilds act(gate)·up in its backward pass, in place.
   bool fused_lora = false;
+  // Experts run one after the other (ExpertsImpl::kLoop): their backward passes too, so one
+  // expert's share of the routed tokens holds its activation gradients at a time.
+  bool experts_one_at_a_time = false;
   // Bytes per element of the residual stream and of the tensors computed from it in full
   // precision (norm inputs, the MLP's intermediates, their gradients).
   double stream_bytes() const { return fp32_stream ? 4.0 : 2.0; }

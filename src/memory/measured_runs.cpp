@@ -201,6 +201,7 @@ std::vector<MeasuredRun> parse_measured_runs(
     o.precompute_reference = r.optional_bool("precompute_ref").value_or(false);
     const auto loss = r.optional_string("loss");
     const auto optimizer_impl = r.optional_string("optimizer_impl");
+    const auto experts = r.optional_string("experts_impl");
     const auto lora_dropout = r.optional_number("lora_dropout", 0, 0.999);
     const auto train_modules = r.optional_string("train_modules");
     BaseQuantOptions quant;
@@ -410,6 +411,9 @@ std::vector<MeasuredRun> parse_measured_runs(
       w.options.optimizer_impl = r.at_key("optimizer_impl", [&] {
         return parse_optimizer_impl(*optimizer_impl, "optimizer_impl");
       });
+    if (experts)
+      w.options.experts_impl =
+          r.at_key("experts_impl", [&] { return parse_experts_impl(*experts, "experts_impl"); });
     w.overheads = &overheads;
     w.stack = run.stack;
     switch (run.peak) {

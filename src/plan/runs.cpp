@@ -89,6 +89,7 @@ const std::vector<std::string>& run_keys() {
                                   "chunked_loss",
                                   "loss",
                                   "optimizer_impl",
+                                  "experts_impl",
                                   "lora_dropout",
                                   "train_modules",
                                   "peak"};
@@ -370,6 +371,9 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   if (auto v = r.optional_string("optimizer_impl"))
     w.options.optimizer_impl =
         guarded("optimizer_impl", [&] { return parse_optimizer_impl(*v, "optimizer_impl"); });
+  if (auto v = r.optional_string("experts_impl"))
+    w.options.experts_impl =
+        guarded("experts_impl", [&] { return parse_experts_impl(*v, "experts_impl"); });
   read_rollout(r, run, catalog);
   r.optional_string("from");  // its settings were merged in with the run's keys
   r.finish();

@@ -43,6 +43,8 @@ std::string step_settings(const Workload& w) {
   if (o.optimizer_in_backward) out += ", optimizer in backward";
   if (o.optimizer_impl)
     out += fmt::format(", {} optimizer update", optimizer_impl_name(*o.optimizer_impl));
+  if (o.experts_impl && w.model->arch.is_moe())
+    out += fmt::format(", experts {}", experts_impl_name(*o.experts_impl));
   if (o.offload_optimizer) out += ", optimizer offloaded";
   if (o.offload_parameters) out += ", parameters offloaded";
   if (o.offload_activations) out += ", activations offloaded";

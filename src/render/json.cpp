@@ -255,6 +255,7 @@ json workload_json(const Workload& w) {
                   {"chunked_loss", o.chunked_loss},
                   {"loss", std::string(loss_kind_name(o.effective_loss()))},
                   {"optimizer_impl", std::string(optimizer_impl_name(optimizer_impl(w)))},
+                  {"experts_impl", std::string(experts_impl_name(experts_impl(w)))},
                   {"loss_chunks", o.loss_chunks},
                   {"compile", o.compile},
                   {"pure_bf16", o.pure_bf16}};

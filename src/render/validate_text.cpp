@@ -30,6 +30,8 @@ std::string settings(const MeasuredRun& run) {
   if (w.options.offload_parameters) s += " cpu-offload";
   if (w.options.optimizer_impl)
     s += fmt::format(" opt-{}", optimizer_impl_name(*w.options.optimizer_impl));
+  if (w.options.experts_impl && w.model->arch.is_moe())
+    s += fmt::format(" experts-{}", experts_impl_name(*w.options.experts_impl));
   return s;
 }
 

@@ -19,6 +19,11 @@ constexpr NameTable<OptimizerImpl, 3> kImpls{{{
     {OptimizerImpl::kForLoop, "for-loop"},
 }}};
 
+constexpr NameTable<ExpertsImpl, 2> kExperts{{{
+    {ExpertsImpl::kGrouped, "grouped"},
+    {ExpertsImpl::kLoop, "loop"},
+}}};
+
 constexpr NameTable<SelectivePolicy, 2> kSelective{{{
     {SelectivePolicy::kAttentionCore, "attention-core"},
     {SelectivePolicy::kPerOp, "per-op"},
@@ -42,6 +47,19 @@ std::string_view optimizer_impl_name(OptimizerImpl i) {
 const std::vector<std::string>& optimizer_impl_names() {
   static const std::vector<std::string> names = kImpls.names();
   return names;
+}
+
+std::string_view experts_impl_name(ExpertsImpl i) {
+  return kExperts.name(i);
+}
+
+const std::vector<std::string>& experts_impl_names() {
+  static const std::vector<std::string> names = kExperts.names();
+  return names;
+}
+
+ExpertsImpl parse_experts_impl(std::string_view name, std::string_view field) {
+  return kExperts.parse(name, "experts implementation", field);
 }
 
 OptimizerImpl parse_optimizer_impl(std::string_view name, std::string_view field) {
@@ -78,6 +96,12 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
   s.optimizer_launches_per_tensor = opt.optional_number("launches_per_tensor", 0, 100).value_or(0);
   s.optimizer_basis = opt.required_string("basis");
   opt.finish();
+  if (auto ex = root.optional_map("experts")) {
+    s.experts = kExperts.parse(ex->required_choice("implementation", experts_impl_names()),
+                               "experts implementation", ex->where("implementation"));
+    s.experts_basis = ex->required_string("basis");
+    ex->finish();
+  }
   if (auto rc = root.optional_map("recompute")) {
     const auto selective = rc->optional_choice("selective", selective_policy_names());
     const auto offload = rc->optional_bool("offload_checkpoints");

@@ -18,6 +18,16 @@ namespace ftplan {
 // FusedAdam, bitsandbytes 8-bit kernels), multi-tensor element-wise kernels (torch foreach, the
 // default on CUDA) or one set of kernels per tensor (foreach=False).
 enum class OptimizerImpl { kFused, kForeach, kForLoop };
+
+// How a mixture-of-experts layer runs its experts: all routed tokens in grouped products
+// (Megatron's GroupedMLP, torch grouped_mm: Transformers 5 with torch 2.9+, torchtitan, torchtune)
+// or one expert after the other on its share of the tokens (Transformers' "eager" experts, the
+// only implementation before version 5; LitGPT's LLaMAMoE). Autograd then runs the experts'
+// backward one at a time too, so an expert's activation gradients are held for its share only.
+enum class ExpertsImpl { kGrouped, kLoop };
+std::string_view experts_impl_name(ExpertsImpl i);
+const std::vector<std::string>& experts_impl_names();
+ExpertsImpl parse_experts_impl(std::string_view name, std::string_view field = "experts_impl");
 std::string_view optimizer_impl_name(OptimizerImpl i);
 const std::vector<std::string>& optimizer_impl_names();
 OptimizerImpl parse_optimizer_impl(std::string_view name,
@@ -49,6 +59,8 @@ struct StackProfile {
   // its operands once).
   double optimizer_passes = 1;
   std::string optimizer_basis;
+  ExpertsImpl experts = ExpertsImpl::kGrouped;  // data/stacks `experts:` (default grouped)
+  std::string experts_basis;
   SelectivePolicy selective = SelectivePolicy::kAttentionCore;  // what "selective" keeps
   // Full recomputation moves the checkpointed inputs to host memory (Unsloth's
   // use_gradient_checkpointing="unsloth"): the run's --offload-activations unless it says not.

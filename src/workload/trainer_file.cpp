@@ -65,6 +65,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "double_quant",
                                   "loss",
                                   "optimizer_impl",
+                                  "experts_impl",
                                   "optimizer_in_backward",
                                   "pure_bf16",
                                   "offload_optimizer",

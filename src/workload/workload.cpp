@@ -236,6 +236,11 @@ OptimizerImpl optimizer_impl(const Workload& w) {
   return w.stack ? w.stack->optimizer : OptimizerImpl::kFused;
 }
 
+ExpertsImpl experts_impl(const Workload& w) {
+  if (w.options.experts_impl) return *w.options.experts_impl;
+  return w.stack ? w.stack->experts : ExpertsImpl::kGrouped;
+}
+
 std::string recompute_label(const Workload& w) {
   const std::int64_t all = w.model ? w.model->arch.layers : 0;
   if (w.recompute == Recompute::kFull && w.recompute_layers > 0 && w.recompute_layers < all)

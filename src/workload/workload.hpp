@@ -62,6 +62,9 @@ struct TrainingOptions {
   // How the optimizer update runs (--optimizer-impl; Transformers optim adamw_torch is foreach,
   // adamw_torch_fused fused); unset: the stack's.
   std::optional<OptimizerImpl> optimizer_impl;
+  // How a mixture-of-experts layer runs its experts (--experts-impl; Transformers'
+  // experts_implementation "eager" is loop, "grouped_mm" grouped); unset: the stack's.
+  std::optional<ExpertsImpl> experts_impl;
   // The loss as it runs: `chunked_loss` (the older flag) wins over `loss`.
   LossKind effective_loss() const { return chunked_loss ? LossKind::kChunked : loss; }
 };
@@ -167,6 +170,9 @@ std::string recompute_label(const Workload& w);
 
 // How the run's optimizer update runs: its own --optimizer-impl, else its stack's, else fused.
 OptimizerImpl optimizer_impl(const Workload& w);
+// How the run's MoE layers run their experts: its own --experts-impl, else its stack's, else
+// grouped.
+ExpertsImpl experts_impl(const Workload& w);
 
 // Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the
 // rest of the count replicates it (data parallel, `dp`), and the experts of a MoE model are spread

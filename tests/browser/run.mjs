@@ -1599,6 +1599,34 @@ test('optimizer update: the stack\'s by default, foreach from the page as the CL
   await page.close();
 });
 
+// How a mixture-of-experts layer runs its experts: the stack's unless chosen; one after the other
+// gives the CLI's --experts-impl loop figures.
+test('experts: the stack\'s by default, one after the other from the page as the CLI\'s ' +
+    '--experts-impl loop', async (env) => {
+  const run = {model: 'mixtral-8x7b', method: 'qlora', cards: [{gpu: 'h200-nvl', count: 1}]};
+  const page = await openPage(env.context, env.origin,
+      'model=mixtral-8x7b&method=qlora&cards=h200-nvl:1');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  equal(await page.inputValue('#experts_impl'), '', 'the stack\'s experts by default');
+  await page.selectOption('#experts_impl', 'loop');
+  await waitForResults(page);
+  equal(bodies.at(-1).experts_impl, 'loop', 'the choice in the body');
+  const base = fitBody(run, run.cards[0]);
+  const [loop, grouped] = await Promise.all([
+    cliJson('fit', {...base, experts_impl: 'loop'}), cliJson('fit', base)]);
+  equal([loop.options.experts_impl, grouped.options.experts_impl], ['loop', 'grouped'],
+      'the CLI runs hf grouped unless told');
+  check(loop.memory_GB.peak < grouped.memory_GB.peak,
+      'one expert at a time holds fewer activation gradients');
+  equal((await memoryShown(page, 'h200-nvl', 1)).figures.peak?.value, loop.memory_GB.peak,
+      'the page shows the peak with the experts one after the other');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
