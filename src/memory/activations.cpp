@@ -456,13 +456,11 @@ BlockActivations block_activations(const BlockShape& shape, const ActivationSett
   if (shape.experts > 0) {
     // Routed copies whose gradients are held at once: all k per token in grouped products, one
     // expert's share (k / E per token under balanced routing) when the experts run one by one.
-    const double copies = s.experts_one_at_a_time
-                              ? d(shape.experts_per_token) / d(shape.experts)
-                              : d(shape.experts_per_token);
+    const double copies = s.experts_one_at_a_time ? d(shape.experts_per_token) / d(shape.experts)
+                                                  : d(shape.experts_per_token);
     mlp = copies * (3 * m * d(shape.expert_width) + m * d(shape.hidden)) +
           3 * m * d(shape.shared_expert_width);
-  }
-  else if (s.fused_lora && shape.gated_mlp)
+  } else if (s.fused_lora && shape.gated_mlp)
     mlp = m * d(shape.mlp_width);  // down's input gradient; gate's and up's written in place
   else
     mlp = (shape.gated_mlp ? 3 : 2) * m * d(shape.mlp_width);
