@@ -11,40 +11,38 @@
 
 namespace ftplan {
 
+namespace {
+
+// Each phase's words: in sentences, as the JSON's id, in a table's heading.
+struct PhaseWords {
+  StepPhase phase;
+  std::string_view name, id, word;
+};
+constexpr PhaseWords kPhaseWords[] = {
+    {StepPhase::kLoss, "loss and output layer (end of the forward pass)", "loss", "loss"},
+    {StepPhase::kBlockBackward, "backward pass of a block", "block-backward", "backward"},
+    {StepPhase::kOptimizerUpdate, "optimizer update (after the backward pass)", "optimizer-update",
+     "optimizer update"},
+};
+
+const PhaseWords& words_of(StepPhase phase) {
+  for (const PhaseWords& w : kPhaseWords)
+    if (w.phase == phase) return w;
+  return kPhaseWords[0];  // unreachable: every phase has a row
+}
+
+}  // namespace
+
 std::string_view step_phase_name(StepPhase phase) {
-  switch (phase) {
-    case StepPhase::kLoss:
-      return "loss and output layer (end of the forward pass)";
-    case StepPhase::kBlockBackward:
-      return "backward pass of a block";
-    case StepPhase::kOptimizerUpdate:
-      return "optimizer update (after the backward pass)";
-  }
-  return "";
+  return words_of(phase).name;
 }
 
 std::string_view step_phase_id(StepPhase phase) {
-  switch (phase) {
-    case StepPhase::kLoss:
-      return "loss";
-    case StepPhase::kBlockBackward:
-      return "block-backward";
-    case StepPhase::kOptimizerUpdate:
-      return "optimizer-update";
-  }
-  return "";
+  return words_of(phase).id;
 }
 
 std::string_view step_phase_word(StepPhase phase) {
-  switch (phase) {
-    case StepPhase::kLoss:
-      return "loss";
-    case StepPhase::kBlockBackward:
-      return "backward";
-    case StepPhase::kOptimizerUpdate:
-      return "optimizer update";
-  }
-  return "";
+  return words_of(phase).word;
 }
 
 std::string_view StepMemory::largest_term() const {
