@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "memory/activations.hpp"
@@ -184,6 +185,71 @@ TEST(KbitPrep, TheFp32StreamsCastsAreTimedByHand) {
   const auto axolotl = ops("axolotl");
   EXPECT_FALSE(axolotl.contains("attn.q_proj.fp32_stream_cast.fwd"));
   EXPECT_DOUBLE_EQ(hf["residual.fwd"].get<double>(), 2.0 * axolotl["residual.fwd"].get<double>());
+}
+
+// bitsandbytes before 0.43.2 kept each 4-bit layer's 16-bit input (MatMul4Bit ctx.tensors =
+// (A, B)): --quant-keeps-input. A tiny block, h = 8, I = 24, two query heads of 4 and one key/value
+// head: the inputs of q,k,v (8), o (8), gate,up (8) and down (24).
+TEST(KbitPrep, QuantizedLayersThatKeepTheirInputsByHand) {
+  const BlockShape shape = dense_block_shape(read_hf_config(
+      R"({"model_type": "llama", "hidden_size": 8, "intermediate_size": 24,
+          "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+          "vocab_size": 16})",
+      "llama.json", "tiny"));
+  ActivationSettings s;
+  s.adapted = kProjQ | kProjV;
+  s.rank = 4;
+  s.lora_dropout = 0.05;
+  s.compiled = true;
+  s.attention = Attention::kSdpa;  // SDPA's output is transposed into a new tensor o keeps
+  auto extra = [&](ActivationSettings with) {
+    ActivationSettings without = with;
+    without.quant_keeps_input = false;
+    with.quant_keeps_input = true;
+    return block_activations(shape, with).saved.per_token -
+           block_activations(shape, without).saved.per_token;
+  };
+  // With dropout the adapters keep their dropped copies, not the input: each distinct input once
+  // more, 2·(8 + 8 + 8 + 24) = 96 B per token.
+  EXPECT_DOUBLE_EQ(extra(s), 96.0);
+  // Under FlashAttention o's input is the kernel's output, which the kernel keeps anyway: 80.
+  ActivationSettings flash = s;
+  flash.attention = Attention::kFlash;
+  EXPECT_DOUBLE_EQ(extra(flash), 80.0);
+  // Adapters on every layer reading the shared 16-bit input keep it already: nothing more.
+  ActivationSettings all = s;
+  all.adapted = kAllProjections;
+  all.lora_dropout = 0;
+  EXPECT_DOUBLE_EQ(extra(all), 0.0);
+  // In an FP32 stream each layer casts its own 16-bit copy: q, k, v 3·16, o 16, gate and up 2·16,
+  // down 48: 144.
+  ActivationSettings stream = s;
+  stream.fp32_stream = true;
+  EXPECT_DOUBLE_EQ(extra(stream), 144.0);
+}
+
+TEST(KbitPrep, QuantKeepsInputFromTheCommandLineAndRunsFiles) {
+  auto fit = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"fit",   "--model", "llama-3.1-8b", "--method",
+                                     "qlora", "--gpu",   "a10g",         "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto old = fit({"--quant-keeps-input", "--recompute", "none"});
+  const auto now = fit({"--recompute", "none"});
+  EXPECT_TRUE(old["options"]["quant_keeps_input"].get<bool>());
+  EXPECT_FALSE(now["options"]["quant_keeps_input"].get<bool>());
+  EXPECT_GT(old["memory_GB"]["peak"].get<double>(), now["memory_GB"]["peak"].get<double>());
+  // LitGPT's QLoRA rows ran on the bitsandbytes 0.42 it pinned: the row says so.
+  const auto r = test::run_cli({"validate", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto validated = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
+  for (const auto& row : validated["runs"])
+    if (row["id"] == "LG2") {
+      EXPECT_TRUE(row["workload"]["options"]["quant_keeps_input"].get<bool>());
+    }
 }
 
 }  // namespace

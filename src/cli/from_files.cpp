@@ -30,9 +30,9 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   if (key == "double_quant") return {"--no-double-quant", "", true, value == "false"};
   if (key == "compile") return {value == "true" ? "--compile" : "--no-compile", "", true};
   static const std::vector<std::string> flags = {
-      "packing",        "padding_free",      "optimizer_in_backward", "pure_bf16",
-      "offload_params", "offload_optimizer", "offload_activations",   "precompute_ref",
-      "sleep",          "async_rollout"};
+      "packing",           "padding_free",   "optimizer_in_backward", "pure_bf16",
+      "quant_keeps_input", "offload_params", "offload_optimizer",     "offload_activations",
+      "precompute_ref",    "sleep",          "async_rollout"};
   std::string name = "--" + key;
   std::replace(name.begin(), name.end(), '_', '-');
   const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();

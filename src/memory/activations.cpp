@@ -66,9 +66,9 @@ double dropout_input_bytes(int modules, std::int64_t width) {
   return (kAdapterTensorBytes + kMaskBytes) * d(width) * modules;
 }
 
-double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool fused,
-                         std::int64_t width) {
-  if (s.full_finetune) return kActivationBytes * d(width);
+// What the adapters of a group keep of its input (above), 0 without adapters.
+double adapter_input_bytes(const ActivationSettings& s, ProjectionSet group, bool fused,
+                           std::int64_t width) {
   const int modules = adapted_modules(s.adapted, group, fused);
   if (modules == 0) return 0;
   if (s.fused_lora) return kActivationBytes * d(width);
@@ -76,12 +76,26 @@ double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool 
   return s.fp32_adapters ? kAdapterTensorBytes * d(width) * modules : kActivationBytes * d(width);
 }
 
+// A quantized base that keeps its layers' inputs (ActivationSettings::quant_keeps_input): the
+// 16-bit input each layer multiplies, beside what the adapters keep. Without an FP32 stream the
+// layers of a group multiply the same tensor, which an adapter reading the shared input (no
+// dropout, 16-bit adapters) keeps already; in an FP32 stream each layer casts its own copy.
+double group_input_bytes(const ActivationSettings& s, ProjectionSet group, bool fused,
+                         std::int64_t width) {
+  if (s.full_finetune) return kActivationBytes * d(width);
+  const double adapters = adapter_input_bytes(s, group, fused, width);
+  if (!s.quant_keeps_input) return adapters;
+  if (!s.fp32_stream) {
+    const bool shared = adapters > 0 && !s.fused_lora && s.lora_dropout == 0 && !s.fp32_adapters;
+    return adapters + (shared ? 0.0 : kActivationBytes * d(width));
+  }
+  const int layers = fused ? 1 : std::popcount(static_cast<unsigned>(group));
+  return adapters + kActivationBytes * d(width) * layers;
+}
+
 // The input of a single projection (o, down) when it needs one.
 double single_input_bytes(const ActivationSettings& s, ProjectionSet proj, std::int64_t width) {
-  if (s.full_finetune) return kActivationBytes * d(width);
-  if ((s.adapted & proj) == 0) return 0;
-  if (s.lora_dropout > 0) return dropout_input_bytes(1, width);
-  return kAdapterTensorBytes * d(width);
+  return group_input_bytes(s, proj, false, width);
 }
 
 // LoRA intermediates: each adapted module keeps x·A (r values) as lora_B's input (Hu et al. 2021).
@@ -406,6 +420,7 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
   // A quantized base the stack prepares with FP32 norms (data/stacks `memory.quantized_base`).
   s.fp32_stream = set.fp32_unquantized;
   s.experts_one_at_a_time = experts_impl(w) == ExpertsImpl::kLoop;
+  s.quant_keeps_input = w.options.quant_keeps_input && set.any_quantized && !s.full_finetune;
   // Fused LoRA kernels (data/stacks `memory.lora`) run where the adapters are plain LoRA without
   // dropout (Unsloth patches only those); they keep the adapters in the model's 16-bit dtype.
   if (set.any_adapter && !s.dora && s.lora_dropout == 0 && w.stack && w.stack->fused_lora) {

@@ -103,6 +103,9 @@ struct ActivationSettings {
   // Experts run one after the other (ExpertsImpl::kLoop): their backward passes too, so one
   // expert's share of the routed tokens holds its activation gradients at a time.
   bool experts_one_at_a_time = false;
+  // Quantized base layers keep their 16-bit input (TrainingOptions::quant_keeps_input): one copy
+  // of each distinct input, or one per layer where an FP32 stream makes each cast its own.
+  bool quant_keeps_input = false;
   // Bytes per element of the residual stream and of the tensors computed from it in full
   // precision (norm inputs, the MLP's intermediates, their gradients).
   double stream_bytes() const { return fp32_stream ? 4.0 : 2.0; }

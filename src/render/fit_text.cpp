@@ -36,6 +36,7 @@ std::string step_settings(const Workload& w) {
   if (w.grad_accum > 1) out += fmt::format(", grad-accum {}", w.grad_accum);
   if (o.compile) out += ", compiled";
   if (o.pure_bf16) out += ", pure BF16";
+  if (o.quant_keeps_input) out += ", quantized layers keep their inputs";
   if (o.chunked_loss)
     out += fmt::format(", chunked loss ({})", o.loss_chunks);
   else if (o.loss != LossKind::kFp32Upcast)

@@ -258,7 +258,8 @@ json workload_json(const Workload& w) {
                   {"experts_impl", std::string(experts_impl_name(experts_impl(w)))},
                   {"loss_chunks", o.loss_chunks},
                   {"compile", o.compile},
-                  {"pure_bf16", o.pure_bf16}};
+                  {"pure_bf16", o.pure_bf16},
+                  {"quant_keeps_input", o.quant_keeps_input}};
   return j;
 }
 

@@ -68,6 +68,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "experts_impl",
                                   "optimizer_in_backward",
                                   "pure_bf16",
+                                  "quant_keeps_input",
                                   "offload_optimizer",
                                   "offload_params",
                                   "offload_activations",

@@ -65,6 +65,10 @@ struct TrainingOptions {
   // How a mixture-of-experts layer runs its experts (--experts-impl; Transformers'
   // experts_implementation "eager" is loop, "grouped_mm" grouped); unset: the stack's.
   std::optional<ExpertsImpl> experts_impl;
+  // The quantized base's layers keep their 16-bit input for the backward pass although their
+  // weights need no gradient (bitsandbytes before 0.43.2: MatMul4Bit saved ctx.tensors = (A, B);
+  // bitsandbytes pull request 1270 keeps B only). Off: today's bitsandbytes.
+  bool quant_keeps_input = false;
   // The loss as it runs: `chunked_loss` (the older flag) wins over `loss`.
   LossKind effective_loss() const { return chunked_loss ? LossKind::kChunked : loss; }
 };

@@ -1627,6 +1627,33 @@ test('experts: the stack\'s by default, one after the other from the page as the
   await page.close();
 });
 
+// Older bitsandbytes kept each 4-bit layer's input: the page's switch, sent only for QLoRA, gives
+// the CLI's --quant-keeps-input figures and becomes a run's key.
+test('quantized layers that keep their inputs: the switch as the CLI\'s --quant-keeps-input',
+async (env) => {
+  const run = {model: 'llama-3.1-8b', method: 'qlora', cards: [{gpu: 'l40s', count: 1}]};
+  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=qlora&cards=l40s:1');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  await page.fill('#micro_batch', '2');
+  await page.selectOption('#recompute', 'none');  // every block's inputs kept: they count
+  await waitForResults(page);
+  check(!('quant_keeps_input' in bodies.at(-1)), 'the switch is not sent while off');
+  await page.check('#quant_keeps_input');
+  await waitForResults(page);
+  equal(bodies.at(-1).quant_keeps_input, true, 'the switch in the body');
+  const base = {...fitBody(run, run.cards[0]), micro_batch: '2', recompute: 'none'};
+  const [kept, now] = await Promise.all([
+    cliJson('fit', {...base, quant_keeps_input: true}), cliJson('fit', base)]);
+  check(kept.memory_GB.peak > now.memory_GB.peak, 'the kept inputs raise the peak');
+  equal((await memoryShown(page, 'l40s', 1)).figures.peak?.value, kept.memory_GB.peak,
+      'the page shows the peak with the inputs kept');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
