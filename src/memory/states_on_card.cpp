@@ -49,8 +49,8 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
       out.update_temporaries = one_state * static_cast<double>(opt.update_temporaries);
     } else if (impl == OptimizerImpl::kForLoop && opt.gradient_bytes > 0) {
       // The largest trained tensor's state: its gradient's bytes at the state's width.
-      const double per_param = opt.state_bytes / opt.states /
-                               (o.pure_bf16 && opt.states_follow_parameter_dtype ? 2.0 : 1.0);
+      const bool halved = o.pure_bf16 && opt.master_bytes > 0 && opt.states_follow_parameter_dtype;
+      const double per_param = opt.state_bytes / opt.states / (halved ? 2.0 : 1.0);
       const Bytes largest = profile.largest_gradient / shards * (per_param / opt.gradient_bytes);
       out.update_temporaries =
           std::min(one_state, largest) * static_cast<double>(opt.update_temporaries);
