@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "memory/activations.hpp"
 #include "memory/model_states.hpp"
 #include "workload/objective.hpp"
 #include "workload/roles.hpp"
@@ -300,7 +301,7 @@ class Builder {
     // A base the stack prepared for k-bit training (TrainedSet::fp32_unquantized) runs its
     // residual stream, norms' outputs and MLP intermediates in FP32, as memory counts them
     // (memory/activations.cpp, ActivationSettings::fp32_stream).
-    stream_ = set.fp32_unquantized ? kFp32 : kAct;
+    stream_ = activation_settings(w, set).stream_bytes();
     out_.micro_batch_overhead = !w.stack || w.stack->micro_batch_overhead;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
     base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
@@ -947,11 +948,9 @@ class Builder {
     // states several times, per-tensor loops launch kernels per trained tensor.
     Op update =
         vector_op("optimizer.update", OpClass::kOptimizer, Phase::kOptimizer, flops, bytes, 1);
-    if (w_.stack || w_.options.optimizer_impl) {
-      const OptimizerKernels k = optimizer_kernels(optimizer_impl(w_), w_.stack);
-      update.bytes = update.bytes * k.passes;
-      if (k.launches_per_tensor > 0) update.launches = k.launches_per_tensor * tensors;
-    }
+    const OptimizerKernels k = optimizer_kernels(optimizer_impl(w_), w_.stack);
+    update.bytes = update.bytes * k.passes;
+    if (k.launches_per_tensor > 0) update.launches = k.launches_per_tensor * tensors;
     out_.ops.push_back(std::move(update));
     emit_orthogonalization();
   }
