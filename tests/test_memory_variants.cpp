@@ -165,34 +165,69 @@ TEST(PeakKinds, FourKindsParseAndOrder) {
   EXPECT_NE(r.err.find("nvidia-smi"), std::string::npos) << r.err;
 }
 
-// FSDP2's root module stays gathered; DDP's buckets copy the gradients (hf). Llama 3.1 70B: hidden
-// 8192, vocabulary 128256, untied output layer.
-TEST(StackBuffers, Fsdp2RootAndDdpBucketCopyByHand) {
-  // A stack whose root FSDP2 unit holds the embeddings and the output layer (torchtune's
-  // configs shard those separately, so its own profile leaves the term off).
+// FSDP's root unit stays gathered from forward through backward; DDP's buckets copy the gradients
+// (hf). Llama 3.1 70B: hidden 8192, vocabulary 128256, untied output layer.
+TEST(StackBuffers, FsdpRootAndDdpBucketCopyByHand) {
+  // A stack whose root FSDP unit holds the embeddings and the output layer (torchtune's configs
+  // shard those separately, so its own profile leaves the term off).
   StackProfile without = test::stacks().find("torchtune");
   ASSERT_FALSE(without.fsdp_root_unsharded);
   StackProfile with = without;
   with.fsdp_root_unsharded = true;
   Workload w = test::workload("llama-3.1-70b", Method::kLora);
-  w.stack = &with;
+  w.seq = 8192;  // logits of 4 x 8192 tokens: the loss phase is the peak either way
+  w.micro_batch = 4;
   const Placement eight = test::on("a100-80gb-sxm", 8, Sharding::kFsdp);
-  const double a = estimate_memory(w, eight).states_on_card.value;
-  w.stack = &without;
-  const double b = estimate_memory(w, eight).states_on_card.value;
   const double root = 2.0 * (2.0 * 128256 * 8192 + 8192);  // embeddings, output, final norm
-  EXPECT_NEAR(a - b, root * 7 / 8, 1.0);
+  const double output = 2.0 * 128256 * 8192;                // the output layer alone
+  w.stack = &with;
+  const MemoryEstimate a = estimate_memory(w, eight);
+  w.stack = &without;
+  const MemoryEstimate b = estimate_memory(w, eight);
+  // Not a state between steps: the backward pass reshards it.
+  EXPECT_NEAR(a.states_on_card.value, b.states_on_card.value, 1.0);
+  // In the loss phase the root's other 7/8 take the place of the output layer gathered alone.
+  ASSERT_EQ(a.runtime.step.phase, StepPhase::kLoss);
+  ASSERT_EQ(b.runtime.step.phase, StepPhase::kLoss);
+  EXPECT_NEAR(a.runtime.step.gathered_params.value, root * 7 / 8, 1.0);
+  EXPECT_NEAR(b.runtime.step.gathered_params.value, output, 1.0);
+  // In a block's backward it is there beside the block's working set (a short sequence, whose
+  // block phase is the peak).
+  w.seq = 512;
+  w.micro_batch = 1;
+  const MemoryEstimate a1 = estimate_memory(w, eight);
+  w.stack = &with;
+  const MemoryEstimate b1 = estimate_memory(w, eight);
+  ASSERT_EQ(a1.runtime.step.phase, StepPhase::kBlockBackward);
+  ASSERT_EQ(b1.runtime.step.phase, StepPhase::kBlockBackward);
+  EXPECT_NEAR((b1.runtime.step.gathered_params - a1.runtime.step.gathered_params).value,
+              root * 7 / 8, 1.0);
+
+  // Where the optimizer update is the peak (a full fine-tune with torch's foreach AdamW), the
+  // root is resharded and the peak does not move.
+  Workload full = test::workload("llama-3.1-8b", Method::kFull);
+  full.options.optimizer_impl = OptimizerImpl::kForeach;
+  full.recompute = Recompute::kFull;
+  const Placement two = test::on("a100-80gb-sxm", 2, Sharding::kFsdp);
+  full.stack = &with;
+  const MemoryEstimate c = estimate_memory(full, two);
+  full.stack = &without;
+  const MemoryEstimate d = estimate_memory(full, two);
+  ASSERT_EQ(c.runtime.step.phase, StepPhase::kOptimizerUpdate);
+  EXPECT_NEAR(c.step_peak.value, d.step_peak.value, 1.0);
+  // The Transformers Trainer runs Accelerate's FSDP1, whose root is kept the same way.
+  EXPECT_TRUE(test::stacks().find("hf").fsdp_root_unsharded);
 
   StackProfile hf = test::stacks().find("hf");
   ASSERT_TRUE(hf.ddp_gradient_copy);
-  Workload full = test::workload("llama-3.1-8b", Method::kFull);
+  full = test::workload("llama-3.1-8b", Method::kFull);
   full.stack = &hf;
-  const Placement two = test::on("h200-nvl", 2, Sharding::kDdp);
-  const MemoryEstimate c = estimate_memory(full, two);
+  const Placement ddp = test::on("h200-nvl", 2, Sharding::kDdp);
+  const MemoryEstimate e = estimate_memory(full, ddp);
   hf.ddp_gradient_copy = false;
-  const MemoryEstimate d = estimate_memory(full, two);
-  EXPECT_NEAR((c.states_on_card - d.states_on_card).value, 2.0 * 8030261248.0, 1.0);
-  EXPECT_NEAR(c.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
+  const MemoryEstimate f = estimate_memory(full, ddp);
+  EXPECT_NEAR((e.states_on_card - f.states_on_card).value, 2.0 * 8030261248.0, 1.0);
+  EXPECT_NEAR(e.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
 }
 
 // torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in

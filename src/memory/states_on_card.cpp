@@ -111,16 +111,9 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.gradients_produced = gradients;
     out.gradients_first = std::min(gradients, profile.head_gradients * gradient_scale / shards);
   }
-  // The stack's own buffers. FSDP2 does not reshard the root module after forward (its
-  // parameters are gathered again for backward at once): the embeddings, final norm and output
-  // layer stay whole on every card through the step. DDP without gradient_as_bucket_view keeps
-  // its buckets beside the gradients: a second copy of them.
-  if (w.stack && w.stack->fsdp_root_unsharded && fsdp) {
-    double root = 0;
-    for (const auto& t : w.model->params.tensors)
-      if (!t.in_blocks) root += 2.0 * static_cast<double>(t.total());
-    out.stack_buffers += Bytes(root * (o.offload_parameters ? 1.0 : 1.0 - 1.0 / shards));
-  }
+  // The stack's own buffers. DDP without gradient_as_bucket_view keeps its buckets beside the
+  // gradients: a second copy of them. (FSDP's gathered root unit is a buffer of the forward and
+  // backward passes only: StepMemory::gathered_params.)
   // Megatron accumulates and reduces gradients in a contiguous FP32 main-grad buffer, allocated
   // once and zeroed between iterations: the gradients persist, at 4 B per trained parameter.
   // Its optimizer offload (HybridDeviceOptimizer under the distributed optimizer) moves only the

@@ -82,10 +82,22 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   loss.saved_activations = saved;
   loss.logits_and_loss =
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
-  // FSDP2 keeps the root module (the output layer among it) gathered for the whole step: it is
-  // in the states on the card (OnCardStates::stack_buffers), not gathered again here.
+  // FSDP does not reshard the root unit after forward (FSDP1 _post_forward_reshard frees only
+  // non-root units; FSDP2 likewise): what no block holds (the embeddings, the final norm, the
+  // output layer) stays gathered from the forward pass through the backward pass, which reshards
+  // it before the optimizer update. Elsewhere the output layer alone is gathered for the loss.
   const bool root_resident = w.stack && w.stack->fsdp_root_unsharded && fsdp;
-  if (gathered && !root_resident) loss.gathered_params = prof.output_params;
+  Bytes root_gathered{0};
+  if (root_resident) {
+    double root = 0;
+    for (const auto& t : w.model->params.tensors)
+      if (!t.in_blocks) root += 2.0 * static_cast<double>(t.total());
+    const double shards = static_cast<double>(p.count);
+    root_gathered = Bytes(root * (w.options.offload_parameters ? 1.0 : 1.0 - 1.0 / shards));
+    loss.gathered_params = root_gathered;
+  } else if (gathered) {
+    loss.gathered_params = prof.output_params;
+  }
   // An FP32 output layer's 16-bit cast, kept from its product to its backward pass.
   loss.dequant_buffer = prof.head_cast;
   // A preference objective scores the micro-batch again without gradient after the policy's
@@ -131,6 +143,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // reduce_scatter_state): the previous block's gradients are still there as this block's are
   // produced.
   if (fsdp) block.gathered_params += prof.layer_gradients;
+  block.gathered_params += root_gathered;
   const Bytes start = saved + states.gradients_first;
   const Bytes end = saved_one + states.gradients_produced;
   if (start >= end) {

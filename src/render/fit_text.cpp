@@ -128,7 +128,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
     sub("offloaded to host memory", -r.states.host);
     sub("paged, host-evictable (not counted)", -r.states.paged);
     sub("gradients (produced in backward)", -r.states.gradients_in_step);
-    sub("stack buffers (FSDP2 root, DDP buckets, DeepSpeed)", r.states.stack_buffers);
+    sub("stack buffers (DDP buckets, FP32 main gradients, DeepSpeed)", r.states.stack_buffers);
     row("model states on the card", m.states_on_card);
   }
   t.separator();
