@@ -179,7 +179,7 @@ TEST(StackBuffers, FsdpRootAndDdpBucketCopyByHand) {
   w.micro_batch = 4;
   const Placement eight = test::on("a100-80gb-sxm", 8, Sharding::kFsdp);
   const double root = 2.0 * (2.0 * 128256 * 8192 + 8192);  // embeddings, output, final norm
-  const double output = 2.0 * 128256 * 8192;                // the output layer alone
+  const double output = 2.0 * 128256 * 8192;               // the output layer alone
   w.stack = &with;
   const MemoryEstimate a = estimate_memory(w, eight);
   w.stack = &without;

@@ -24,7 +24,7 @@ struct OnCardStates {
   Bytes fp32_parameter_shift;
   Bytes gradients_in_step;  // gradients not resident: produced (and freed) during the step
   bool gradients_persistent = false;  // gradients live across the whole step (in `resident`)
-  Bytes stack_buffers;  // the stack's own buffers (DDP bucket copy, FP32 main gradients), in `resident`
+  Bytes stack_buffers;  // the stack's own buffers (DDP bucket copy, FP32 main grads), in `resident`
   // The optimizer update's temporaries, made after the backward pass while every gradient lives
   // (OptimizerRow::update_temporaries): all trained tensors' under foreach kernels, the largest
   // tensor's under a for-loop update; none fused, offloaded or stepped in the backward pass.
