@@ -252,5 +252,71 @@ TEST(KbitPrep, QuantKeepsInputFromTheCommandLineAndRunsFiles) {
     }
 }
 
+// The element-wise kernels around eager adapters (perf/ops.cpp, emit_lora_chain), by hand for
+// Llama 3.2 3B at 1024 tokens: q_proj 3072 -> 3072 and k_proj 3072 -> 1024 in 28 layers. The
+// scaling multiply reads and writes the 16-bit product (4 B per output element); PEFT's FP32
+// adapters under mixed precision cast the input to FP32 and autocast casts it back (6 B per input
+// element each); dropout reads the input, writes the dropped copy and a one-byte mask.
+TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
+  auto ops = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "step",          "--model", "llama-3.2-3b", "--method",      "lora", "--gpu",
+        "a100-80gb-sxm", "--seq",   "1024",         "--micro-batch", "1",    "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
+    nlohmann::json by_name = nlohmann::json::object();
+    for (const auto& op : step["ops"])
+      by_name[op["name"].get<std::string>()] = op["bytes"];
+    return by_name;
+  };
+  const double q_in = 1024.0 * 3072 * 28;
+  const double k_out = 1024.0 * 1024 * 28;
+  const auto mixed = ops({});
+  EXPECT_DOUBLE_EQ(mixed["attn.q_proj.lora_in_cast.fwd"].get<double>(), 6 * q_in);
+  EXPECT_DOUBLE_EQ(mixed["attn.q_proj.lora_autocast.bwd"].get<double>(), 6 * q_in);
+  EXPECT_DOUBLE_EQ(mixed["attn.q_proj.lora_scale.fwd"].get<double>(), 4 * q_in);
+  EXPECT_DOUBLE_EQ(mixed["attn.k_proj.lora_scale.bwd"].get<double>(), 4 * k_out);
+  EXPECT_FALSE(mixed.contains("attn.q_proj.lora_dropout.fwd"));
+  // Dropout on the FP32 copy: 4 B read, 4 B written, 1 B of mask.
+  EXPECT_DOUBLE_EQ(ops({"--lora-dropout", "0.1"})["attn.q_proj.lora_dropout.fwd"].get<double>(),
+                   9 * q_in);
+  // Pure BF16 keeps the adapters in BF16: no casts, dropout on the 16-bit input.
+  const auto pure = ops({"--pure-bf16", "--lora-dropout", "0.1"});
+  EXPECT_FALSE(pure.contains("attn.q_proj.lora_in_cast.fwd"));
+  EXPECT_DOUBLE_EQ(pure["attn.q_proj.lora_dropout.bwd"].get<double>(), 5 * q_in);
+  // Compiled adapters fuse the chain into their neighbours.
+  const auto compiled = ops({"--compile", "--lora-dropout", "0.1"});
+  for (const char* name : {"attn.q_proj.lora_scale.fwd", "attn.q_proj.lora_dropout.fwd",
+                           "attn.q_proj.lora_in_cast.fwd"})
+    EXPECT_FALSE(compiled.contains(name)) << name;
+}
+
+// A bare loop's FP32 model under autocast (stack pytorch: autocast_weight_casts) casts each
+// trained weight to 16 bits before its product and its gradient back: 6 B per weight each way.
+// Llama 3.2 3B's output layer is its embedding (128256 x 3072), trained in a full fine-tune.
+TEST(EagerAdapters, AnFp32ModelUnderAutocastCastsItsWeightsByHand) {
+  auto ops = [](const char* stack, bool pure) {
+    std::vector<std::string> args = {"step",  "--model",  "llama-3.2-3b", "--method", "full",
+                                     "--gpu", "h200-sxm", "--stack",      stack,      "--json"};
+    if (pure) args.emplace_back("--pure-bf16");
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
+    nlohmann::json by_name = nlohmann::json::object();
+    for (const auto& op : step["ops"])
+      by_name[op["name"].get<std::string>()] = op["bytes"];
+    return by_name;
+  };
+  const auto loop = ops("pytorch", false);
+  EXPECT_DOUBLE_EQ(loop["attn.q_proj.weight_cast.fwd"].get<double>(), 6.0 * 3072 * 3072 * 28);
+  EXPECT_DOUBLE_EQ(loop["mlp.down_proj.weight_cast.bwd"].get<double>(), 6.0 * 8192 * 3072 * 28);
+  EXPECT_DOUBLE_EQ(loop["lm_head.weight_cast.fwd"].get<double>(), 6.0 * 128256 * 3072);
+  // The Trainer's stack does not declare the casts; pure BF16 has no FP32 weights to cast.
+  EXPECT_FALSE(ops("hf", false).contains("attn.q_proj.weight_cast.fwd"));
+  EXPECT_FALSE(ops("pytorch", true).contains("attn.q_proj.weight_cast.fwd"));
+}
+
 }  // namespace
 }  // namespace ftplan

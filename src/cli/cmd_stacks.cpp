@@ -54,6 +54,7 @@ const bool registered_stacks = register_command(
                              {"quantized_base", quantized_base(s)},
                              {"loss", loss_kind_name(s.loss)},
                              {"micro_batch_overhead", s.micro_batch_overhead},
+                             {"autocast_weight_casts", s.autocast_weight_casts},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});

@@ -170,7 +170,8 @@ namespace {
 // the inputs of its GEMMs (TE documentation, "Using FP8 with Transformer Engine").
 constexpr double kAct = 2.0;
 constexpr double kFp32 = 4.0;
-constexpr double kIndex = 8.0;  // int64 token ids and expert indices (PyTorch's default)
+constexpr double kIndex = 8.0;     // int64 token ids and expert indices (PyTorch's default)
+constexpr double kMaskByte = 1.0;  // a dropout mask: one byte per element
 
 // FLOPs per element of the element-wise kernels, counted from their formulas (one FLOP per
 // add, multiply, divide, exp, rsqrt or tanh).
@@ -301,7 +302,14 @@ class Builder {
     // A base the stack prepared for k-bit training (TrainedSet::fp32_unquantized) runs its
     // residual stream, norms' outputs and MLP intermediates in FP32, as memory counts them
     // (memory/activations.cpp, ActivationSettings::fp32_stream).
-    stream_ = activation_settings(w, set).stream_bytes();
+    const ActivationSettings act = activation_settings(w, set);
+    stream_ = act.stream_bytes();
+    // The element-wise chain around eager adapters (emit_lora_chain) follows the same settings as
+    // the activations they keep.
+    fp32_adapters_ = act.fp32_adapters;
+    lora_dropout_ = act.lora_dropout > 0;
+    eager_lora_ = !act.compiled && !act.fused_lora;
+    weight_casts_ = act.autocast && !act.compiled && w.stack && w.stack->autocast_weight_casts;
     out_.micro_batch_overhead = !w.stack || w.stack->micro_batch_overhead;
     // QLoRA's base GEMMs run in the 16-bit compute dtype after dequantization (seed T7).
     base_format_ = set.any_quantized ? (w.precision == ComputeFormat::kFP16 ? ComputeFormat::kFP16
@@ -459,6 +467,14 @@ class Builder {
       forward(vector_op(base + "." + cast_name + ".fwd", OpClass::kElementwise, Phase::kForward,
                         kCastFlops * elems, (kAct + opnd) * elems, count));
     }
+    // A trained FP32 weight under autocast (StackProfile::autocast_weight_casts): cast to 16 bits
+    // before the product (read 4 B, write 2 per weight), its 16-bit gradient cast back to FP32.
+    if (trained && weight_casts_ && !cast) {
+      forward(vector_op(base + ".weight_cast.fwd", OpClass::kElementwise, Phase::kForward, numel,
+                        (kFp32 + kAct) * numel, count));
+      bwd.push_back(vector_op(base + ".weight_cast.bwd", OpClass::kElementwise, Phase::kBackward,
+                              numel, (kFp32 + kAct) * numel, count));
+    }
     // Forward: Y[M×out] = X[M×in] · Wᵀ, plus the bias in the GEMM epilogue.
     Op fwd = gemm_op(base + ".fwd", OpClass::kGemm, Phase::kForward, {M, outf, in}, opnd, opnd,
                      kAct, p, count, true);
@@ -481,6 +497,7 @@ class Builder {
         note_product(op, t);
         forward(std::move(op));
       }
+      emit_lora_chain(base, M, in, outf, count, Phase::kForward, nullptr);
       // Y = base + s·adapter: reads both, writes Y.
       forward(vector_op(base + ".lora_add.fwd", OpClass::kElementwise, Phase::kForward,
                         2 * M * outf, 3 * kAct * M * outf, count));
@@ -528,6 +545,7 @@ class Builder {
                             kAct, kAct, kAct, bf16, count, true));
       bwd.push_back(gemm_op(base + ".lora_a.dgrad", OpClass::kAdapter, Phase::kBackward, {M, in, r},
                             kAct, kAct, kAct, bf16, count, true));
+      emit_lora_chain(base, M, in, outf, count, Phase::kBackward, &bwd);
       // dX = dX_base + dX_adapter.
       bwd.push_back(vector_op(base + ".lora_add.bwd", OpClass::kElementwise, Phase::kBackward,
                               M * in, 3 * kAct * M * in, count));
@@ -538,6 +556,37 @@ class Builder {
                                 4 * M * outf, 5 * kAct * M * outf, count));
     }
     backward_group(std::move(bwd));
+  }
+
+  // The element-wise kernels eager adapter code runs around the two products (PEFT's and
+  // torchtune's LoRA layers alike): dropout on the adapter's input where lora_dropout > 0 (reads
+  // it, writes the dropped copy and a one-byte mask; its backward reads the gradient and the mask),
+  // and the product's scaling, lora_B(...) * scaling, a separate multiply before the add. Adapters
+  // in FP32 (ActivationSettings::fp32_adapters) get their input cast to FP32 first and autocast
+  // casts it back to 16 bits for lora_A: two casts forward, their two backward. Compiled and fused
+  // adapters fold all of it into the neighbouring kernels.
+  void emit_lora_chain(const std::string& base, double M, double in, double outf,
+                       std::int64_t count, Phase phase, std::vector<Op>* bwd) {
+    if (!eager_lora_) return;
+    const bool backward = phase == Phase::kBackward;
+    const std::string pass = backward ? ".bwd" : ".fwd";
+    const auto emit = [&](Op op) {
+      if (backward)
+        bwd->push_back(std::move(op));
+      else
+        forward(std::move(op));
+    };
+    const double x = M * in;
+    const double width = fp32_adapters_ ? kFp32 : kAct;  // the adapter input's bytes per element
+    if (fp32_adapters_)
+      for (const char* cast : {".lora_in_cast", ".lora_autocast"})
+        emit(vector_op(base + cast + pass, OpClass::kElementwise, phase, x, (kFp32 + kAct) * x,
+                       count));
+    if (lora_dropout_)
+      emit(vector_op(base + ".lora_dropout" + pass, OpClass::kElementwise, phase, x,
+                     (2 * width + kMaskByte) * x, count));
+    emit(vector_op(base + ".lora_scale" + pass, OpClass::kElementwise, phase, M * outf,
+                   2 * kAct * M * outf, count));
   }
 
   // ---- element-wise parts of a block ---------------------------------------------------------
@@ -865,6 +914,12 @@ class Builder {
     const double norm_fwd_bytes = norm_bytes(false) * T_ * H + kAct * H + kFp32 * T_;
     out_.ops.push_back(vector_op("norm.final.fwd", OpClass::kNorm, Phase::kForward,
                                  kRmsNormFlops * T_ * H, norm_fwd_bytes, 1));
+    // The output layer's FP32 weight cast under autocast, and its gradient's cast back (see
+    // emit_linear).
+    const bool head_casts = trained && weight_casts_;
+    if (head_casts)
+      out_.ops.push_back(vector_op("lm_head.weight_cast.fwd", OpClass::kElementwise,
+                                   Phase::kForward, V * H, (kFp32 + kAct) * V * H, 1));
     out_.ops.push_back(gemm_op("lm_head.fwd", OpClass::kGemm, Phase::kForward, {T_, V, H}, kAct,
                                kAct, kAct, bf16, 1, true));
     // Cross-entropy: log-softmax over V per token in FP32 (reads the BF16 logits, writes FP32
@@ -883,6 +938,9 @@ class Builder {
     if (trained)
       out_.ops.push_back(gemm_op("lm_head.wgrad", OpClass::kGemm, Phase::kBackward, {V, H, T_},
                                  kAct, kAct, kAct, bf16, 1, true));
+    if (head_casts)
+      out_.ops.push_back(vector_op("lm_head.weight_cast.bwd", OpClass::kElementwise,
+                                   Phase::kBackward, V * H, (kFp32 + kAct) * V * H, 1));
     out_.ops.push_back(vector_op("norm.final.bwd", OpClass::kNorm, Phase::kBackward,
                                  kRmsNormBackwardFlops * T_ * H,
                                  norm_bytes(true) * T_ * H + kAct * H + kFp32 * T_, 1));
@@ -991,6 +1049,10 @@ class Builder {
   const ModelArch& a_;
   double T_ = 0;                      // tokens a micro-batch processes (padding included)
   double stream_ = kAct;              // bytes per element of the residual stream (FP32: 4)
+  bool fp32_adapters_ = false;        // adapters in FP32: their input cast there and back
+  bool lora_dropout_ = false;         // LoRA dropout > 0 on each adapted input
+  bool eager_lora_ = false;           // adapters run as separate eager kernels (no compile/fusion)
+  bool weight_casts_ = false;         // StackProfile::autocast_weight_casts for this run
   std::vector<LengthBin> lengths_;    // the samples' lengths (variable lengths only)
   std::vector<LengthBin> batch_max_;  // the longest of a padded micro-batch (unpacked, padded)
   bool low_precision_ = false;

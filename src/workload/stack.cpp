@@ -173,6 +173,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
   }
   if (auto host = root.optional_map("host")) {
     s.micro_batch_overhead = host->required_bool("micro_batch_overhead");
+    s.autocast_weight_casts = host->optional_bool("autocast_weight_casts").value_or(false);
     s.host_basis = host->required_string("basis");
     host->finish();
   }

@@ -109,6 +109,10 @@ struct StackProfile {
   // The host's fixed time per micro-batch (data/efficiency `host.micro_batch_ms`: a trainer's
   // data loading, hooks and logging) applies; false for a bare training loop (`host:`).
   bool micro_batch_overhead = true;
+  // Full fine-tunes under autocast over FP32 weights on each card (a bare loop around an FP32
+  // model): every product casts its weight to 16 bits each forward pass (again when recomputed),
+  // and the backward pass casts its 16-bit weight gradient back to FP32 (perf/ops).
+  bool autocast_weight_casts = false;
   std::string host_basis;
   std::string note;
   std::vector<std::string> sources;
