@@ -160,21 +160,28 @@ TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
   }
 }
 
+// The bytes of each op `ftplan step ARGS --json` lists, by op name.
+nlohmann::json op_bytes(const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"step"};
+  full.insert(full.end(), args.begin(), args.end());
+  full.emplace_back("--json");
+  const auto r = test::run_cli(full);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
+  nlohmann::json by_name = nlohmann::json::object();
+  for (const auto& op : step["ops"])
+    by_name[op["name"].get<std::string>()] = op["bytes"];
+  return by_name;
+}
+
 // The FP32 stream's time (perf/ops.cpp): autocast casts each product's FP32 input to 16 bits and
 // a 4-bit layer casts its output back, 6 B per element (read 4, write 2, or the reverse); the
 // residual adds move 4 B per element. Llama 3.2 3B, 1024 tokens: q_proj 3072 -> 3072, k_proj
 // 3072 -> 1024, 28 layers.
 TEST(KbitPrep, TheFp32StreamsCastsAreTimedByHand) {
   auto ops = [](const char* stack) {
-    const auto r = test::run_cli({"step", "--model", "llama-3.2-3b", "--method", "qlora", "--gpu",
-                                  "a100-80gb-sxm", "--seq", "1024", "--micro-batch", "1", "--stack",
-                                  stack, "--json"});
-    EXPECT_EQ(r.code, 0) << r.err;
-    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
-    nlohmann::json by_name = nlohmann::json::object();
-    for (const auto& op : step["ops"])
-      by_name[op["name"].get<std::string>()] = op["bytes"];
-    return by_name;
+    return op_bytes({"--model", "llama-3.2-3b", "--method", "qlora", "--gpu", "a100-80gb-sxm",
+                     "--seq", "1024", "--micro-batch", "1", "--stack", stack});
   };
   const auto hf = ops("hf");
   EXPECT_DOUBLE_EQ(hf["attn.q_proj.fp32_stream_cast.fwd"].get<double>(),
@@ -260,16 +267,10 @@ TEST(KbitPrep, QuantKeepsInputFromTheCommandLineAndRunsFiles) {
 TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
   auto ops = [](std::vector<std::string> extra) {
     std::vector<std::string> args = {
-        "step",          "--model", "llama-3.2-3b", "--method",      "lora", "--gpu",
-        "a100-80gb-sxm", "--seq",   "1024",         "--micro-batch", "1",    "--json"};
+        "--model",       "llama-3.2-3b", "--method", "lora",          "--gpu",
+        "a100-80gb-sxm", "--seq",        "1024",     "--micro-batch", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
-    const auto r = test::run_cli(args);
-    EXPECT_EQ(r.code, 0) << r.err;
-    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
-    nlohmann::json by_name = nlohmann::json::object();
-    for (const auto& op : step["ops"])
-      by_name[op["name"].get<std::string>()] = op["bytes"];
-    return by_name;
+    return op_bytes(args);
   };
   const double q_in = 1024.0 * 3072 * 28;
   const double k_out = 1024.0 * 1024 * 28;
@@ -298,16 +299,10 @@ TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
 // Llama 3.2 3B's output layer is its embedding (128256 x 3072), trained in a full fine-tune.
 TEST(EagerAdapters, AnFp32ModelUnderAutocastCastsItsWeightsByHand) {
   auto ops = [](const char* stack, bool pure) {
-    std::vector<std::string> args = {"step",  "--model",  "llama-3.2-3b", "--method", "full",
-                                     "--gpu", "h200-sxm", "--stack",      stack,      "--json"};
+    std::vector<std::string> args = {"--model", "llama-3.2-3b", "--method", "full",
+                                     "--gpu",   "h200-sxm",     "--stack",  stack};
     if (pure) args.emplace_back("--pure-bf16");
-    const auto r = test::run_cli(args);
-    EXPECT_EQ(r.code, 0) << r.err;
-    const auto step = nlohmann::json::parse(r.out);  // kept: the loop iterates a member
-    nlohmann::json by_name = nlohmann::json::object();
-    for (const auto& op : step["ops"])
-      by_name[op["name"].get<std::string>()] = op["bytes"];
-    return by_name;
+    return op_bytes(args);
   };
   const auto loop = ops("pytorch", false);
   EXPECT_DOUBLE_EQ(loop["attn.q_proj.weight_cast.fwd"].get<double>(), 6.0 * 3072 * 3072 * 28);
