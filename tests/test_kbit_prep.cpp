@@ -287,6 +287,12 @@ TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
   const auto pure = ops({"--pure-bf16", "--lora-dropout", "0.1"});
   EXPECT_FALSE(pure.contains("attn.q_proj.lora_in_cast.fwd"));
   EXPECT_DOUBLE_EQ(pure["attn.q_proj.lora_dropout.bwd"].get<double>(), 5 * q_in);
+  // A QLoRA base TRL prepares carries an FP32 stream: the adapters' input already is FP32, so
+  // only autocast's cast down remains.
+  const auto stream = op_bytes({"--model", "llama-3.2-3b", "--method", "qlora", "--gpu",
+                                "a100-80gb-sxm", "--seq", "1024", "--micro-batch", "1"});
+  EXPECT_FALSE(stream.contains("attn.q_proj.lora_in_cast.fwd"));
+  EXPECT_DOUBLE_EQ(stream["attn.q_proj.lora_autocast.fwd"].get<double>(), 6 * q_in);
   // Compiled adapters fuse the chain into their neighbours.
   const auto compiled = ops({"--compile", "--lora-dropout", "0.1"});
   for (const char* name : {"attn.q_proj.lora_scale.fwd", "attn.q_proj.lora_dropout.fwd",

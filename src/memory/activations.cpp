@@ -660,6 +660,8 @@ ActivationProfile activation_profile(const Workload& w) {
     p.largest_gradient = p.layer_gradients;
   }
   p.output_params = Bytes(2.0 * V * h);
+  for (const auto& t : w.model->params.tensors)
+    if (!t.in_blocks) p.root_params += Bytes(2.0 * static_cast<double>(t.total()));
   if (s.autocast && out_role.base == BaseRole::kFrozen16 && set.frozen_in_fp32(*out_role.tensor))
     p.head_cast = Bytes(kActivationBytes * V * h);
   return p;

@@ -146,6 +146,8 @@ struct ActivationProfile {
   Bytes layer_params;      // the largest block's parameters as stored (FSDP all-gather)
   Bytes layer_gradients;   // the largest block's gradients, unsharded
   Bytes output_params;     // the output layer's weight in 16-bit (FSDP all-gather)
+  Bytes root_params;       // every parameter outside the blocks in 16-bit (FSDP's root unit:
+                           // embeddings, final norm, output layer)
   Bytes largest_gradient;  // the largest single trained tensor's gradient
   Bytes head_gradients;    // gradients the backward pass produces first (output layer)
   // An FP32 output layer under autocast (TrainedSet::fp32_unquantized): the 16-bit copy autocast

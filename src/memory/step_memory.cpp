@@ -89,11 +89,9 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   const bool root_resident = w.stack && w.stack->fsdp_root_unsharded && fsdp;
   Bytes root_gathered{0};
   if (root_resident) {
-    double root = 0;
-    for (const auto& t : w.model->params.tensors)
-      if (!t.in_blocks) root += 2.0 * static_cast<double>(t.total());
+    // The card's own shard is already there (all of it is gathered when offloaded to the host).
     const double shards = static_cast<double>(p.count);
-    root_gathered = Bytes(root * (w.options.offload_parameters ? 1.0 : 1.0 - 1.0 / shards));
+    root_gathered = prof.root_params * (w.options.offload_parameters ? 1.0 : 1.0 - 1.0 / shards);
     loss.gathered_params = root_gathered;
   } else if (gathered) {
     loss.gathered_params = prof.output_params;

@@ -469,6 +469,7 @@ class Builder {
     }
     // A trained FP32 weight under autocast (StackProfile::autocast_weight_casts): cast to 16 bits
     // before the product (read 4 B, write 2 per weight), its 16-bit gradient cast back to FP32.
+    // FP8/FP4 recipes quantize the weight in their own operand cast above instead.
     if (trained && weight_casts_ && !cast) {
       forward(vector_op(base + ".weight_cast.fwd", OpClass::kElementwise, Phase::kForward, numel,
                         (kFp32 + kAct) * numel, count));
@@ -562,8 +563,10 @@ class Builder {
   // torchtune's LoRA layers alike): dropout on the adapter's input where lora_dropout > 0 (reads
   // it, writes the dropped copy and a one-byte mask; its backward reads the gradient and the mask),
   // and the product's scaling, lora_B(...) * scaling, a separate multiply before the add. Adapters
-  // in FP32 (ActivationSettings::fp32_adapters) get their input cast to FP32 first and autocast
-  // casts it back to 16 bits for lora_A: two casts forward, their two backward. Compiled and fused
+  // in FP32 (ActivationSettings::fp32_adapters) get their 16-bit input cast to FP32 first and
+  // autocast casts it back to 16 bits for lora_A: two casts forward, their two backward (one each
+  // where the input already is FP32, an FP32 stream; a 16-bit adapter on an FP32 stream gets its
+  // input cast down). Compiled and fused
   // adapters fold all of it into the neighbouring kernels.
   void emit_lora_chain(const std::string& base, double M, double in, double outf,
                        std::int64_t count, Phase phase, std::vector<Op>* bwd) {
@@ -578,10 +581,13 @@ class Builder {
     };
     const double x = M * in;
     const double width = fp32_adapters_ ? kFp32 : kAct;  // the adapter input's bytes per element
+    // PEFT casts the input to the adapters' dtype where it differs (an FP32 stream already is).
+    if (fp32_adapters_ != (stream_ > kAct))
+      emit(vector_op(base + ".lora_in_cast" + pass, OpClass::kElementwise, phase, x,
+                     (kFp32 + kAct) * x, count));
     if (fp32_adapters_)
-      for (const char* cast : {".lora_in_cast", ".lora_autocast"})
-        emit(vector_op(base + cast + pass, OpClass::kElementwise, phase, x, (kFp32 + kAct) * x,
-                       count));
+      emit(vector_op(base + ".lora_autocast" + pass, OpClass::kElementwise, phase, x,
+                     (kFp32 + kAct) * x, count));
     if (lora_dropout_)
       emit(vector_op(base + ".lora_dropout" + pass, OpClass::kElementwise, phase, x,
                      (2 * width + kMaskByte) * x, count));
