@@ -230,6 +230,39 @@ TEST(StackBuffers, FsdpRootAndDdpBucketCopyByHand) {
   EXPECT_NEAR(e.runtime.states.stack_buffers.value, 2.0 * 8030261248.0, 1.0);
 }
 
+// A loop that keeps the model's output (`output = model(...)` until after `loss.backward()`) holds
+// its logits through the whole backward pass: FP32 where the model upcasts them itself (the
+// fsdp-qlora stack). Llama 2 7B: vocabulary 32000; 2 x 2048 tokens per micro-batch.
+TEST(StackBuffers, HeldLogitsByHand) {
+  const StackProfile& held = test::stacks().find("fsdp-qlora");
+  ASSERT_EQ(held.held_logits_bytes, 4.0);
+  EXPECT_EQ(test::stacks().find("pytorch").held_logits_bytes, 0.0);
+  StackProfile without = held;
+  without.held_logits_bytes = 0;
+  Workload w = test::workload("llama-2-7b", Method::kLora);
+  w.seq = 2048;
+  w.micro_batch = 2;
+  w.options.pure_bf16 = true;
+  const Placement two = test::on("rtx-3090", 2, Sharding::kFsdp);
+  const double logits = 4.0 * 32000 * 2048 * 2;
+  w.stack = &held;
+  const MemoryEstimate a = estimate_memory(w, two);
+  w.stack = &without;
+  const MemoryEstimate b = estimate_memory(w, two);
+  // The block phase is the peak either way (LoRA with every block recomputed): the held logits
+  // are there beside the block's working set, and nowhere between steps.
+  ASSERT_EQ(a.runtime.step.phase, StepPhase::kBlockBackward);
+  ASSERT_EQ(b.runtime.step.phase, StepPhase::kBlockBackward);
+  EXPECT_NEAR(a.runtime.step.logits_and_loss.value, logits, 1.0);
+  EXPECT_EQ(b.runtime.step.logits_and_loss.value, 0.0);
+  EXPECT_NEAR((a.runtime.step.total() - b.runtime.step.total()).value, logits, 1.0);
+  EXPECT_NEAR(a.states_on_card.value, b.states_on_card.value, 1.0);
+  // A fused output layer and loss leaves no logits to hold.
+  w.stack = &held;
+  w.options.loss = LossKind::kFused;
+  EXPECT_EQ(activation_profile(w).held_logits.per_token, 0.0);
+}
+
 // torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in
 // the ZeRO count, but between steps the card holds only the FP32 shards and the AdamW states
 // (12 B / 8 per parameter on 8 cards), and the backward pass produces FP32 gradient shards (4 B /

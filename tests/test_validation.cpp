@@ -489,7 +489,7 @@ TEST(ValidationThroughput, EachUnitIsRead) {
 }
 
 TEST(ValidationThroughput, StacksAndDefaults) {
-  EXPECT_EQ(test::stacks().names().size(), 11u);
+  EXPECT_EQ(test::stacks().names().size(), 12u);
   // LitGPT runs its AdamW with torch's foreach kernels: more passes over the states than fused.
   EXPECT_GT(test::stacks().find("litgpt").optimizer_passes,
             test::stacks().find("pytorch").optimizer_passes);

@@ -177,7 +177,8 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
   app.add_option(
       "--stack", stack,
       "Software stack (ftplan stacks): hf | peft | torchtune | torchtitan | unsloth | "
-      "deepspeed | megatron | axolotl | llama-factory | litgpt | pytorch; what it runs where "
+      "deepspeed | megatron | axolotl | llama-factory | litgpt | pytorch | fsdp-qlora; what it "
+      "runs where "
       "the run leaves it open (attention kernel, compilation, optimizer implementation, how a "
       "QLoRA base is prepared) (default hf)");
   app.add_option("--attention", attention,

@@ -618,6 +618,11 @@ ActivationProfile activation_profile(const Workload& w) {
   }
   p.hidden_gradient.per_token = s.stream_bytes() * h;
   if (w.options.effective_loss() != LossKind::kFused) p.logits_gradient.per_token = e * V;
+  // A loop that keeps the model's output (`output = model(...)`, freed after `loss.backward()`)
+  // holds its logits through the whole backward pass: in FP32 where the model upcasts them
+  // itself. In the forward pass they are among the loss's own tensors above.
+  if (w.stack && w.options.effective_loss() != LossKind::kFused)
+    p.held_logits.per_token = w.stack->held_logits_bytes * V;
   p.scoring_logits.per_token =
       w.options.effective_loss() == LossKind::kFused ? p.logits.per_token : e * V;
 

@@ -141,6 +141,9 @@ struct ActivationProfile {
   // The logits' 16-bit gradient as the output layer's backward reads it (every chunk's under a
   // chunked loss); zero where the output layer and the loss are fused.
   TokenBytes logits_gradient;
+  // The model's returned logits that the training loop still holds during the backward pass
+  // (the stack's memory.loss.held_logits_bytes); zero where only the loss is kept.
+  TokenBytes held_logits;
   Bytes dequant_buffer;    // the largest weight materialised for one product: a QLoRA
                            // base dequantized to BF16, DoRA's W + s·B·A for its norm
   Bytes layer_params;      // the largest block's parameters as stored (FSDP all-gather)

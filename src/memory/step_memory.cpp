@@ -115,8 +115,8 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
     const bool accumulated =
         w.options.effective_loss() == LossKind::kChunked || states.gradients_persistent;
     StepMemory out = loss;
-    out.logits_and_loss =
-        prof.output_saved.at(s, b) + prof.logits_gradient.at(s, b) + prof.hidden_gradient.at(s, b);
+    out.logits_and_loss = prof.output_saved.at(s, b) + prof.logits_gradient.at(s, b) +
+                          prof.hidden_gradient.at(s, b) + prof.held_logits.at(s, b);
     out.scoring_logits = Bytes(0);
     out.gradients =
         (states.gradients_persistent ? Bytes(0) : std::min(states.gradients_first, head)) +
@@ -133,6 +133,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   StepMemory block;
   block.phase = StepPhase::kBlockBackward;
   block.recompute = prof.recompute.at(s, b);
+  block.logits_and_loss = prof.held_logits.at(s, b);  // the loop's hold on the model's output
   block.backward_transient = prof.backward_transient.at(s, b);
   block.dequant_buffer = prof.dequant_buffer;  // zero unless a weight is materialised
   if (gathered) block.gathered_params = prof.layer_params * 2.0 + prof.layer_gradients;

@@ -129,6 +129,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
     s.memory_stated = true;
     StrictMap loss = mem->required_map("loss");
     s.loss = parse_loss_kind(loss.required_choice("kind", loss_kind_names()), "memory.loss.kind");
+    s.held_logits_bytes = loss.optional_number("held_logits_bytes", 0, 4).value_or(0);
     s.loss_basis = loss.required_string("basis");
     loss.finish();
     StrictMap load = mem->required_map("load");
@@ -242,6 +243,7 @@ Stacks load_stacks(const Catalog& catalog) {
   for (auto& p : s.profiles)
     if (!p.memory_stated) {
       p.loss = base.loss;
+      p.held_logits_bytes = base.held_logits_bytes;
       p.loss_basis =
           fmt::format("as {} (not stated for this stack): {}", base.name, base.loss_basis);
       p.load_full_on_each_card = base.load_full_on_each_card;

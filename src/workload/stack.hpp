@@ -75,6 +75,10 @@ struct StackProfile {
   bool memory_stated = false;  // false: no `memory:` section; the default stack's values apply
   LossKind loss = LossKind::kFp32Upcast;
   std::string loss_basis;
+  // Bytes per logit of the model's returned logits that the training loop keeps alive through
+  // the backward pass (`output = model(...)` held until after `loss.backward()`): 4 where the
+  // model upcasts its own logits to FP32, 2 for 16-bit logits, 0 where only the loss is kept.
+  double held_logits_bytes = 0;
   bool load_full_on_each_card = false;  // each card holds the whole replica before sharding
   double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
   std::string load_basis;
