@@ -1490,6 +1490,12 @@ for (const viewport of [{width: 1440, height: 900}, {width: 390, height: 844}]) 
     // Defaults shown as the CLI's.
     equal(await page.inputValue('#grad_accum'), '1', 'grad_accum starts at the CLI\'s 1');
     equal(await page.inputValue('#stack'), 'hf', 'the stack starts at the CLI\'s hf');
+    // The page offers every stack the CLI knows, and no other.
+    const cliStacks = (await cliJson('stacks', {})).stacks.map((s) => s.name).sort();
+    const pageStacks = (await page.locator('#stack option').evaluateAll(
+        (options) => options.map((o) => o.value))).sort();
+    equal(JSON.stringify(pageStacks), JSON.stringify(cliStacks),
+        'the stack menu lists the CLI\'s stacks');
     equal(await page.inputValue('#peak'), 'reserved', 'the peak starts at the CLI\'s reserved');
     await page.fill('#micro_batch', '2');
     await waitForResults(page);
