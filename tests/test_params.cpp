@@ -71,12 +71,14 @@ const Expected kReference[] = {
     {"granite-3.1-8b", 8'170'848'256, 0},
     {"glm-4-9b-0414", 9'400'279'040, 0},
     // Published totals (data/sources-models.yaml): parameter tables for Llama 2, GGUF's
-    // general.parameter_count for Mistral 7B v0.1, safetensors totals for TinyLlama and Phi-3 Mini;
+    // general.parameter_count for Mistral 7B v0.1, model indexes' total for Yi 34B, safetensors
+    // totals for TinyLlama and Phi-3 Mini;
     // Llama 2 7B's LoRA r16 count is the one PEFT prints for it (q,k,v,o,gate,up,down).
     {"llama-2-7b", 6'738'415'616, 39'976'960},
     {"llama-2-13b", 13'015'864'320, 0},
     {"llama-2-70b", 68'976'648'192, 0},
     {"mistral-7b-v0.1", 7'241'732'096, 0},
+    {"yi-34b", 34'388'917'248, 0},
     {"tinyllama-1.1b", 1'100'048'384, 0},
     {"phi-3-mini-4k", 3'821'079'552, 0},
     // Published totals (data/sources-models.yaml): keras-hub gemma_presets.py for Gemma 1 (tied
