@@ -160,6 +160,36 @@ TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
   }
 }
 
+// memory.lora states at least one of its keys; fp32_adapters and the held logits are read.
+TEST(KbitPreparation, AStackLoraSectionStatesWhatItChanges) {
+  const std::string head =
+      "name: mine\ntitle: t\nattention: sdpa\ncompile: false\n"
+      "optimizer: {implementation: fused, memory_passes: 1, basis: b}\n"
+      "memory:\n  loss: {kind: fp32-upcast, held_logits_bytes: 4, basis: b}\n"
+      "  load: {full_on_each_card: false, bytes_per_param: 2, basis: b}\n";
+  const std::string tail = "  source: [mem-peft-kbit-prepare]\nsource: [stack-hf-training-args]\n";
+  const StackProfile p = parse_stack(
+      {"stacks/mine.yaml", head + "  lora: {fp32_adapters: true, basis: b}\n" + tail, {}},
+      test::catalog().sources());
+  EXPECT_TRUE(p.fp32_adapters);
+  EXPECT_FALSE(p.fused_lora);
+  EXPECT_EQ(p.held_logits_bytes, 4.0);
+  try {
+    parse_stack({"stacks/mine.yaml", head + "  lora: {basis: b}\n" + tail, {}},
+                test::catalog().sources());
+    FAIL() << "a lora section stating nothing was accepted";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find("'fused_kernels'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'fp32_adapters'"), std::string::npos) << what;
+  }
+  // Held logits above 4 bytes per logit are no dtype.
+  std::string wide = head + tail;
+  wide.replace(wide.find("held_logits_bytes: 4"), 20, "held_logits_bytes: 8");
+  EXPECT_THROW(parse_stack({"stacks/mine.yaml", wide, {}}, test::catalog().sources()), UserError);
+}
+
 // The bytes of each op `ftplan step ARGS --json` lists, by op name.
 nlohmann::json op_bytes(const std::vector<std::string>& args) {
   std::vector<std::string> full = {"step"};
@@ -283,10 +313,20 @@ TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
   // Dropout on the FP32 copy: 4 B read, 4 B written, 1 B of mask.
   EXPECT_DOUBLE_EQ(ops({"--lora-dropout", "0.1"})["attn.q_proj.lora_dropout.fwd"].get<double>(),
                    9 * q_in);
-  // Pure BF16 keeps the adapters in BF16: no casts, dropout on the 16-bit input.
-  const auto pure = ops({"--pure-bf16", "--lora-dropout", "0.1"});
+  // Pure BF16 on a stack whose adapters follow the model (torchtune) keeps them in BF16: no
+  // casts, dropout on the 16-bit input.
+  const auto pure = ops({"--pure-bf16", "--lora-dropout", "0.1", "--stack", "torchtune"});
   EXPECT_FALSE(pure.contains("attn.q_proj.lora_in_cast.fwd"));
   EXPECT_DOUBLE_EQ(pure["attn.q_proj.lora_dropout.bwd"].get<double>(), 5 * q_in);
+  // PEFT 0.12+ (stack hf) keeps them in FP32 in pure BF16 too, without autocast: the input cast
+  // up, no cast back for lora_A, the scaling on FP32 (8 B per output element) and the FP32 sum
+  // cast down to 16 bits (6 B per output element).
+  const auto peft_pure = ops({"--pure-bf16"});
+  EXPECT_DOUBLE_EQ(peft_pure["attn.q_proj.lora_in_cast.fwd"].get<double>(), 6 * q_in);
+  EXPECT_FALSE(peft_pure.contains("attn.q_proj.lora_autocast.fwd"));
+  EXPECT_DOUBLE_EQ(peft_pure["attn.k_proj.lora_scale.fwd"].get<double>(), 8 * k_out);
+  EXPECT_DOUBLE_EQ(peft_pure["attn.k_proj.lora_out_cast.bwd"].get<double>(), 6 * k_out);
+  EXPECT_FALSE(mixed.contains("attn.k_proj.lora_out_cast.fwd"));
   // A QLoRA base TRL prepares carries an FP32 stream: the adapters' input already is FP32, so
   // only autocast's cast down remains.
   const auto stream = op_bytes({"--model", "llama-3.2-3b", "--method", "qlora", "--gpu",

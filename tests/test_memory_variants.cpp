@@ -263,6 +263,32 @@ TEST(StackBuffers, HeldLogitsByHand) {
   EXPECT_EQ(activation_profile(w).held_logits.per_token, 0.0);
 }
 
+// PEFT 0.12+ keeps the adapters of a BF16 model in FP32 also in pure BF16 (stack hf:
+// memory.lora.fp32_adapters): FP32 weights, gradients and AdamW states, the same 16 B per
+// adapter parameter as mixed precision counts; a stack whose adapters follow the model's dtype
+// (torchtune) halves the states and drops the master copy. Llama 3.1 8B, LoRA r16 on all seven
+// projections: 41,943,040 adapter parameters.
+TEST(StackBuffers, PeftFp32AdaptersInPureBf16ByHand) {
+  ASSERT_TRUE(test::stacks().find("hf").fp32_adapters);
+  ASSERT_FALSE(test::stacks().find("torchtune").fp32_adapters);
+  ASSERT_FALSE(test::stacks().find("fsdp-qlora").fp32_adapters);
+  Workload w = test::workload("llama-3.1-8b", Method::kLora);
+  const Placement one = test::on("h200-nvl", 1, Sharding::kNone);
+  const double adapters = 41943040.0;
+  w.stack = &test::stacks().find("hf");
+  const MemoryEstimate mixed = estimate_memory(w, one);
+  w.options.pure_bf16 = true;
+  const MemoryEstimate peft_pure = estimate_memory(w, one);
+  EXPECT_TRUE(activation_settings(w).fp32_adapters);
+  EXPECT_EQ(peft_pure.runtime.states.pure_bf16_saving.value, 0.0);
+  EXPECT_NEAR(peft_pure.states_on_card.value, mixed.states_on_card.value, 1.0);
+  w.stack = &test::stacks().find("torchtune");
+  const MemoryEstimate own_pure = estimate_memory(w, one);
+  EXPECT_FALSE(activation_settings(w).fp32_adapters);
+  // No FP32 master (4 B) and BF16 AdamW states (4 B instead of 8): 8 B per adapter parameter.
+  EXPECT_NEAR(own_pure.runtime.states.pure_bf16_saving.value, 8.0 * adapters, 1.0);
+}
+
 // torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in
 // the ZeRO count, but between steps the card holds only the FP32 shards and the AdamW states
 // (12 B / 8 per parameter on 8 cards), and the backward pass produces FP32 gradient shards (4 B /

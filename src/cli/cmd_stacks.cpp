@@ -51,6 +51,7 @@ const bool registered_stacks = register_command(
                              {"offload_checkpoints_basis", or_null(s.offload_basis)},
                              {"fused_lora_kernels", s.fused_lora},
                              {"fused_lora_basis", or_null(s.lora_basis)},
+                             {"fp32_adapters", s.fp32_adapters},
                              {"quantized_base", quantized_base(s)},
                              {"loss", loss_kind_name(s.loss)},
                              {"held_logits_bytes", s.held_logits_bytes},

@@ -409,10 +409,10 @@ ActivationSettings activation_settings(const Workload& w, const TrainedSet& set)
     s.adapted = w.lora.targets;
     s.rank = set.rank;
     s.dora = set.adapter == AdapterKind::kDora;
-    // PEFT keeps adapters of a 16-bit model in FP32 (autocast_adapter_dtype=True) when training
-    // in mixed precision; pure-BF16 training (torchtune, an optimizer without FP32 master
-    // weights) keeps them in BF16.
-    s.fp32_adapters = s.autocast;
+    // Adapters are FP32 under mixed precision (FP32 parameters, or PEFT's autocast_adapter_dtype
+    // on a 16-bit model); pure-BF16 training keeps them in BF16 (torchtune, LitGPT, PEFT before
+    // 0.12) unless the stack's PEFT casts them to FP32 anyway (StackProfile::fp32_adapters).
+    s.fp32_adapters = s.autocast || (w.stack && w.stack->fp32_adapters);
     s.lora_dropout = w.lora.dropout;
   }
   s.compiled = w.options.compile;
@@ -515,6 +515,7 @@ ActivationProfile activation_profile(const Workload& w) {
   const ActivationSettings s = activation_settings(w, set);
   const OptimizerRow& opt = optimizer_row(w.optimizer);
   ActivationProfile p;
+  p.fp32_adapters_in_pure_bf16 = s.fp32_adapters && !s.autocast && !s.full_finetune;
   p.blocks = arch.layers;
 
   // Saved activations per recompute mode, over the dense and MoE blocks. Under layer-wise

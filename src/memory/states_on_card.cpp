@@ -17,8 +17,11 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
   const double shards = fsdp ? static_cast<double>(p.count) : 1.0;
 
   // Pure BF16: no FP32 master copy; optimizers whose states follow the parameter dtype (torch
-  // AdamW, SGD momentum) keep them in BF16; 8-bit and factored states are unchanged.
-  if (o.pure_bf16 && opt.master_bytes > 0) {
+  // AdamW, SGD momentum) keep them in BF16; 8-bit and factored states are unchanged. Adapters the
+  // stack keeps in FP32 anyway (PEFT 0.12+) are FP32 weights with FP32 gradients and states: the
+  // same 16 B per parameter as the mixed-precision count (16-bit copy, FP32 master, gradient,
+  // states), so that count stays.
+  if (o.pure_bf16 && opt.master_bytes > 0 && !profile.fp32_adapters_in_pure_bf16) {
     const Bytes before = s.master_weights + s.optimizer_states;
     s.master_weights = Bytes(0);
     if (opt.states_follow_parameter_dtype) s.optimizer_states /= 2.0;
@@ -49,7 +52,8 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
       out.update_temporaries = one_state * static_cast<double>(opt.update_temporaries);
     } else if (impl == OptimizerImpl::kForLoop && opt.gradient_bytes > 0) {
       // The largest trained tensor's state: its gradient's bytes at the state's width.
-      const bool halved = o.pure_bf16 && opt.master_bytes > 0 && opt.states_follow_parameter_dtype;
+      const bool halved = o.pure_bf16 && opt.master_bytes > 0 &&
+                          opt.states_follow_parameter_dtype && !profile.fp32_adapters_in_pure_bf16;
       const double per_param = opt.state_bytes / opt.states / (halved ? 2.0 : 1.0);
       const Bytes largest = profile.largest_gradient / shards * (per_param / opt.gradient_bytes);
       out.update_temporaries =

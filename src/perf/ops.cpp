@@ -307,6 +307,7 @@ class Builder {
     // The element-wise chain around eager adapters (emit_lora_chain) follows the same settings as
     // the activations they keep.
     fp32_adapters_ = act.fp32_adapters;
+    adapter_autocast_ = act.autocast;
     lora_dropout_ = act.lora_dropout > 0;
     eager_lora_ = !act.compiled && !act.fused_lora;
     weight_casts_ = act.autocast && !act.compiled && w.stack && w.stack->autocast_weight_casts;
@@ -566,7 +567,7 @@ class Builder {
   // in FP32 (ActivationSettings::fp32_adapters) get their 16-bit input cast to FP32 first and
   // autocast casts it back to 16 bits for lora_A: two casts forward, their two backward (one each
   // where the input already is FP32, an FP32 stream; a 16-bit adapter on an FP32 stream gets its
-  // input cast down). Compiled and fused
+  // input cast down); without autocast the FP32 output is cast down instead. Compiled and fused
   // adapters fold all of it into the neighbouring kernels.
   void emit_lora_chain(const std::string& base, double M, double in, double outf,
                        std::int64_t count, Phase phase, std::vector<Op>* bwd) {
@@ -585,14 +586,23 @@ class Builder {
     if (fp32_adapters_ != (stream_ > kAct))
       emit(vector_op(base + ".lora_in_cast" + pass, OpClass::kElementwise, phase, x,
                      (kFp32 + kAct) * x, count));
-    if (fp32_adapters_)
+    // Under autocast lora_A gets its input cast back to 16 bits. Without autocast (pure BF16
+    // with PEFT's FP32 adapters) the adapters run in FP32: lora_B's output is FP32, so the scaling
+    // multiply works on FP32 and the sum with the 16-bit base output is cast back to 16 bits
+    // (result.to(torch_result_dtype)).
+    const bool fp32_chain = fp32_adapters_ && !adapter_autocast_;
+    if (fp32_adapters_ && adapter_autocast_)
       emit(vector_op(base + ".lora_autocast" + pass, OpClass::kElementwise, phase, x,
                      (kFp32 + kAct) * x, count));
     if (lora_dropout_)
       emit(vector_op(base + ".lora_dropout" + pass, OpClass::kElementwise, phase, x,
                      (2 * width + kMaskByte) * x, count));
-    emit(vector_op(base + ".lora_scale" + pass, OpClass::kElementwise, phase, M * outf,
-                   2 * kAct * M * outf, count));
+    const double y = M * outf;
+    emit(vector_op(base + ".lora_scale" + pass, OpClass::kElementwise, phase, y,
+                   2 * (fp32_chain ? kFp32 : kAct) * y, count));
+    if (fp32_chain)
+      emit(vector_op(base + ".lora_out_cast" + pass, OpClass::kElementwise, phase, y,
+                     (kFp32 + kAct) * y, count));
   }
 
   // ---- element-wise parts of a block ---------------------------------------------------------
@@ -1056,6 +1066,7 @@ class Builder {
   double T_ = 0;                      // tokens a micro-batch processes (padding included)
   double stream_ = kAct;              // bytes per element of the residual stream (FP32: 4)
   bool fp32_adapters_ = false;        // adapters in FP32: their input cast there and back
+  bool adapter_autocast_ = false;     // adapters run under autocast (else FP32 ones in FP32)
   bool lora_dropout_ = false;         // LoRA dropout > 0 on each adapted input
   bool eager_lora_ = false;           // adapters run as separate eager kernels (no compile/fusion)
   bool weight_casts_ = false;         // StackProfile::autocast_weight_casts for this run

@@ -29,6 +29,16 @@ constexpr NameTable<SelectivePolicy, 2> kSelective{{{
     {SelectivePolicy::kPerOp, "per-op"},
 }}};
 
+// A section whose keys are each optional but which must state one of two.
+[[noreturn]] void throw_states_neither(const std::string& path, std::string_view section,
+                                       std::string_view a, std::string_view b) {
+  throw UserError(ErrorCode::kBadFile,
+                  fmt::format("{}: key '{}' states neither '{}' nor '{}'; give one or leave the "
+                              "section out",
+                              path, section, a, b),
+                  std::string(section));
+}
+
 }  // namespace
 
 std::string_view selective_policy_name(SelectivePolicy p) {
@@ -106,11 +116,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
     const auto selective = rc->optional_choice("selective", selective_policy_names());
     const auto offload = rc->optional_bool("offload_checkpoints");
     if (!selective && !offload)
-      throw UserError(ErrorCode::kBadFile,
-                      fmt::format("{}: key 'recompute' states neither 'selective' nor "
-                                  "'offload_checkpoints'; give one or leave the section out",
-                                  file.path),
-                      "recompute");
+      throw_states_neither(file.path, "recompute", "selective", "offload_checkpoints");
     const std::string basis = rc->required_string("basis");
     const std::vector<std::string> ids = read_source_ids(*rc, sources);
     if (selective) {
@@ -154,7 +160,12 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
       buffers->finish();
     }
     if (auto lora = mem->optional_map("lora")) {
-      s.fused_lora = lora->required_bool("fused_kernels");
+      const auto fused = lora->optional_bool("fused_kernels");
+      const auto fp32 = lora->optional_bool("fp32_adapters");
+      if (!fused && !fp32)
+        throw_states_neither(file.path, "memory.lora", "fused_kernels", "fp32_adapters");
+      s.fused_lora = fused.value_or(false);
+      s.fp32_adapters = fp32.value_or(false);
       s.lora_basis = lora->required_string("basis");
       lora->finish();
     }
@@ -255,6 +266,11 @@ Stacks load_stacks(const Catalog& catalog) {
       p.fp32_main_gradients = base.fp32_main_gradients;
       p.fsdp_fp32_parameters = base.fsdp_fp32_parameters;
       p.buffers_basis = base.buffers_basis;
+      // Trainers on the Transformers Trainer take PEFT's adapters as the default stack does.
+      p.fp32_adapters = base.fp32_adapters;
+      if (p.lora_basis.empty() && base.fp32_adapters)
+        p.lora_basis =
+            fmt::format("as {} (not stated for this stack): {}", base.name, base.lora_basis);
       // How a quantized base is prepared is the trainer's own (axolotl and LLaMA-Factory keep
       // the norms in BF16): not taken from the default stack.
     }

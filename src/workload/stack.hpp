@@ -104,6 +104,10 @@ struct StackProfile {
   // LoRA through fused autograd functions (`memory.lora.fused_kernels`, Unsloth's LoRA_QKV,
   // LoRA_W and LoRA_MLP): ActivationSettings::fused_lora.
   bool fused_lora = false;
+  // PEFT 0.12+ (get_peft_model's autocast_adapter_dtype=True) keeps the adapters of a 16-bit
+  // model in FP32 also when the run trains without autocast (pure BF16): `memory.lora`
+  // `fp32_adapters`. Otherwise the adapters follow the model's dtype (ActivationSettings).
+  bool fp32_adapters = false;
   std::string lora_basis;
   std::vector<std::string> fp32_unquantized_for;
   // ...and then casts the embeddings and the output layer back to BF16 (TRL with bf16).
