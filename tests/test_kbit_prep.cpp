@@ -340,6 +340,27 @@ TEST(EagerAdapters, TheLoraChainIsTimedByHand) {
     EXPECT_FALSE(compiled.contains(name)) << name;
 }
 
+// The optimizer update as memory counts the states (ParamPrecision): fused AdamW, one pass, over
+// Llama 3.2 3B's 3,212,749,824 parameters. Mixed precision reads the 16-bit weight, its gradient,
+// the FP32 master and two FP32 states (2+2+4+8 B) and writes weight, master and states (2+4+8);
+// pure BF16 has no master and BF16 states (2+2+4 read, 2+4 written). PEFT's FP32 adapters in pure
+// BF16 are FP32 weights with FP32 gradients and states: 4+4+8 read, 4+8 written, no master.
+TEST(EagerAdapters, TheOptimizerUpdateFollowsThePrecisionByHand) {
+  auto update = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--model", "llama-3.2-3b", "--gpu", "h200-sxm"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return op_bytes(args)["optimizer.update"].get<double>();
+  };
+  const double n = 3212749824.0;
+  EXPECT_DOUBLE_EQ(update({"--method", "full"}), 30.0 * n);
+  EXPECT_DOUBLE_EQ(update({"--method", "full", "--pure-bf16"}), 14.0 * n);
+  // LoRA r16 on all seven projections: 24,313,856 adapter parameters.
+  const double a = 24313856.0;
+  EXPECT_DOUBLE_EQ(update({"--method", "lora"}), 30.0 * a);
+  EXPECT_DOUBLE_EQ(update({"--method", "lora", "--pure-bf16"}), 28.0 * a);
+  EXPECT_DOUBLE_EQ(update({"--method", "lora", "--pure-bf16", "--stack", "torchtune"}), 14.0 * a);
+}
+
 // A bare loop's FP32 model under autocast (stack pytorch: autocast_weight_casts) casts each
 // trained weight to 16 bits before its product and its gradient back: 6 B per weight each way.
 // Llama 3.2 3B's output layer is its embedding (128256 x 3072), trained in a full fine-tune.

@@ -1011,7 +1011,13 @@ class Builder {
     // per trained tensor by the optimizer table.
     double flops = 0, bytes = 0, tensors = 0;
     for (const TrainedMatrix& m : set_.trained) {
-      const OptimizerCost c = optimizer_cost(w_.optimizer, m);
+      // Pure BF16 drops the master copy (and halves states that follow the parameter's dtype),
+      // as memory/states_on_card counts them; PEFT's FP32 adapters stay FP32 there.
+      const ParamPrecision precision = !w_.options.pure_bf16 ? ParamPrecision::kMixed
+                                       : m.adapter && fp32_adapters_ && !adapter_autocast_
+                                           ? ParamPrecision::kFp32
+                                           : ParamPrecision::kPure16;
+      const OptimizerCost c = optimizer_cost(w_.optimizer, m, precision);
       const double read = c.weight_bytes + c.gradient_bytes + c.master_bytes + c.state_bytes;
       const double written = c.weight_bytes + c.master_bytes + c.state_bytes;
       flops += c.update_flops;

@@ -131,4 +131,19 @@ OptimizerCost optimizer_cost(Optimizer o, const TrainedMatrix& m) {
   return c;
 }
 
+OptimizerCost optimizer_cost(Optimizer o, const TrainedMatrix& m, ParamPrecision p) {
+  OptimizerCost c = optimizer_cost(o, m);
+  const OptimizerRow& r = row_for(o, m);
+  if (p == ParamPrecision::kMixed || r.master_bytes <= 0) return c;
+  const double n = static_cast<double>(m.numel());
+  c.master_bytes = 0;
+  if (p == ParamPrecision::kFp32) {
+    c.weight_bytes = r.master_bytes * n;
+    c.gradient_bytes = r.master_bytes * n;
+  } else if (r.states_follow_parameter_dtype) {
+    c.state_bytes /= 2.0;
+  }
+  return c;
+}
+
 }  // namespace ftplan

@@ -82,6 +82,7 @@ struct TrainedMatrix {
   bool hidden = false;  // inside the decoder blocks (not the embedding or the output layer)
   // The model tensor it belongs to: itself, or the one its adapter sits on (null: none given).
   const TensorSpec* tensor = nullptr;
+  bool adapter = false;  // an adapter's own weight (LoRA A or B, DoRA's magnitude)
   std::int64_t numel() const { return rows * cols * copies; }
 };
 
@@ -98,6 +99,13 @@ struct OptimizerCost {
 // The row that updates `m` under `o` (Muon hands vectors, embeddings and the head to AdamW).
 const OptimizerRow& row_for(Optimizer o, const TrainedMatrix& m);
 OptimizerCost optimizer_cost(Optimizer o, const TrainedMatrix& m);
+// How a trained parameter is held: mixed precision (the table's bytes: a 16-bit weight beside an
+// FP32 master copy), pure 16-bit (no master copy; states that follow the parameter's dtype are
+// 16-bit too) or an FP32 parameter in a pure 16-bit run (PEFT's FP32 adapters: no master copy, an
+// FP32 weight and gradient, states at their own width). Rows without a master copy are the same
+// in all three.
+enum class ParamPrecision { kMixed, kPure16, kFp32 };
+OptimizerCost optimizer_cost(Optimizer o, const TrainedMatrix& m, ParamPrecision p);
 
 // Newton-Schulz orthogonalisation of one m x n matrix (m <= n after transposing), per iteration:
 // A = X·Xᵀ (2m²n), B = b·A + c·A·A (2m³ + 3m²), X = a·X + B·X (2m²n + 2mn) (Jordan et al. 2024).

@@ -186,18 +186,19 @@ TrainedSet trained_set(const Workload& w) {
       // lm_head / embedding adapters: A [r × shape[1] or vocab], B [shape[0] or hidden × r].
       const std::int64_t rows = t.shape[0], cols = t.shape[1];
       set.trained.push_back(
-          {r.rank, t.kind == TensorKind::kEmbedding ? rows : cols, 1, true, false, &t});
+          {r.rank, t.kind == TensorKind::kEmbedding ? rows : cols, 1, true, false, &t, true});
       set.trained.push_back(
-          {t.kind == TensorKind::kEmbedding ? cols : rows, r.rank, 1, true, false, &t});
-      if (r.adapter == AdapterKind::kDora) set.trained.push_back({1, rows, 1, false, false, &t});
+          {t.kind == TensorKind::kEmbedding ? cols : rows, r.rank, 1, true, false, &t, true});
+      if (r.adapter == AdapterKind::kDora)
+        set.trained.push_back({1, rows, 1, false, false, &t, true});
       continue;
     }
     // LoRA A [r × in] and B [out × r]: 2-D matrices inside the blocks.
-    set.trained.push_back({r.rank, t.in_features, copies, true, true, &t});
-    set.trained.push_back({t.out_features, r.rank, copies, true, true, &t});
+    set.trained.push_back({r.rank, t.in_features, copies, true, true, &t, true});
+    set.trained.push_back({t.out_features, r.rank, copies, true, true, &t, true});
     // DoRA's magnitude: a vector of out values per module (PEFT lora_magnitude_vector).
     if (r.adapter == AdapterKind::kDora)
-      set.trained.push_back({1, t.out_features, copies, false, true, &t});
+      set.trained.push_back({1, t.out_features, copies, false, true, &t, true});
   }
   for (const auto& tm : set.trained)
     set.trained_params += tm.numel();
