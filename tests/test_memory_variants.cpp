@@ -287,6 +287,13 @@ TEST(StackBuffers, PeftFp32AdaptersInPureBf16ByHand) {
   EXPECT_FALSE(activation_settings(w).fp32_adapters);
   // No FP32 master (4 B) and BF16 AdamW states (4 B instead of 8): 8 B per adapter parameter.
   EXPECT_NEAR(own_pure.runtime.states.pure_bf16_saving.value, 8.0 * adapters, 1.0);
+  // A trained copy of the output layer (modules_to_save) beside PEFT's FP32 adapters is a BF16
+  // parameter: only its 128,256 x 4,096 weights save the 8 B.
+  w.stack = &test::stacks().find("hf");
+  parse_train_modules("lm_head", w.lora);
+  const MemoryEstimate with_head = estimate_memory(w, one);
+  EXPECT_NEAR(with_head.runtime.states.pure_bf16_saving.value, 8.0 * 128256 * 4096,
+              1e-6 * 8.0 * 128256 * 4096);
 }
 
 // torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in

@@ -515,7 +515,12 @@ ActivationProfile activation_profile(const Workload& w) {
   const ActivationSettings s = activation_settings(w, set);
   const OptimizerRow& opt = optimizer_row(w.optimizer);
   ActivationProfile p;
-  p.fp32_adapters_in_pure_bf16 = s.fp32_adapters && !s.autocast && !s.full_finetune;
+  if (s.fp32_adapters && !s.autocast && set.trained_params > 0) {
+    double adapters = 0;
+    for (const TrainedMatrix& m : set.trained)
+      if (m.adapter) adapters += static_cast<double>(m.numel());
+    p.fp32_adapter_share = adapters / static_cast<double>(set.trained_params);
+  }
   p.blocks = arch.layers;
 
   // Saved activations per recompute mode, over the dense and MoE blocks. Under layer-wise

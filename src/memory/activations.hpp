@@ -158,9 +158,10 @@ struct ActivationProfile {
   // backward pass.
   Bytes head_cast;
   std::int64_t blocks = 0;
-  // Adapters the stack keeps in FP32 although the run trains in pure BF16 (PEFT 0.12+): their
-  // weights, gradients and optimizer states stay FP32 (memory/states_on_card).
-  bool fp32_adapters_in_pure_bf16 = false;
+  // The share of the trained parameters that are adapters the stack keeps in FP32 although the
+  // run trains in pure BF16 (PEFT 0.12+): their weights, gradients and optimizer states stay FP32
+  // (memory/states_on_card); 0 where there are none.
+  double fp32_adapter_share = 0;
   // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
   // under the attention-core policy rebuilds nothing).
   bool rebuilds() const { return recompute.per_token > 0 || recompute.per_seq_squared > 0; }
