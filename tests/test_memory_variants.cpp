@@ -261,6 +261,12 @@ TEST(StackBuffers, HeldLogitsByHand) {
   w.stack = &held;
   w.options.loss = LossKind::kFused;
   EXPECT_EQ(activation_profile(w).held_logits.per_token, 0.0);
+  // The breakdown names them for what they are in a block's backward.
+  const auto r = test::run_cli({"fit", "--model", "llama-2-7b", "--method", "lora", "--pure-bf16",
+                                "--stack", "fsdp-qlora", "--gpu", "rtx-3090", "--gpus", "2",
+                                "--shard", "fsdp", "--micro-batch", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("logits the training loop holds"), std::string::npos) << r.out;
 }
 
 // PEFT 0.12+ keeps the adapters of a BF16 model in FP32 also in pure BF16 (stack hf:

@@ -138,7 +138,9 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
           : fmt::format("activations ({} peak)", step_phase_word(st.phase)),
       m.activations);
   sub("saved activations", st.saved_activations);
-  sub("logits and loss", st.logits_and_loss);
+  // In a block's backward the only logits left are those the training loop still holds.
+  sub(st.phase == StepPhase::kBlockBackward ? "logits the training loop holds" : "logits and loss",
+      st.logits_and_loss);
   sub("recomputed block", st.recompute);
   sub("activation gradients", st.backward_transient);
   sub("model gradients", st.gradients);
