@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.hpp"
 #include "cli/cli.hpp"
+#include "core/error.hpp"
 #include "infer/measured_generation.hpp"
 #include "memory/fit.hpp"
 #include "memory/measured_runs.hpp"
@@ -119,6 +120,17 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::string
   std::ostringstream out, err;
   int code = cli::run(args, out, err, in);
   return {code, out.str(), err.str()};
+}
+
+// The message of the UserError `f` throws; empty when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace ftplan::test

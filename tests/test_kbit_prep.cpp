@@ -136,15 +136,13 @@ TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
       "  source: [mem-peft-kbit-prepare]\n"
       "source: [stack-hf-training-args]\n";
   // Checked against the formats: 'gptq' is none of them, and the error names the closest.
-  try {
+  const std::string what = test::error_of([&] {
     parse_stack({"stacks/mine.yaml", text, {}}, test::catalog().sources(), formats().ids());
-    FAIL() << "an unknown base format was accepted";
-  } catch (const UserError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find("'gptq'"), std::string::npos) << what;
-    EXPECT_NE(what.find("gptq-int4"), std::string::npos) << what;
-  }
+  });
+  ASSERT_FALSE(what.empty()) << "an unknown base format was accepted";
+  EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
+  EXPECT_NE(what.find("'gptq'"), std::string::npos) << what;
+  EXPECT_NE(what.find("gptq-int4"), std::string::npos) << what;
   const StackProfile p = parse_stack({"stacks/mine.yaml", text, {}}, test::catalog().sources());
   EXPECT_TRUE(p.fp32_unquantized_with("nf4"));
   EXPECT_FALSE(p.fp32_unquantized_with("gptq-int4"));
@@ -152,12 +150,11 @@ TEST(KbitPreparation, AStackNamingAnUnknownFormatIsAnError) {
   // Without bf16_embeddings the section is incomplete.
   std::string missing = text;
   missing.replace(missing.find(" bf16_embeddings: true,"), 23, "");
-  try {
+  const std::string incomplete = test::error_of([&] {
     parse_stack({"stacks/mine.yaml", missing, {}}, test::catalog().sources());
-    FAIL() << "a quantized_base without bf16_embeddings was accepted";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("bf16_embeddings"), std::string::npos) << e.what();
-  }
+  });
+  ASSERT_FALSE(incomplete.empty()) << "a quantized_base without bf16_embeddings was accepted";
+  EXPECT_NE(incomplete.find("bf16_embeddings"), std::string::npos) << incomplete;
 }
 
 // memory.lora states at least one of its keys; fp32_adapters and the held logits are read.
@@ -174,16 +171,14 @@ TEST(KbitPreparation, AStackLoraSectionStatesWhatItChanges) {
   EXPECT_TRUE(p.fp32_adapters);
   EXPECT_FALSE(p.fused_lora);
   EXPECT_EQ(p.held_logits_bytes, 4.0);
-  try {
+  const std::string what = test::error_of([&] {
     parse_stack({"stacks/mine.yaml", head + "  lora: {basis: b}\n" + tail, {}},
                 test::catalog().sources());
-    FAIL() << "a lora section stating nothing was accepted";
-  } catch (const UserError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find("'fused_kernels'"), std::string::npos) << what;
-    EXPECT_NE(what.find("'fp32_adapters'"), std::string::npos) << what;
-  }
+  });
+  ASSERT_FALSE(what.empty()) << "a lora section stating nothing was accepted";
+  EXPECT_NE(what.find("stacks/mine.yaml"), std::string::npos) << what;
+  EXPECT_NE(what.find("'fused_kernels'"), std::string::npos) << what;
+  EXPECT_NE(what.find("'fp32_adapters'"), std::string::npos) << what;
   // Held logits above 4 bytes per logit are no dtype.
   std::string wide = head + tail;
   wide.replace(wide.find("held_logits_bytes: 4"), 20, "held_logits_bytes: 8");

@@ -188,15 +188,6 @@ TEST(QuantFormats, OptionReachesFitJsonAndChangesTheStates) {
 namespace ftplan {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // The formats table and the stacks' memory section are read strictly: a bad value names the
 // file, the key and the closest valid name.
 TEST(QuantFormats, DataFilesAreReadStrictly) {
@@ -206,7 +197,7 @@ TEST(QuantFormats, DataFilesAreReadStrictly) {
       "     pack: flat, container_bits: 8, scale_bytes: 4, zero_bits: 0,\n"
       "     index_bytes_per_input: 0, dequant_flops_per_weight: 1, dequant_output_bytes: 2,\n"
       "     basis: x, source: mem-qlora-2023}\n";
-  std::string e = error_of([&] {
+  std::string e = test::error_of([&] {
     parse_quant_formats({"data/quant_formats.yaml", bad_grouping, ""}, sources);
   });
   EXPECT_NE(e.find("data/quant_formats.yaml"), std::string::npos) << e;
@@ -217,14 +208,16 @@ TEST(QuantFormats, DataFilesAreReadStrictly) {
       "memory:\n  loss: {kind: fp32, basis: x}\n"
       "  load: {full_on_each_card: false, bytes_per_param: 2, basis: x}\n"
       "  source: mem-hf-loss-upcast\nsource: stack-hf-training-args\n";
-  e = error_of([&] { parse_stack({"data/stacks/hf.yaml", bad_loss, ""}, sources); });
+  e = test::error_of([&] { parse_stack({"data/stacks/hf.yaml", bad_loss, ""}, sources); });
   EXPECT_NE(e.find("data/stacks/hf.yaml"), std::string::npos) << e;
   EXPECT_NE(e.find("fp32-upcast"), std::string::npos) << e;
   const std::string bad_policy =
       "name: torchtitan\ntitle: x\nattention: flash\ncompile: false\n"
       "optimizer: {implementation: fused, memory_passes: 1, basis: x}\n"
       "recompute: {selective: per-operator, basis: x}\nsource: stack-torchtitan-config\n";
-  e = error_of([&] { parse_stack({"data/stacks/torchtitan.yaml", bad_policy, ""}, sources); });
+  e = test::error_of([&] {
+    parse_stack({"data/stacks/torchtitan.yaml", bad_policy, ""}, sources);
+  });
   EXPECT_NE(e.find("data/stacks/torchtitan.yaml"), std::string::npos) << e;
   EXPECT_NE(e.find("selective"), std::string::npos) << e;
   EXPECT_NE(e.find("per-op"), std::string::npos) << e;

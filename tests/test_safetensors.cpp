@@ -11,22 +11,12 @@
 #include "model/model.hpp"
 #include "model/safetensors.hpp"
 #include "safetensors_builder.hpp"
+#include "support.hpp"
 
 namespace ftplan {
 namespace {
 
 using test::SafetensorsBuilder;
-
-// The error text of `f`, or "" when it does not throw a UserError.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Safetensors, ParsesTensorsMetadataAndDataSize) {
   // a: F16 [2, 3] = 6 elements × 2 bytes = 12 bytes at [0, 12];
@@ -45,7 +35,7 @@ TEST(Safetensors, ParsesTensorsMetadataAndDataSize) {
   EXPECT_EQ(parse_safetensors_prefix(b.file(false), "m.safetensors", false).data_bytes, 20u);
   std::string short_file = b.file();
   short_file.pop_back();
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               parse_safetensors_prefix(short_file, "m.safetensors", true);
             }).find("cover 20 data bytes but the file holds 19"),
             std::string::npos);
@@ -61,18 +51,18 @@ TEST(Safetensors, HeaderPaddedWithSpacesAndScalarTensors) {
 TEST(Safetensors, LengthOutOfBoundsIsRefused) {
   std::string file = SafetensorsBuilder::wrap("{}");
   file[4] = 1;  // 2^32 + 2 bytes: above the 100 MB limit
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               parse_safetensors_prefix(file, "big.safetensors", false);
             }).find("big.safetensors: header length 4294967298 bytes"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_prefix("abc", "t.safetensors", false);
             }).find("3 bytes: too short"),
             std::string::npos);
   // The length says 100 bytes, only 2 follow.
   std::string cut = SafetensorsBuilder::wrap("{}");
   cut[0] = 100;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               parse_safetensors_prefix(cut, "c.safetensors", false);
             }).find("says 100 bytes but only 2 follow"),
             std::string::npos);
@@ -80,7 +70,8 @@ TEST(Safetensors, LengthOutOfBoundsIsRefused) {
 
 TEST(Safetensors, ErrorsNameFileTensorAndExpectation) {
   const auto header_error = [](const std::string& tensor) {
-    return error_of([&] { parse_safetensors_header("{\"w\": " + tensor + "}", "f.safetensors"); });
+    return test::error_of(
+        [&] { parse_safetensors_header("{\"w\": " + tensor + "}", "f.safetensors"); });
   };
   EXPECT_NE(header_error(R"({"dtype": "F12", "shape": [1], "data_offsets": [0, 2]})")
                 .find("f.safetensors: tensor 'w': dtype \"F12\" is not a safetensors dtype "
@@ -109,14 +100,14 @@ TEST(Safetensors, ErrorsNameFileTensorAndExpectation) {
   EXPECT_NE(header_error(R"({"dtype": "F16", "shape": [1], "data_offsets": [2, 4]})")
                 .find("begin at 2, expected 0 (a gap after"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_safetensors_header("[1]", "f.safetensors"); }).find("'{'"),
+  EXPECT_NE(test::error_of([] { parse_safetensors_header("[1]", "f.safetensors"); }).find("'{'"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_header(R"({"__metadata__": {"format": 1}})", "f.safetensors");
             }).find("'__metadata__' key 'format' must be text, got 1"),
             std::string::npos);
   // Two keys "w" in one object: the JSON parser would silently keep one.
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_header(
                   R"({"w": {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]},
                       "w": {"dtype": "F16", "shape": [1], "data_offsets": [2, 4]}})",
@@ -128,7 +119,7 @@ TEST(Safetensors, ErrorsNameFileTensorAndExpectation) {
 TEST(Safetensors, OverlappingTensorsAreRefused) {
   const std::string header = R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
                                   "b": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})";
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               parse_safetensors_header(header, "o.safetensors");
             }).find("tensor 'b': data_offsets begin at 2, expected 4 (overlapping"),
             std::string::npos);
@@ -141,16 +132,16 @@ TEST(SafetensorsIndex, ReadsWeightMapAndRefusesPaths) {
       "model.safetensors.index.json");
   EXPECT_EQ(index.shards, (std::vector<std::string>{"m-1.safetensors", "m-2.safetensors"}));
   EXPECT_EQ(index.total_size, 28u);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_index(R"({"weight_map": {"a": "../etc/passwd.safetensors"}})",
                                       "i.json");
             }).find("i.json: 'weight_map' entry 'a' must name a shard file"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_index(R"({"metadata": {}})", "i.json");
             }).find("required key 'weight_map'"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(test::error_of([] {
               parse_safetensors_index(R"({"weight_map": {}, "x": 1})", "i.json");
             }).find("unknown key 'x'"),
             std::string::npos);
@@ -171,19 +162,19 @@ TEST(Checkpoint, ShardsMustAgreeWithTheIndex) {
   EXPECT_EQ(inv.params, 3);
   EXPECT_EQ(inv.dtypes.at("F32").tensors, 2);
   index.weight_map["b"] = "m-1.safetensors";
-  EXPECT_NE(error_of([&] { build_checkpoint_inventory(shards, &index, "idx.json"); })
+  EXPECT_NE(test::error_of([&] { build_checkpoint_inventory(shards, &index, "idx.json"); })
                 .find("idx.json: tensor 'b' is in m-2.safetensors but the index puts it in "
                       "m-1.safetensors"),
             std::string::npos);
   index.weight_map["b"] = "m-2.safetensors";
   index.weight_map["c"] = "m-2.safetensors";
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               build_checkpoint_inventory(shards, &index, "idx.json");
             }).find("lists tensor 'c' in m-2.safetensors, whose header has no such tensor"),
             std::string::npos);
   shards[1] = shards[0];
   shards[1].file = "m-2.safetensors";
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               build_checkpoint_inventory(shards, nullptr, "");
             }).find("m-2.safetensors: tensor 'a' is stored again (already in m-1.safetensors)"),
             std::string::npos);
@@ -366,7 +357,7 @@ TEST(Checkpoint, UnknownModelTypeIsCountedFromTheHeaders) {
   EXPECT_EQ(
       with_score_head(known)->params.total,
       known->params.total - (arch.tied_embeddings ? 0 : arch.vocab * arch.hidden) + arch.hidden);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               model_from_checkpoint(R"({"model_type": "mystery", "hidden_size": 8})",
                                     "cfg/config.json", "x", inv);
             })

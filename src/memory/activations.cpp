@@ -515,11 +515,21 @@ ActivationProfile activation_profile(const Workload& w) {
   const ActivationSettings s = activation_settings(w, set);
   const OptimizerRow& opt = optimizer_row(w.optimizer);
   ActivationProfile p;
-  if (s.fp32_adapters && !s.autocast && set.trained_params > 0) {
-    double adapters = 0;
-    for (const TrainedMatrix& m : set.trained)
-      if (m.adapter) adapters += static_cast<double>(m.numel());
-    p.fp32_adapter_share = adapters / static_cast<double>(set.trained_params);
+  if (w.options.pure_bf16) {
+    double master[2] = {0, 0}, states[2] = {0, 0};  // {mixed precision, as held}
+    for (const TrainedMatrix& m : set.trained) {
+      const OptimizerCost mixed = optimizer_cost(w.optimizer, m);
+      const OptimizerCost held = optimizer_cost(w.optimizer, m, s.precision_of(m, true));
+      // An FP32 parameter has no master copy but is itself 2 B wider, as is its gradient: the
+      // mixed-precision count's weight and gradient rows stay, the difference lands here.
+      master[0] += mixed.master_bytes;
+      master[1] += held.master_bytes + (held.weight_bytes - mixed.weight_bytes) +
+                   (held.gradient_bytes - mixed.gradient_bytes);
+      states[0] += mixed.state_bytes;
+      states[1] += held.state_bytes;
+    }
+    if (master[0] > 0) p.master_scale = master[1] / master[0];
+    if (states[0] > 0) p.states_scale = states[1] / states[0];
   }
   p.blocks = arch.layers;
 

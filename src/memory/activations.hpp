@@ -109,6 +109,12 @@ struct ActivationSettings {
   // Bytes per element of the residual stream and of the tensors computed from it in full
   // precision (norm inputs, the MLP's intermediates, their gradients).
   double stream_bytes() const { return fp32_stream ? 4.0 : 2.0; }
+  // How a trained parameter is held in this run (the optimizer table's ParamPrecision): in pure
+  // 16-bit training every parameter is 16-bit but the adapters the stack keeps in FP32.
+  ParamPrecision precision_of(const TrainedMatrix& m, bool pure_16) const {
+    if (!pure_16) return ParamPrecision::kMixed;
+    return m.adapter && fp32_adapters ? ParamPrecision::kFp32 : ParamPrecision::kPure16;
+  }
 };
 ActivationSettings activation_settings(const Workload& w);
 ActivationSettings activation_settings(const Workload& w, const TrainedSet& set);
@@ -158,10 +164,11 @@ struct ActivationProfile {
   // backward pass.
   Bytes head_cast;
   std::int64_t blocks = 0;
-  // The share of the trained parameters that are adapters the stack keeps in FP32 although the
-  // run trains in pure BF16 (PEFT 0.12+): their weights, gradients and optimizer states stay FP32
-  // (memory/states_on_card); 0 where there are none.
-  double fp32_adapter_share = 0;
+  // The master copies and optimizer states as the run holds its trained parameters
+  // (ActivationSettings::precision_of: pure 16-bit drops the master copy and halves states that
+  // follow the parameter's dtype), as a share of the mixed-precision count (memory/states_on_card).
+  double master_scale = 1;
+  double states_scale = 1;
   // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
   // under the attention-core policy rebuilds nothing).
   bool rebuilds() const { return recompute.per_token > 0 || recompute.per_seq_squared > 0; }

@@ -18,15 +18,13 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
 
   // Pure BF16: no FP32 master copy; optimizers whose states follow the parameter dtype (torch
   // AdamW, SGD momentum) keep them in BF16; 8-bit and factored states are unchanged. Adapters the
-  // stack keeps in FP32 anyway (PEFT 0.12+) are FP32 weights with FP32 gradients and states: the
-  // same 16 B per parameter as the mixed-precision count (16-bit copy, FP32 master, gradient,
-  // states), so their share of that count stays.
-  const double pure_share = 1.0 - profile.fp32_adapter_share;
-  if (o.pure_bf16 && opt.master_bytes > 0 && pure_share > 0) {
+  // stack keeps in FP32 anyway (PEFT 0.12+) keep the mixed-precision count: an FP32 weight,
+  // gradient and states are its 16 B per parameter. The optimizer table prices each tensor
+  // (ParamPrecision); the profile carries the sums as scales.
+  if (o.pure_bf16) {
     const Bytes before = s.master_weights + s.optimizer_states;
-    s.master_weights = s.master_weights * (1.0 - pure_share);
-    if (opt.states_follow_parameter_dtype)
-      s.optimizer_states = s.optimizer_states * (1.0 - pure_share / 2.0);
+    s.master_weights = s.master_weights * profile.master_scale;
+    s.optimizer_states = s.optimizer_states * profile.states_scale;
     out.pure_bf16_saving = before - s.master_weights - s.optimizer_states;
   }
   // Offloaded optimizer (ZeRO-Offload, FSDP CPUOffloadPolicy): master weights and optimizer
@@ -54,9 +52,7 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
       out.update_temporaries = one_state * static_cast<double>(opt.update_temporaries);
     } else if (impl == OptimizerImpl::kForLoop && opt.gradient_bytes > 0) {
       // The largest trained tensor's state: its gradient's bytes at the state's width.
-      const bool halved = o.pure_bf16 && opt.master_bytes > 0 &&
-                          opt.states_follow_parameter_dtype && profile.fp32_adapter_share < 1.0;
-      const double per_param = opt.state_bytes / opt.states / (halved ? 2.0 : 1.0);
+      const double per_param = opt.state_bytes / opt.states * profile.states_scale;
       const Bytes largest = profile.largest_gradient / shards * (per_param / opt.gradient_bytes);
       out.update_temporaries =
           std::min(one_state, largest) * static_cast<double>(opt.update_temporaries);

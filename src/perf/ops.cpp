@@ -306,8 +306,8 @@ class Builder {
     stream_ = act.stream_bytes();
     // The element-wise chain around eager adapters (emit_lora_chain) follows the same settings as
     // the activations they keep.
+    act_ = act;
     fp32_adapters_ = act.fp32_adapters;
-    adapter_autocast_ = act.autocast;
     lora_dropout_ = act.lora_dropout > 0;
     eager_lora_ = !act.compiled && !act.fused_lora;
     weight_casts_ = act.autocast && !act.compiled && w.stack && w.stack->autocast_weight_casts;
@@ -590,8 +590,8 @@ class Builder {
     // with PEFT's FP32 adapters) the adapters run in FP32: lora_B's output is FP32, so the scaling
     // multiply works on FP32 and the sum with the 16-bit base output is cast back to 16 bits
     // (result.to(torch_result_dtype)).
-    const bool fp32_chain = fp32_adapters_ && !adapter_autocast_;
-    if (fp32_adapters_ && adapter_autocast_)
+    const bool fp32_chain = fp32_adapters_ && !act_.autocast;
+    if (fp32_adapters_ && act_.autocast)
       emit(vector_op(base + ".lora_autocast" + pass, OpClass::kElementwise, phase, x,
                      (kFp32 + kAct) * x, count));
     if (lora_dropout_)
@@ -1013,10 +1013,7 @@ class Builder {
     for (const TrainedMatrix& m : set_.trained) {
       // Pure BF16 drops the master copy (and halves states that follow the parameter's dtype),
       // as memory/states_on_card counts them; PEFT's FP32 adapters stay FP32 there.
-      const ParamPrecision precision = !w_.options.pure_bf16 ? ParamPrecision::kMixed
-                                       : m.adapter && fp32_adapters_ && !adapter_autocast_
-                                           ? ParamPrecision::kFp32
-                                           : ParamPrecision::kPure16;
+      const ParamPrecision precision = act_.precision_of(m, w_.options.pure_bf16);
       const OptimizerCost c = optimizer_cost(w_.optimizer, m, precision);
       const double read = c.weight_bytes + c.gradient_bytes + c.master_bytes + c.state_bytes;
       const double written = c.weight_bytes + c.master_bytes + c.state_bytes;
@@ -1072,7 +1069,7 @@ class Builder {
   double T_ = 0;                      // tokens a micro-batch processes (padding included)
   double stream_ = kAct;              // bytes per element of the residual stream (FP32: 4)
   bool fp32_adapters_ = false;        // adapters in FP32: their input cast there and back
-  bool adapter_autocast_ = false;     // adapters run under autocast (else FP32 ones in FP32)
+  ActivationSettings act_;            // the settings the activations are counted with
   bool lora_dropout_ = false;         // LoRA dropout > 0 on each adapted input
   bool eager_lora_ = false;           // adapters run as separate eager kernels (no compile/fusion)
   bool weight_casts_ = false;         // StackProfile::autocast_weight_casts for this run
