@@ -307,8 +307,6 @@ class Builder {
     // The element-wise chain around eager adapters (emit_lora_chain) follows the same settings as
     // the activations they keep.
     act_ = act;
-    fp32_adapters_ = act.fp32_adapters;
-    lora_dropout_ = act.lora_dropout > 0;
     eager_lora_ = !act.compiled && !act.fused_lora;
     weight_casts_ = act.autocast && !act.compiled && w.stack && w.stack->autocast_weight_casts;
     out_.micro_batch_overhead = !w.stack || w.stack->micro_batch_overhead;
@@ -581,20 +579,21 @@ class Builder {
         forward(std::move(op));
     };
     const double x = M * in;
-    const double width = fp32_adapters_ ? kFp32 : kAct;  // the adapter input's bytes per element
+    const double width =
+        act_.fp32_adapters ? kFp32 : kAct;  // the adapter input's bytes per element
     // PEFT casts the input to the adapters' dtype where it differs (an FP32 stream already is).
-    if (fp32_adapters_ != (stream_ > kAct))
+    if (act_.fp32_adapters != (stream_ > kAct))
       emit(vector_op(base + ".lora_in_cast" + pass, OpClass::kElementwise, phase, x,
                      (kFp32 + kAct) * x, count));
     // Under autocast lora_A gets its input cast back to 16 bits. Without autocast (pure BF16
     // with PEFT's FP32 adapters) the adapters run in FP32: lora_B's output is FP32, so the scaling
     // multiply works on FP32 and the sum with the 16-bit base output is cast back to 16 bits
     // (result.to(torch_result_dtype)).
-    const bool fp32_chain = fp32_adapters_ && !act_.autocast;
-    if (fp32_adapters_ && act_.autocast)
+    const bool fp32_chain = act_.fp32_adapters && !act_.autocast;
+    if (act_.fp32_adapters && act_.autocast)
       emit(vector_op(base + ".lora_autocast" + pass, OpClass::kElementwise, phase, x,
                      (kFp32 + kAct) * x, count));
-    if (lora_dropout_)
+    if (act_.lora_dropout > 0)
       emit(vector_op(base + ".lora_dropout" + pass, OpClass::kElementwise, phase, x,
                      (2 * width + kMaskByte) * x, count));
     const double y = M * outf;
@@ -1068,9 +1067,7 @@ class Builder {
   const ModelArch& a_;
   double T_ = 0;                      // tokens a micro-batch processes (padding included)
   double stream_ = kAct;              // bytes per element of the residual stream (FP32: 4)
-  bool fp32_adapters_ = false;        // adapters in FP32: their input cast there and back
   ActivationSettings act_;            // the settings the activations are counted with
-  bool lora_dropout_ = false;         // LoRA dropout > 0 on each adapted input
   bool eager_lora_ = false;           // adapters run as separate eager kernels (no compile/fusion)
   bool weight_casts_ = false;         // StackProfile::autocast_weight_casts for this run
   std::vector<LengthBin> lengths_;    // the samples' lengths (variable lengths only)
