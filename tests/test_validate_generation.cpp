@@ -168,7 +168,7 @@ TEST(GenerationValidation, TheReaderNamesTheFileTheKeyAndTheValue) {
   expect_error(common + "    kv_cache: {tokens: 1000, memory: 2.5}\n" +
                    "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
                    "    weights: bf16\n",
-               "unit", "GB or GiB");
+               "unit", "GB, GiB, MB or MiB");
   expect_error(common + kv +
                    "    engine: vllm\n    model: llama-3.1-8b\n    gpu: h100-sxm\n"
                    "    weights: bf16\n    batch: 4\n",

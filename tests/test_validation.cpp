@@ -220,6 +220,31 @@ TEST(Validation, AUsersFileIsPredicted) {
       << parse_error(with("seq: 1024", "seq: 1024\n    seq_max: 2048"));
 }
 
+// nvidia-smi prints MiB: a figure in MiB or MB is the same bytes as in GB or GiB, and the table
+// prints the prediction in the source's unit. 12.5 GB = 11,920.93 MiB = 12,500 MB.
+TEST(Validation, APeakInMiBOrMBIsTheSameBytes) {
+  const auto in_gb = parse_measured_runs({"my-runs.yaml", kGoodRun, {}}, test::catalog(),
+                                         test::overheads(), test::stacks());
+  const ValidationReport gb = validate_runs(in_gb);
+  const std::pair<const char*, const char*> others[] = {{"measured: 11920.929", "MiB"},
+                                                        {"measured: 12500", "MB"}};
+  for (const auto& [figure, unit] : others) {
+    const auto runs = parse_measured_runs(
+        {"my-runs.yaml",
+         with("measured: 12.5\n    unit: GB", std::string(figure) + "\n    unit: " + unit),
+         {}},
+        test::catalog(), test::overheads(), test::stacks());
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_NEAR(runs[0].measured_bytes().value, 12.5e9, 1e3) << unit;
+    const ValidationReport r = validate_runs(runs);
+    EXPECT_EQ(r.rows[0].predicted, gb.rows[0].predicted) << unit;
+    EXPECT_NEAR(r.rows[0].error, gb.rows[0].error, 1e-6) << unit;
+  }
+  EXPECT_NE(parse_error(with("unit: GB", "unit: KiB")).find("(valid: GB, GiB, MB, MiB)"),
+            std::string::npos)
+      << parse_error(with("unit: GB", "unit: KiB"));
+}
+
 TEST(Validation, AUsersFileDefinesItsOwnSources) {
   // One's own measurements name their own source, defined in the file beside the runs.
   const std::string own = "sources:\n  - id: my-bench\n    title: \"our L40S runs, 2026-12\"\n" +

@@ -2,8 +2,10 @@
 // GB = 10^9 bytes, GiB = 2^30 bytes, MiB = 2^20 bytes everywhere in ftplan.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstdint>
+#include <string_view>
 
 namespace ftplan {
 
@@ -73,6 +75,17 @@ constexpr Bytes bytes_from_GiB(double gib) {
 }
 constexpr Bytes bytes_from_MiB(double mib) {
   return Bytes(mib * kBytesPerMiB);
+}
+// The units a measured memory figure may be written in: GB and MB (powers of ten), GiB and MiB
+// (powers of two; nvidia-smi prints MiB), in the order error messages list them.
+inline constexpr std::array<std::string_view, 4> kMemoryUnitNames = {"GB", "GiB", "MB", "MiB"};
+// Bytes per one of kMemoryUnitNames; 0 for any other name.
+constexpr double bytes_per_memory_unit(std::string_view unit) {
+  if (unit == "GB") return kBytesPerGB;
+  if (unit == "GiB") return kBytesPerGiB;
+  if (unit == "MB") return 1e6;
+  if (unit == "MiB") return kBytesPerMiB;
+  return 0.0;
 }
 constexpr double to_GB(Bytes b) {
   return b.value / kBytesPerGB;

@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kRootKey = "inference";
 
 Bytes in_bytes(double value, const std::string& unit) {
-  return unit == "GiB" ? bytes_from_GiB(value) : bytes_from_GB(value);
+  return Bytes(value * bytes_per_memory_unit(unit));
 }
 
 MeasuredKvCache read_kv_cache(StrictMap& m) {
@@ -32,10 +32,11 @@ MeasuredKvCache read_kv_cache(StrictMap& m) {
   k.memory = m.optional_number("memory", 1e-6, 1e6);
   k.weights = m.optional_number("weights", 1e-6, 1e6);
   k.card = m.optional_number("card", 1e-6, 1e6);
-  k.unit = m.optional_choice("unit", {"GB", "GiB"}).value_or("");
+  k.unit =
+      m.optional_choice("unit", {kMemoryUnitNames.begin(), kMemoryUnitNames.end()}).value_or("");
   m.finish();
   if ((k.memory || k.weights || k.card) && k.unit.empty())
-    m.fail("unit", "a memory figure needs its unit: GB or GiB");
+    m.fail("unit", "a memory figure needs its unit: GB, GiB, MB or MiB");
   return k;
 }
 

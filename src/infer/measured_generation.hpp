@@ -36,7 +36,7 @@ struct MeasuredKvCache {
   std::optional<double> memory;   // the cache's memory per card, in `unit`
   std::optional<double> weights;  // the weights' memory per card, in `unit`
   std::optional<double> card;     // the card's total memory as the engine saw it, in `unit`
-  std::string unit;               // "GB" or "GiB"; empty when no memory figure is given
+  std::string unit;  // kMemoryUnitNames: "GB", "GiB", "MB", "MiB"; empty without a memory figure
 };
 
 struct MeasuredDecode {

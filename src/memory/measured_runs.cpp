@@ -147,7 +147,7 @@ std::string_view throughput_unit_name(ThroughputUnit u) {
 
 Bytes MeasuredRun::measured_bytes() const {
   if (!measured) return Bytes(0);
-  return unit == "GiB" ? bytes_from_GiB(*measured) : bytes_from_GB(*measured);
+  return Bytes(*measured * bytes_per_memory_unit(unit));
 }
 
 std::vector<MeasuredRun> parse_measured_runs(
@@ -233,7 +233,8 @@ std::vector<MeasuredRun> parse_measured_runs(
     const auto peak = r.optional_choice("peak", peak_names());
     run.peak_stated = r.optional_bool("peak_stated").value_or(true);
     run.measured = r.optional_number("measured", 1e-6, 1e6);
-    run.unit = r.optional_choice("unit", {"GB", "GiB"}).value_or("");
+    run.unit =
+        r.optional_choice("unit", {kMemoryUnitNames.begin(), kMemoryUnitNames.end()}).value_or("");
     if (const auto stack = r.optional_choice("stack", stacks.names()))
       run.stack = &stacks.find(*stack);
     if (auto t = r.optional_map("throughput")) run.throughput = read_throughput(*t);
@@ -270,7 +271,7 @@ std::vector<MeasuredRun> parse_measured_runs(
     run.throughput_only = run.throughput && !run.measured && !explicit_skip;
 
     if (run.measured && run.unit.empty())
-      r.fail("unit", "a run with a measured figure needs its unit: GB or GiB");
+      r.fail("unit", "a run with a measured figure needs its unit: GB, GiB, MB or MiB");
     if (peak) run.peak = peak_from_name(*peak);
 
     if (explicit_skip) {

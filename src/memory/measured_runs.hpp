@@ -2,7 +2,7 @@
 // schema): their memory figure, their speed (throughput) and the software stack they ran on, and
 // the validation of the memory model against them: each run with a memory figure is predicted from
 // its stated settings and compared with the peak its source reports, in the kind of peak
-// (allocated, active, reserved, nvidia-smi) and the unit (GB, GiB) the source uses.
+// (allocated, active, reserved, nvidia-smi) and the unit (GB, GiB, MB, MiB) the source uses.
 #pragma once
 
 #include <functional>
@@ -64,7 +64,7 @@ struct MeasuredRun {
   MeasuredPeak peak = MeasuredPeak::kAllocated;
   bool peak_stated = true;  // false: the source does not say which peak; the file assumes one
   std::optional<double> measured;  // in `unit`
-  std::string unit;                // "GB" or "GiB"
+  std::string unit;                // kMemoryUnitNames: "GB", "GiB", "MB" or "MiB"
   Bytes measured_bytes() const;
 
   // The software stack it was measured with (data/stacks/); null: not stated. Also the

@@ -460,7 +460,7 @@ json validation_json(const ValidationReport& r) {
       j["skipped"] = true;
       j["reason"] = row.reason;
     } else {
-      const double unit = run.unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+      const double unit = bytes_per_memory_unit(run.unit);
       j["skipped"] = false;
       j["predicted"] = round_to(row.predicted.value / unit, 3);
       j["predicted_range"] = {round_to(row.predicted_low.value / unit, 3),

@@ -23,7 +23,7 @@ std::string setup_cell(const MeasuredGeneration& m) {
 }
 
 double unit_bytes(const std::string& unit) {
-  return unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+  return bytes_per_memory_unit(unit);
 }
 
 nlohmann::json summary_json(const GenerationErrorSummary& s) {

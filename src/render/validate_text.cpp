@@ -52,13 +52,14 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
       "per card; error = (predicted - measured) / measured, in the source's kind of peak and "
       "unit\n\n",
       file);
-  // Sources publish GB or GiB: the figures are in the source's unit, named in a column of its own.
+  // Sources publish GB, GiB or MiB: the figures are in the source's unit, named in a column of its
+  // own.
   TextTable t({"run", "model", "method", "settings", "cards", "peak", "measured>", "predicted>",
                "unit", "error>"});
   for (const auto& row : r.rows) {
     if (row.skipped) continue;
     const MeasuredRun& run = *row.run;
-    const double unit = run.unit == "GiB" ? kBytesPerGiB : kBytesPerGB;
+    const double unit = bytes_per_memory_unit(run.unit);
     t.row({run.id, run.model, method_cell(run), settings(run),
            fmt::format("{}× {}", run.placement.count, run.gpu),
            std::string(measured_peak_name(run.peak)) + (run.peak_stated ? "" : "?"),
