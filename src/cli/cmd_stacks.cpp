@@ -55,6 +55,7 @@ const bool registered_stacks = register_command(
                              {"quantized_base", quantized_base(s)},
                              {"loss", loss_kind_name(s.loss)},
                              {"held_logits_bytes", s.held_logits_bytes},
+                             {"previous_graph_held", s.previous_graph_held},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"autocast_weight_casts", s.autocast_weight_casts},
                              {"default", s.name == Stacks::kDefaultStack},

@@ -507,6 +507,26 @@ bool is_dense_mlp_tensor(const TensorSpec& t) {
   return !is_moe_tensor(t) && (t.projections & (kProjGate | kProjUp | kProjDown)) != 0;
 }
 
+// The 16-bit inputs a block's quantized layers hold themselves (quant_keeps_input): each
+// distinct input once, or once per layer under an FP32 stream, whatever the adapters keep beside
+// them. It is what quant_keeps_input adds to a block without adapters, plus, under
+// FlashAttention, the attention output the output projection reads (which the kernel keeps too,
+// so it adds nothing to the saved set).
+TokenBytes quantized_inputs(const BlockShape& shape, const ActivationSettings& settings) {
+  ActivationSettings bare = settings;
+  bare.adapted = 0;
+  bare.dora = false;
+  bare.lora_dropout = 0;
+  bare.fused_lora = false;
+  bare.quant_keeps_input = true;
+  TokenBytes held = block_activations(shape, bare).saved;
+  bare.quant_keeps_input = false;
+  held += block_activations(shape, bare).saved * -1.0;
+  if (settings.attention == Attention::kFlash)
+    held.per_token += kActivationBytes * d(shape.output_width());
+  return held;
+}
+
 }  // namespace
 
 ActivationProfile activation_profile(const Workload& w) {
@@ -538,6 +558,10 @@ ActivationProfile activation_profile(const Workload& w) {
   // rebuilt over the whole model: the dense blocks take their rounded share, the MoE blocks the
   // rest.
   const std::int64_t rebuilt_in_model = w.recomputed_blocks(arch.layers);
+  // A block run without recomputation leaves its quantized layers' inputs on its graph; a
+  // recomputed block's forward pass runs without a graph and its rebuilt graph is gone by the
+  // next micro-batch.
+  const bool held_graph = s.quant_keeps_input && w.stack && w.stack->previous_graph_held;
   std::int64_t rebuilt_so_far = 0;
   auto add_blocks = [&](const BlockShape& shape, std::int64_t count, bool last_kind) {
     if (count <= 0) return;
@@ -571,6 +595,10 @@ ActivationProfile activation_profile(const Workload& w) {
         break;
     }
     const std::int64_t kept_blocks = count - rebuilt_blocks;
+    // Blocks with a graph from their forward pass: all but those full recomputation rebuilds.
+    const std::int64_t graph_blocks = w.recompute == Recompute::kFull ? kept_blocks : count;
+    if (held_graph && graph_blocks > 0)
+      p.previous_graph_inputs += quantized_inputs(shape, s) * static_cast<double>(graph_blocks);
     p.saved_all +=
         saved * static_cast<double>(rebuilt_blocks) + b.saved * static_cast<double>(kept_blocks);
     if (rebuilt_blocks > 0 && saved.per_token > p.saved_one.per_token) p.saved_one = saved;

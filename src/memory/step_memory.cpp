@@ -79,7 +79,9 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // all-gathered.
   StepMemory loss;
   loss.phase = StepPhase::kLoss;
-  loss.saved_activations = saved;
+  // The previous micro-batch's graph, still held by the loop, keeps its quantized layers' inputs
+  // until this loss replaces it: counted with the saved activations, up to the loss's forward.
+  loss.saved_activations = saved + prof.previous_graph_inputs.at(s, b);
   loss.logits_and_loss =
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
   // FSDP does not reshard the root unit after forward (FSDP1 _post_forward_reshard frees only
@@ -115,6 +117,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
     const bool accumulated =
         w.options.effective_loss() == LossKind::kChunked || states.gradients_persistent;
     StepMemory out = loss;
+    out.saved_activations = saved;  // the previous graph is gone once the loss replaced it
     out.logits_and_loss = prof.output_saved.at(s, b) + prof.logits_gradient.at(s, b) +
                           prof.hidden_gradient.at(s, b) + prof.held_logits.at(s, b);
     out.scoring_logits = Bytes(0);

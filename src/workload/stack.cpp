@@ -136,6 +136,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
     StrictMap loss = mem->required_map("loss");
     s.loss = parse_loss_kind(loss.required_choice("kind", loss_kind_names()), "memory.loss.kind");
     s.held_logits_bytes = loss.optional_number("held_logits_bytes", 0, 4).value_or(0);
+    s.previous_graph_held = loss.optional_bool("previous_graph_held").value_or(false);
     s.loss_basis = loss.required_string("basis");
     loss.finish();
     StrictMap load = mem->required_map("load");
@@ -255,6 +256,7 @@ Stacks load_stacks(const Catalog& catalog) {
     if (!p.memory_stated) {
       p.loss = base.loss;
       p.held_logits_bytes = base.held_logits_bytes;
+      p.previous_graph_held = base.previous_graph_held;
       p.loss_basis =
           fmt::format("as {} (not stated for this stack): {}", base.name, base.loss_basis);
       p.load_full_on_each_card = base.load_full_on_each_card;
