@@ -517,13 +517,14 @@ TEST(RuntimeOverheads, ReserveSpreadMustBracketTheShare) {
   EXPECT_GE(t.reserve_without_recompute.high, t.reserve_without_recompute.median);
 }
 
-// LitGPT's loop keeps `logits` and `loss` until the next micro-batch's loss replaces them, so the
-// last micro-batch's graph lives on; bitsandbytes 0.42's MatMul4Bit keeps each 4-bit layer's
-// input on that graph as a plain attribute (ctx.tensors), which the backward pass does not
-// release. Through the next forward pass and loss the card holds one 16-bit copy of every
-// distinct quantized input of every block not recomputed. Llama 3.1 8B under SDPA: q, k and v
-// read one input (h), o_proj the attention output (h), gate and up one input (h), down the
-// product (I): 2 B x (3 x 4096 + 14336) per token and block, 32 blocks, 2 x 512 tokens.
+// LitGPT's loop keeps `logits` bound until the model returns the next micro-batch's, so the
+// last micro-batch's logits and graph live on through the next forward pass; bitsandbytes 0.42's
+// MatMul4Bit keeps each 4-bit layer's input on that graph as a plain attribute (ctx.tensors),
+// which the backward pass does not release. At the end of the next forward pass the card holds
+// one 16-bit copy of every distinct quantized input of every block not recomputed. Llama 3.1 8B
+// under SDPA: q, k and v read one input (h), o_proj the attention output (h), gate and up one
+// input (h), down the product (I): 2 B x (3 x 4096 + 14336) per token and block, 32 blocks,
+// 2 x 512 tokens.
 TEST(StackBuffers, PreviousGraphInputsByHand) {
   const StackProfile& litgpt = test::stacks().find("litgpt");
   ASSERT_TRUE(litgpt.previous_graph_held);
@@ -538,6 +539,7 @@ TEST(StackBuffers, PreviousGraphInputsByHand) {
   w.lora.targets = kProjQ | kProjV;
   w.options.quant_keeps_input = true;
   w.options.pure_bf16 = true;
+  w.options.loss = LossKind::kBf16;  // the stack's: cross-entropy on each 16-bit chunk
   w.stack = &litgpt;
   const double held = 2.0 * (3 * 4096 + 14336) * 32 * 512 * 2;
   EXPECT_NEAR(activation_profile(w).previous_graph_inputs.at(512, 2).value, held, 1.0);
@@ -545,12 +547,19 @@ TEST(StackBuffers, PreviousGraphInputsByHand) {
   const MemoryEstimate a = estimate_memory(w, one);
   w.stack = &released;
   const MemoryEstimate b = estimate_memory(w, one);
-  // The peak is the loss either way: the held inputs sit beside its saved activations.
+  // Without the held graph the peak is the loss: 16-bit cross-entropy holds 4 x 2 B per logit
+  // (vocabulary 128,256) and the final hidden state's gradient 2 B x 4096 per token. With it, the
+  // end of the forward pass: the held inputs beside the saved activations, and two sets of
+  // returned 16-bit logits (this micro-batch's and the previous one's), 2 x 2 B per logit.
   ASSERT_EQ(a.runtime.step.phase, StepPhase::kLoss);
   ASSERT_EQ(b.runtime.step.phase, StepPhase::kLoss);
   EXPECT_NEAR((a.runtime.step.saved_activations - b.runtime.step.saved_activations).value, held,
               1.0);
-  EXPECT_NEAR((a.runtime.step.total() - b.runtime.step.total()).value, held, 1.0);
+  const double tokens = 512 * 2;
+  const double loss_only = (4 * 2.0 * 128256 + 2.0 * 4096) * tokens;
+  const double returned = 2 * 2.0 * 128256 * tokens;
+  EXPECT_NEAR((a.runtime.step.total() - b.runtime.step.total()).value, held + returned - loss_only,
+              1.0);
   // Nothing is held without the kept inputs (bitsandbytes 0.43.2 and later), or for blocks that
   // full recomputation rebuilds: their forward pass leaves no graph.
   w.stack = &litgpt;

@@ -150,10 +150,10 @@ struct ActivationProfile {
   // The model's returned logits that the training loop still holds during the backward pass
   // (the stack's memory.loss.held_logits_bytes); zero where only the loss is kept.
   TokenBytes held_logits;
-  // The previous micro-batch's graph, which the loop holds until this micro-batch's loss replaces
-  // it (the stack's memory.loss.previous_graph_held), keeps the 16-bit input of every quantized
-  // layer outside the recomputed blocks when those layers hold it as a plain attribute
-  // (quant_keeps_input): through this micro-batch's forward pass and loss, not its backward pass.
+  // The previous micro-batch's graph, which the loop holds until the model returns this
+  // micro-batch's logits (the stack's memory.loss.previous_graph_held), keeps the 16-bit input of
+  // every quantized layer outside the recomputed blocks when those layers hold it as a plain
+  // attribute (quant_keeps_input): through this micro-batch's forward pass, not its loss.
   TokenBytes previous_graph_inputs;
   Bytes dequant_buffer;    // the largest weight materialised for one product: a QLoRA
                            // base dequantized to BF16, DoRA's W + s·B·A for its norm

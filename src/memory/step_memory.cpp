@@ -79,9 +79,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // all-gathered.
   StepMemory loss;
   loss.phase = StepPhase::kLoss;
-  // The previous micro-batch's graph, still held by the loop, keeps its quantized layers' inputs
-  // until this loss replaces it: counted with the saved activations, up to the loss's forward.
-  loss.saved_activations = saved + prof.previous_graph_inputs.at(s, b);
+  loss.saved_activations = saved;
   loss.logits_and_loss =
       prof.output_saved.at(s, b) + prof.logits.at(s, b) + prof.hidden_gradient.at(s, b);
   // FSDP does not reshard the root unit after forward (FSDP1 _post_forward_reshard frees only
@@ -117,7 +115,6 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
     const bool accumulated =
         w.options.effective_loss() == LossKind::kChunked || states.gradients_persistent;
     StepMemory out = loss;
-    out.saved_activations = saved;  // the previous graph is gone once the loss replaced it
     out.logits_and_loss = prof.output_saved.at(s, b) + prof.logits_gradient.at(s, b) +
                           prof.hidden_gradient.at(s, b) + prof.held_logits.at(s, b);
     out.scoring_logits = Bytes(0);
@@ -125,6 +122,22 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
         (states.gradients_persistent ? Bytes(0) : std::min(states.gradients_first, head)) +
         (accumulated ? head : Bytes(0));
     if (out.total() > loss.total()) loss = out;
+  }
+
+  // A loop that keeps its output bound until the model returns the next one (the stack's
+  // memory.loss.previous_graph_held) holds the previous micro-batch's logits, and through them its
+  // graph, for the whole of this forward pass. At the pass's end the card holds every block's
+  // saved activations, this micro-batch's returned logits, the previous ones, and what the
+  // previous graph's nodes keep as plain attributes (the quantized layers' inputs); rebinding
+  // the output frees the last two before the loss.
+  if (prof.previous_graph_inputs.per_token > 0) {
+    StepMemory returned;
+    returned.phase = StepPhase::kLoss;
+    returned.saved_activations = saved + prof.previous_graph_inputs.at(s, b);
+    returned.logits_and_loss = prof.output_saved.at(s, b) + prof.held_logits.at(s, b) * 2.0;
+    returned.gathered_params = loss.gathered_params;
+    returned.dequant_buffer = loss.dequant_buffer;
+    if (returned.total() > loss.total()) loss = returned;
   }
 
   // Block phase: one block's backward (recomputed activations and the gradients of its

@@ -79,11 +79,11 @@ struct StackProfile {
   // the backward pass (`output = model(...)` held until after `loss.backward()`): 4 where the
   // model upcasts its own logits to FP32, 2 for 16-bit logits, 0 where only the loss is kept.
   double held_logits_bytes = 0;
-  // The loop's variables (`loss`, the returned logits) keep the last micro-batch's autograd graph
-  // until the next micro-batch's loss replaces them: what that graph's nodes hold as plain
-  // attributes rather than saved tensors (bitsandbytes' MatMul4Bit before 0.43.2, ctx.tensors =
-  // (A, B): TrainingOptions::quant_keeps_input) outlives the backward pass into the next forward
-  // pass and loss (ActivationProfile::previous_graph_inputs).
+  // The loop keeps its output (the returned logits) bound until the model returns the next
+  // micro-batch's, and with it the last micro-batch's autograd graph: the previous logits and what
+  // that graph's nodes hold as plain attributes rather than saved tensors (bitsandbytes'
+  // MatMul4Bit before 0.43.2, ctx.tensors = (A, B): TrainingOptions::quant_keeps_input) outlive
+  // the backward pass into the next forward pass (ActivationProfile::previous_graph_inputs).
   bool previous_graph_held = false;
   bool load_full_on_each_card = false;  // each card holds the whole replica before sharding
   double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
