@@ -201,8 +201,9 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
       "Eager PyTorch even where the stack compiles or fuses by default (unsloth, megatron)");
   app.add_flag("--quant-keeps-input", training.quant_keeps_input,
                "QLoRA: the quantized base's layers keep their 16-bit input for the backward pass, "
-               "as bitsandbytes did before 0.43.2 (LitGPT pinned 0.42 until mid-2024) (default "
-               "off: today's bitsandbytes keeps only the weight)");
+               "as bitsandbytes did before 0.43.2 (LitGPT pinned 0.42 until mid-2024); under a "
+               "stack whose loop holds its output (litgpt) also through the next micro-batch's "
+               "forward pass (default off: today's bitsandbytes keeps only the weight)");
   app.add_flag("--pure-bf16", training.pure_bf16,
                "Train the weights in BF16 without an FP32 master copy (torchtune dtype=bf16, PEFT "
                "use_amp=false): optimizer states in BF16 (default off: mixed precision)");
