@@ -66,6 +66,7 @@ using Watts = Quantity<WattsUnit>;
 inline constexpr double kBytesPerGB = 1e9;
 inline constexpr double kBytesPerGiB = 1073741824.0;  // 2^30
 inline constexpr double kBytesPerMiB = 1048576.0;     // 2^20
+inline constexpr double kBytesPerMB = 1e6;
 
 constexpr Bytes bytes_from_GB(double gb) {
   return Bytes(gb * kBytesPerGB);
@@ -83,7 +84,7 @@ inline constexpr std::array<std::string_view, 4> kMemoryUnitNames = {"GB", "GiB"
 constexpr double bytes_per_memory_unit(std::string_view unit) {
   if (unit == "GB") return kBytesPerGB;
   if (unit == "GiB") return kBytesPerGiB;
-  if (unit == "MB") return 1e6;
+  if (unit == "MB") return kBytesPerMB;
   if (unit == "MiB") return kBytesPerMiB;
   return 0.0;
 }

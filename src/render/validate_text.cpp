@@ -52,8 +52,8 @@ void print_validation(std::ostream& out, const std::string& file, const Validati
       "per card; error = (predicted - measured) / measured, in the source's kind of peak and "
       "unit\n\n",
       file);
-  // Sources publish GB, GiB or MiB: the figures are in the source's unit, named in a column of its
-  // own.
+  // Sources publish GB, GiB, MB or MiB: the figures are in the source's unit, named in a column of
+  // its own.
   TextTable t({"run", "model", "method", "settings", "cards", "peak", "measured>", "predicted>",
                "unit", "error>"});
   for (const auto& row : r.rows) {
