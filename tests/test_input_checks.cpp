@@ -341,5 +341,31 @@ TEST(InputChecks, ShardingOnOneCardWarnsAndChangesNothing) {
   EXPECT_TRUE(contains(scale.err, "warning: --shard fsdp on one card shards nothing")) << scale.err;
 }
 
+// DeepSpeed's stage 3 is FSDP's full sharding by another name: --shard zero3 gives fsdp's figures
+// and reports itself as fsdp; a wrong name lists zero3 beside the table's names.
+TEST(InputChecks, Zero3ReadsAsFsdp) {
+  const std::vector<std::string> run = {"fit",   "--model",  "llama-3.1-8b", "--method", "full",
+                                        "--gpu", "h200-nvl", "--gpus",       "4",        "--json"};
+  auto with = [&](const char* shard) {
+    auto args = run;
+    args.insert(args.end(), {"--shard", shard});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << shard << ": " << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto zero3 = with("zero3");
+  const auto fsdp = with("fsdp");
+  EXPECT_EQ(zero3["memory_GB"], fsdp["memory_GB"]);
+  EXPECT_EQ(zero3["shard"], "fsdp");
+  EXPECT_LT(zero3["memory_GB"]["model_states"].get<double>(),
+            with("zero2")["memory_GB"]["model_states"].get<double>());
+  auto bad = run;
+  bad.insert(bad.end(), {"--shard", "zero4"});
+  const auto r = test::run_cli(bad);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown sharding strategy 'zero4'")) << r.err;
+  EXPECT_TRUE(contains(r.err, "zero3")) << r.err;
+}
+
 }  // namespace
 }  // namespace ftplan

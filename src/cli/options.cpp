@@ -405,9 +405,9 @@ void PlacementOptions::add_to(CLI::App& app, bool multi_card, bool with_mig, boo
     gpus_option = app.add_option("--gpus", gpus,
                                  "Number of cards (default 1; with --gpu local: the machine's)");
     app.add_option("--shard", shard,
-                   "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp | "
-                   "hsdp | auto (ddp when one card holds the replica, else fsdp; with --tp/--pp, "
-                   "the layout's) (default: ddp for several cards)");
+                   "How model states are split across cards: none | ddp | zero1 | zero2 | fsdp "
+                   "(zero3 reads as fsdp) | hsdp | auto (ddp when one card holds the replica, else "
+                   "fsdp; with --tp/--pp, the layout's) (default: ddp for several cards)");
     app.add_option("--shard-group", shard_group, kShardGroupHelp);
   }
   if (with_mig)

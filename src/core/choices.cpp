@@ -87,8 +87,20 @@ Objective parse_objective(std::string_view s, std::string_view field) {
 ComputeFormat parse_compute_format(std::string_view s, std::string_view field) {
   return kFormats.parse(s, "precision", field);
 }
+// DeepSpeed's ZeRO stage 3 partitions the parameters, gradients and optimizer states over the
+// data-parallel group, as FSDP's FULL_SHARD does: one strategy, also read under that name.
+constexpr std::string_view kZero3 = "zero3";
+
 Sharding parse_sharding(std::string_view s, std::string_view field) {
-  return kShardings.parse(s, "sharding strategy", field);
+  if (s == kZero3) return Sharding::kFsdp;
+  static const std::vector<std::string> valid = [] {
+    auto v = kShardings.names();
+    v.emplace_back(kZero3);
+    return v;
+  }();
+  for (const auto& [v, n] : kShardings.entries)
+    if (n == s) return v;
+  throw_unknown_name("sharding strategy", field, s, valid);
 }
 Recompute parse_recompute(std::string_view s, std::string_view field) {
   return kRecomputes.parse(s, "recompute mode", field);
