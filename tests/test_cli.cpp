@@ -178,7 +178,7 @@ TEST(Cli, ValidatePrintsEveryRunAndTheSummary) {
   // others have no memory figure), Unsloth's context-length rows of unsloth.yaml and
   // fms-acceleration's A100 rows of fms_acceleration.yaml and Answer.AI's fsdp_qlora rows of
   // answerai.yaml (seven of them throughput only); the worst are a third under
-  EXPECT_EQ(j["runs"].size(), 167u);
+  EXPECT_EQ(j["runs"].size(), 172u);
   EXPECT_EQ(j["skipped"], 19);
   EXPECT_LE(j["overall"]["median_abs_error"].get<double>(), 0.15);
   EXPECT_LE(j["overall"]["worst_abs_error"].get<double>(), 0.35);

@@ -71,6 +71,29 @@ TEST(KbitPreparation, FrozenWeightsInFp32AsEachStackLeavesThem) {
                    model_states(none).quantization_constants.value);
 }
 
+// fms-acceleration's accelerated-peft plugin prepares the 4-bit base with a copy of PEFT's
+// preparation that casts nothing: its QLoRA runs keep the 16-bit parameters and the stream in
+// BF16, and everything else is stack hf's (a LoRA run on a 16-bit base has hf's figures).
+TEST(KbitPreparation, FmsAccelerationIsHfWithoutTheCasts) {
+  const Workload fms = qlora_on("fms-acceleration"), trl = qlora_on("hf");
+  EXPECT_FALSE(trained_set(fms).fp32_unquantized);
+  const double norms = params_of(fms, TensorKind::kNorm);
+  EXPECT_DOUBLE_EQ(model_states(trl).frozen_weights.value - model_states(fms).frozen_weights.value,
+                   2.0 * norms);
+  // Llama 3.1 8B, 32 blocks: each block's checkpointed input at 2 B per value, not TRL's 4.
+  EXPECT_DOUBLE_EQ(activation_profile(fms).saved_all.per_token, 32.0 * 2.0 * 4096);
+  const std::vector<std::string> lora = {"fit",  "--model", "llama-3.1-8b", "--method",
+                                         "lora", "--gpu",   "h200-sxm",     "--json"};
+  auto on = [&](const char* stack) {
+    auto args = lora;
+    args.insert(args.end(), {"--stack", stack});
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["memory_GB"];
+  };
+  EXPECT_EQ(on("fms-acceleration"), on("hf"));
+}
+
 TEST(KbitPreparation, OnlyListedFormatsAndOnlyBesideAQuantizedBase) {
   Workload gptq = qlora_on("peft");
   gptq.quant = quant_config(formats().find("gptq-int4"));

@@ -514,7 +514,7 @@ TEST(ValidationThroughput, EachUnitIsRead) {
 }
 
 TEST(ValidationThroughput, StacksAndDefaults) {
-  EXPECT_EQ(test::stacks().names().size(), 12u);
+  EXPECT_EQ(test::stacks().names().size(), 13u);
   // LitGPT runs its AdamW with torch's foreach kernels: more passes over the states than fused.
   EXPECT_GT(test::stacks().find("litgpt").optimizer_passes,
             test::stacks().find("pytorch").optimizer_passes);

@@ -174,13 +174,12 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                  "rebuilt in the backward pass; the others keep every activation (Megatron "
                  "--recompute-method block: its count per stage times the stages; torchtitan "
                  "selective_ac_option n: blocks / n) (default 0: every block)");
-  app.add_option(
-      "--stack", stack,
-      "Software stack (ftplan stacks): hf | peft | torchtune | torchtitan | unsloth | "
-      "deepspeed | megatron | axolotl | llama-factory | litgpt | pytorch | fsdp-qlora; what it "
-      "runs where "
-      "the run leaves it open (attention kernel, compilation, optimizer implementation, how a "
-      "QLoRA base is prepared) (default hf)");
+  app.add_option("--stack", stack,
+                 "Software stack (ftplan stacks): hf | peft | torchtune | torchtitan | unsloth | "
+                 "deepspeed | megatron | axolotl | llama-factory | litgpt | pytorch | fsdp-qlora | "
+                 "fms-acceleration; what it runs where the run leaves it open (attention kernel, "
+                 "compilation, optimizer implementation, how a QLoRA base is prepared) (default "
+                 "hf)");
   app.add_option("--attention", attention,
                  "Attention kernel: flash (FlashAttention, native GQA) | sdpa (PyTorch SDPA with "
                  "K/V repeated to every head) | eager (keeps the s x s probabilities) (default: "
