@@ -717,6 +717,40 @@ TEST(OnCardStates, OptimizerOffloadKeepsWeightsAndOneBlocksGradients) {
   EXPECT_NEAR(m.runtime.states.gradients_produced.value, block, 2.0 * 2 * 4096);  // + norms
 }
 
+// A stack that shards through FSDP1 takes the FSDP1 share when it shards over several cards and
+// recomputes blocks (the runs it was measured on); FSDP2, one card, DDP and runs without
+// recomputation keep the one-card shares.
+TEST(Overheads, Fsdp1ShardingTakesItsOwnReserveShare) {
+  Workload w = workload("llama-3.1-8b", Method::kLora);
+  w.peak = PeakKind::kReserved;
+  w.stack = &test::stacks().find("hf");
+  const RuntimeOverheads& t = test::overheads();
+  ASSERT_TRUE(t.reserve_fsdp1.present);
+  auto share = [](const Workload& x, const Placement& p) {
+    const MemoryEstimate m = estimate_memory(x, p);
+    return m.runtime.overheads.allocator_reserve.value / m.runtime.step.total().value;
+  };
+  const MemoryEstimate fsdp = estimate_memory(w, on("h200-nvl", 2, Sharding::kFsdp));
+  EXPECT_TRUE(fsdp.runtime.overheads.reserve_fsdp1);
+  EXPECT_NEAR(share(w, on("h200-nvl", 2, Sharding::kFsdp)), t.reserve_fsdp1.share.median, 1e-9);
+  EXPECT_NEAR(share(w, on("h200-nvl", 2, Sharding::kZero2)), t.reserve_fsdp1.share.median, 1e-9);
+  EXPECT_NEAR(share(w, on("h200-nvl")), t.reserve_with_recompute.median, 1e-9);
+  EXPECT_NEAR(share(w, on("h200-nvl", 2, Sharding::kDdp)), t.reserve_with_recompute.median, 1e-9);
+  Workload titan = w;
+  titan.stack = &test::stacks().find("torchtitan");
+  EXPECT_FALSE(titan.stack->fsdp1);
+  EXPECT_NEAR(share(titan, on("h200-nvl", 2, Sharding::kFsdp)), t.reserve_with_recompute.median,
+              1e-9);
+  Workload kept = w;
+  kept.recompute = Recompute::kNone;
+  EXPECT_NEAR(share(kept, on("h200-nvl", 2, Sharding::kFsdp)), t.reserve_without_recompute.median,
+              1e-9);
+  // The range of a reserved peak spans the share's 10th to 90th percentile.
+  const OverheadBreakdown& o = fsdp.runtime.overheads;
+  EXPECT_NEAR(o.allocator_reserve_high.value,
+              t.reserve_fsdp1.share.high * fsdp.runtime.step.total().value, 1.0);
+}
+
 TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   Workload w = workload("llama-3.1-8b", Method::kLora);
   w.peak = PeakKind::kAllocated;

@@ -58,6 +58,7 @@ const bool registered_stacks = register_command(
                              {"previous_graph_held", s.previous_graph_held},
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"autocast_weight_casts", s.autocast_weight_casts},
+                             {"fsdp1", s.fsdp1},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});

@@ -90,8 +90,13 @@ ErrorSpreadReport error_spread(const std::vector<ValidationRow>& rows) {
   for (const auto& row : rows) {
     if (row.skipped) continue;
     const RuntimeOverheads* t = row.run->workload.overheads;
-    if (t && std::find(t->allocator_reserve_sources.begin(), t->allocator_reserve_sources.end(),
-                       row.run->source) != t->allocator_reserve_sources.end())
+    auto among = [&](const std::vector<std::string>& ids) {
+      return std::find(ids.begin(), ids.end(), row.run->source) != ids.end();
+    };
+    if (t && among(t->allocator_reserve_sources)) continue;
+    // The FSDP1 share was drawn from its source's reserve-counting rows where it applies.
+    if (t && among(t->reserve_fsdp1.sources) && counts_reserve(row.run->peak) &&
+        row.estimate.runtime.overheads.reserve_fsdp1)
       continue;
     unfitted.push_back(&row);
   }
@@ -476,6 +481,19 @@ Bytes predicted_peak(const MemoryEstimate& m, MeasuredPeak kind) {
   return b;
 }
 
+Bytes observable_peak(const MemoryEstimate& m, MeasuredPeak kind) {
+  const Bytes demand = predicted_peak(m, kind);
+  if (!counts_reserve(kind)) return demand;
+  // The reserve is elastic: when the card has no room for a new segment, the caching allocator
+  // releases its free cached blocks and retries, so no card shows more reserved memory than it
+  // holds beside the CUDA context and NCCL (nvidia-smi: more than it has).
+  const OverheadBreakdown& o = m.runtime.overheads;
+  const Bytes card =
+      kind == MeasuredPeak::kNvidiaSmi ? m.capacity : m.capacity - o.outside_allocator();
+  const Bytes without_reserve = demand - o.allocator_reserve;
+  return std::max(without_reserve, std::min(demand, card));
+}
+
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
   ValidationReport report;
   report.rows.reserve(runs.size());
@@ -491,7 +509,7 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs) {
       continue;
     }
     row.estimate = estimate_memory(run.workload, run.placement);
-    row.predicted = predicted_peak(row.estimate, run.peak);
+    row.predicted = observable_peak(row.estimate, run.peak);
     row.measured = run.measured_bytes();
     row.error = (row.predicted - row.measured) / row.measured;
     const OverheadBreakdown& o = row.estimate.runtime.overheads;

@@ -98,6 +98,10 @@ std::vector<MeasuredRun> parse_measured_runs(
 // and the workspaces inside PyTorch's allocator; reserved adds the allocator's reserve;
 // nvidia-smi adds the CUDA context and NCCL's buffers outside the allocator.
 Bytes predicted_peak(const MemoryEstimate& m, MeasuredPeak kind);
+// The peak a card can show: predicted_peak, with the allocator's reserve (reserved, nvidia-smi)
+// at most what fits beside the allocated peak on the card. `validate` compares measured peaks
+// with it.
+Bytes observable_peak(const MemoryEstimate& m, MeasuredPeak kind);
 
 struct ValidationRow {
   const MeasuredRun* run = nullptr;

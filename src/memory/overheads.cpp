@@ -116,6 +116,27 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
         share("fraction_with_recompute", "low_with_recompute", "high_with_recompute");
     t.reserve_without_recompute =
         share("fraction_without_recompute", "low_without_recompute", "high_without_recompute");
+    if (auto f = m.optional_map("fsdp1")) {
+      RuntimeOverheads::Fsdp1Share& s = t.reserve_fsdp1;
+      s.present = true;
+      s.share.median = f->required_number("fraction", 0, 8);
+      s.share.low = f->required_number("low", 0, 8);
+      s.share.high = f->required_number("high", 0, 8);
+      if (s.share.low > s.share.median || s.share.high < s.share.median)
+        f->fail("low", fmt::format("expected low <= fraction <= high, got {} <= {} <= {}",
+                                   s.share.low, s.share.median, s.share.high));
+      for (StrictMap& run : f->map_list("runs", true)) {
+        RuntimeOverheads::Fsdp1Run r;
+        r.run = run.required_string("run");
+        r.allocated_run = run.required_string("allocated_run");
+        r.resident = Bytes(run.required_number("resident_bytes", 0, 1e15));
+        run.finish();
+        s.runs.push_back(std::move(r));
+      }
+      s.sources = read_source_ids(*f, sources);
+      s.basis = f->required_string("basis");
+      f->finish();
+    }
     t.allocator_reserve_sources = read_source_ids(m, sources);
     t.allocator_reserve_basis = m.required_string("basis");
     m.finish();
@@ -153,7 +174,7 @@ RuntimeOverheads load_runtime_overheads(const Catalog& catalog) {
 }
 
 OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, Bytes step_memory,
-                                bool recomputes) {
+                                bool recomputes, bool fsdp1) {
   OverheadBreakdown o;
   o.cuda_context = t.cuda_context;
   o.cublas_workspace = workspace_for(t.cublas, *p.gpu);
@@ -163,8 +184,13 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   if ((p.run_cards > 0 ? p.run_cards : p.count) > 1 && !p.mig)
     o.nccl_buffers = t.nccl_buffer * static_cast<double>(t.nccl_buffers_per_channel) *
                      static_cast<double>(t.nccl_channels);
+  const bool sharded = (p.sharding == Sharding::kZero2 || p.sharding == Sharding::kFsdp ||
+                        p.sharding == Sharding::kHsdp) &&
+                       p.count > 1 && !p.mig;
+  o.reserve_fsdp1 = fsdp1 && sharded && recomputes && t.reserve_fsdp1.present;
   const RuntimeOverheads::ReserveShare& r =
-      recomputes ? t.reserve_with_recompute : t.reserve_without_recompute;
+      o.reserve_fsdp1 ? t.reserve_fsdp1.share
+                      : (recomputes ? t.reserve_with_recompute : t.reserve_without_recompute);
   o.allocator_reserve = step_memory * r.median;
   o.allocator_reserve_low = step_memory * r.low;
   o.allocator_reserve_high = step_memory * r.high;

@@ -41,6 +41,22 @@ struct RuntimeOverheads {
   ReserveShare reserve_with_recompute, reserve_without_recompute;
   std::string allocator_reserve_basis;
   std::vector<std::string> allocator_reserve_sources;  // what the shares were measured on
+  // The share under PyTorch's FullyShardedDataParallel (FSDP1: a stack's StackProfile::fsdp1)
+  // sharding over several cards with recomputation, drawn from published runs: each run's
+  // nvidia-smi row (`run`), the row of its allocated peak (`allocated_run`) and the model states
+  // it held at the end of training. Absent: the share with recomputation applies.
+  struct Fsdp1Run {
+    std::string run, allocated_run;
+    Bytes resident;
+  };
+  struct Fsdp1Share {
+    bool present = false;
+    ReserveShare share;
+    std::vector<Fsdp1Run> runs;
+    std::vector<std::string> sources;  // the rows' source: its reserve-counting rows are fitted
+    std::string basis;
+  };
+  Fsdp1Share reserve_fsdp1;
   // How far measured peaks fall from the memory model's on published runs of sources none of its
   // figures was taken from (every source but allocator_reserve_sources): the 10th and 90th
   // percentile of (predicted - measured) / measured, as `ftplan validate` computes them (a test
@@ -74,6 +90,7 @@ struct OverheadBreakdown {
   // The reserve at the 10th and 90th percentile of its measured share: the range of a reserved
   // peak (equal to allocator_reserve when the table states no spread).
   Bytes allocator_reserve_low, allocator_reserve_high;
+  bool reserve_fsdp1 = false;  // the share is FSDP1's (RuntimeOverheads::reserve_fsdp1)
   // A reserved peak's range around `peak`, which holds the median reserve.
   Bytes reserved_low(Bytes peak) const { return peak - allocator_reserve + allocator_reserve_low; }
   Bytes reserved_high(Bytes peak) const {
@@ -106,7 +123,10 @@ struct OverheadBreakdown {
     return kind == PeakKind::kReserved || kind == PeakKind::kNvidiaSmi;
   }
 };
+// `fsdp1`: the stack shards through FSDP1 (StackProfile::fsdp1); its share applies where the
+// placement shards over several cards (ZeRO-2 as SHARD_GRAD_OP, FSDP, HSDP) and blocks are
+// recomputed, the only runs it was measured on.
 OverheadBreakdown overheads_for(const RuntimeOverheads& table, const Placement& p,
-                                Bytes step_memory, bool recomputes);
+                                Bytes step_memory, bool recomputes, bool fsdp1 = false);
 
 }  // namespace ftplan

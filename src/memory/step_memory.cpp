@@ -220,7 +220,8 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
   // when the backward pass rebuilds something.
   const bool rebuilds = profile.rebuilds();
   if (w.overheads) {
-    r.overheads = overheads_for(*w.overheads, p, r.step.total(), rebuilds);
+    const bool fsdp1 = w.stack && w.stack->fsdp1;
+    r.overheads = overheads_for(*w.overheads, p, r.step.total(), rebuilds, fsdp1);
     // Accumulating gradients persist through the step, but zero_grad(set_to_none=True) frees
     // them between steps: each step's first micro-batch produces them in its backward pass, as
     // a step without accumulation does, and the allocator keeps what it cached then (reserved
@@ -231,7 +232,7 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
       const OnCardStates s1 = on_card_states(first, profile, per_card, p);
       if (!s1.gradients_persistent) {
         const StepMemory m1 = step_memory(profile, s1, first, p);
-        const OverheadBreakdown o1 = overheads_for(*w.overheads, p, m1.total(), rebuilds);
+        const OverheadBreakdown o1 = overheads_for(*w.overheads, p, m1.total(), rebuilds, fsdp1);
         const Bytes made = s1.resident + m1.total();
         const Bytes allocated = r.states.resident + r.step.total();
         auto cover = [&](Bytes& reserve, Bytes first_reserve) {
@@ -290,12 +291,13 @@ RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile
                   "GB",
                   "CUDA context + cuBLAS and cuBLASLt workspaces + NCCL buffers (several cards) "
                   "+ allocator reserve (peak reserved: a share of the micro-batch memory, larger "
-                  "with recomputation)",
+                  "with recomputation and under FSDP1 sharding)",
                   {{"CUDA context", format_GB(r.overheads.cuda_context, 3)},
                    {"cuBLAS + cuBLASLt workspaces", format_GB(r.overheads.inside_allocator(), 3)},
                    {"NCCL buffers", format_GB(r.overheads.nccl_buffers, 3)},
                    {"allocator reserve", format_GB(r.overheads.allocator_reserve, 3)},
                    {"recomputation", rebuilds ? "yes" : "no"},
+                   {"FSDP1 share", r.overheads.reserve_fsdp1 ? "yes" : "no"},
                    {"peak kind", std::string(peak_kind_name(w.peak))}},
                   w.overheads->file,
                   {"memory.activations"}});

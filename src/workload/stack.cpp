@@ -149,6 +149,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
       s.ddp_gradient_copy = buffers->optional_bool("ddp_gradient_bucket_copy").value_or(false);
       s.fp32_main_gradients = buffers->optional_bool("fp32_main_gradients").value_or(false);
       s.fsdp_fp32_parameters = buffers->optional_bool("fsdp_fp32_parameters").value_or(false);
+      s.fsdp1 = buffers->optional_bool("fsdp1").value_or(false);
       if (auto z = buffers->optional_map("zero_estimate")) {
         s.zero2_replicated_bytes = z->required_number("zero2_replicated_bytes_per_param", 0, 64);
         s.zero2_sharded_bytes = z->required_number("zero2_sharded_bytes_per_param", 0, 64);
@@ -267,6 +268,7 @@ Stacks load_stacks(const Catalog& catalog) {
       p.ddp_gradient_copy = base.ddp_gradient_copy;
       p.fp32_main_gradients = base.fp32_main_gradients;
       p.fsdp_fp32_parameters = base.fsdp_fp32_parameters;
+      p.fsdp1 = base.fsdp1;
       p.buffers_basis = base.buffers_basis;
       // Trainers on the Transformers Trainer take PEFT's adapters as the default stack does.
       p.fp32_adapters = base.fp32_adapters;

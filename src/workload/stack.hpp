@@ -89,11 +89,14 @@ struct StackProfile {
   double load_bytes_per_param = 2;      // dtype the weights are loaded in before any cast
   std::string load_basis;
   // Buffers the framework keeps beyond the ZeRO accounting (memory/states_on_card.cpp):
-  bool fsdp_root_unsharded = false;   // FSDP2: the root module's parameters (embeddings, final
-                                      // norm, output layer) stay gathered from forward to backward
-  bool ddp_gradient_copy = false;     // DDP gradient_as_bucket_view=False: the buckets hold a
-                                      // second copy of every gradient
-  bool fp32_main_gradients = false;   // Megatron: gradients in a persistent FP32 main-grad buffer
+  bool fsdp_root_unsharded = false;  // FSDP2: the root module's parameters (embeddings, final
+                                     // norm, output layer) stay gathered from forward to backward
+  bool ddp_gradient_copy = false;    // DDP gradient_as_bucket_view=False: the buckets hold a
+                                     // second copy of every gradient
+  bool fp32_main_gradients = false;  // Megatron: gradients in a persistent FP32 main-grad buffer
+  // FSDP means PyTorch's FullyShardedDataParallel (FSDP1): its collectives allocate on streams of
+  // their own and the allocator caches more (RuntimeOverheads::reserve_fsdp1).
+  bool fsdp1 = false;
   bool fsdp_fp32_parameters = false;  // FSDP2 over FP32 parameters with a 16-bit mixed-precision
                                       // policy: no resident 16-bit copy, FP32 gradient shards
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
