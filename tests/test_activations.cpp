@@ -725,7 +725,7 @@ TEST(Overheads, Fsdp1ShardingTakesItsOwnReserveShare) {
   w.peak = PeakKind::kReserved;
   w.stack = &test::stacks().find("hf");
   const RuntimeOverheads& t = test::overheads();
-  ASSERT_TRUE(t.reserve_fsdp1.present);
+  ASSERT_TRUE(t.reserve_fsdp1.present());
   auto share = [](const Workload& x, const Placement& p) {
     const MemoryEstimate m = estimate_memory(x, p);
     return m.runtime.overheads.allocator_reserve.value / m.runtime.step.total().value;

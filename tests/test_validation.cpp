@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/numeric.hpp"
 #include "memory/measured_runs.hpp"
 #include "perf/efficiency.hpp"
 #include "support.hpp"
@@ -136,7 +137,7 @@ TEST(Validation, TheModelErrorRecordIsWhatValidateComputes) {
 // allocator; each run is one the share applies to.
 TEST(Validation, TheFsdp1ShareIsWhatItsRunsGive) {
   const RuntimeOverheads& t = test::overheads();
-  ASSERT_TRUE(t.reserve_fsdp1.present);
+  ASSERT_TRUE(t.reserve_fsdp1.present());
   ASSERT_GE(t.reserve_fsdp1.runs.size(), 5u);
   const auto& runs = test::measured_training_runs();
   auto find = [&](const std::string& id) -> const MeasuredRun* {
@@ -162,16 +163,9 @@ TEST(Validation, TheFsdp1ShareIsWhatItsRunsGive) {
     const double peak = allocated->measured_bytes().value;
     shares.push_back((smi->measured_bytes().value - outside - peak) / (peak - r.resident.value));
   }
-  std::sort(shares.begin(), shares.end());
-  auto quantile = [&](double q) {
-    const double rank = q * static_cast<double>(shares.size() - 1);
-    const auto i = static_cast<std::size_t>(rank);
-    const double f = rank - static_cast<double>(i);
-    return i + 1 < shares.size() ? shares[i] * (1 - f) + shares[i + 1] * f : shares[i];
-  };
-  EXPECT_NEAR(t.reserve_fsdp1.share.median, quantile(0.5), 0.002);
-  EXPECT_NEAR(t.reserve_fsdp1.share.low, quantile(0.1), 0.002);
-  EXPECT_NEAR(t.reserve_fsdp1.share.high, quantile(0.9), 0.002);
+  EXPECT_NEAR(t.reserve_fsdp1.share.median, quantile_of(shares, 0.5), 0.002);
+  EXPECT_NEAR(t.reserve_fsdp1.share.low, quantile_of(shares, 0.1), 0.002);
+  EXPECT_NEAR(t.reserve_fsdp1.share.high, quantile_of(shares, 0.9), 0.002);
 }
 
 // A card shows no more reserved memory than it holds beside the CUDA context and NCCL: the

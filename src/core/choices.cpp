@@ -98,8 +98,7 @@ Sharding parse_sharding(std::string_view s, std::string_view field) {
     v.emplace_back(kZero3);
     return v;
   }();
-  for (const auto& [v, n] : kShardings.entries)
-    if (n == s) return v;
+  if (const auto v = kShardings.find(s)) return *v;
   throw_unknown_name("sharding strategy", field, s, valid);
 }
 Recompute parse_recompute(std::string_view s, std::string_view field) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,10 +30,14 @@ struct NameTable {
       out.emplace_back(n);
     return out;
   }
-  // `what` names the kind of choice in the message ("method"); `field` the option or key.
-  E parse(std::string_view s, std::string_view what, std::string_view field) const {
+  std::optional<E> find(std::string_view s) const {
     for (const auto& [v, n] : entries)
       if (n == s) return v;
+    return std::nullopt;
+  }
+  // `what` names the kind of choice in the message ("method"); `field` the option or key.
+  E parse(std::string_view s, std::string_view what, std::string_view field) const {
+    if (const auto v = find(s)) return *v;
     throw_unknown_name(what, field, s, names());
   }
 };

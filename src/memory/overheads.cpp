@@ -96,35 +96,31 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
   }
   {
     StrictMap m = root.required_map("allocator_reserve");
-    // The median share and its spread: low <= median <= high.
-    auto share = [&m](std::string_view key, std::string_view low_key, std::string_view high_key) {
+    // The median share and its spread: low <= median <= high, each at most `max` (a share of the
+    // step's memory; FSDP1's cache reaches beyond the step's own allocations).
+    auto share = [](StrictMap& map, std::string_view key, std::string_view low_key,
+                    std::string_view high_key, double max = 1) {
       RuntimeOverheads::ReserveShare r;
-      r.median = m.required_number(key, 0, 1);
-      r.low = m.required_number(low_key, 0, 1);
-      r.high = m.required_number(high_key, 0, 1);
+      r.median = map.required_number(key, 0, max);
+      r.low = map.required_number(low_key, 0, max);
+      r.high = map.required_number(high_key, 0, max);
       if (r.low > r.median)
-        m.fail(low_key, fmt::format("{} is above the share it bounds ({}): expected a 10th "
-                                    "percentile at most the median",
-                                    r.low, r.median));
+        map.fail(low_key, fmt::format("{} is above the share it bounds ({}): expected a 10th "
+                                      "percentile at most the median",
+                                      r.low, r.median));
       if (r.high < r.median)
-        m.fail(high_key, fmt::format("{} is below the share it bounds ({}): expected a 90th "
-                                     "percentile at least the median",
-                                     r.high, r.median));
+        map.fail(high_key, fmt::format("{} is below the share it bounds ({}): expected a 90th "
+                                       "percentile at least the median",
+                                       r.high, r.median));
       return r;
     };
     t.reserve_with_recompute =
-        share("fraction_with_recompute", "low_with_recompute", "high_with_recompute");
+        share(m, "fraction_with_recompute", "low_with_recompute", "high_with_recompute");
     t.reserve_without_recompute =
-        share("fraction_without_recompute", "low_without_recompute", "high_without_recompute");
+        share(m, "fraction_without_recompute", "low_without_recompute", "high_without_recompute");
     if (auto f = m.optional_map("fsdp1")) {
       RuntimeOverheads::Fsdp1Share& s = t.reserve_fsdp1;
-      s.present = true;
-      s.share.median = f->required_number("fraction", 0, 8);
-      s.share.low = f->required_number("low", 0, 8);
-      s.share.high = f->required_number("high", 0, 8);
-      if (s.share.low > s.share.median || s.share.high < s.share.median)
-        f->fail("low", fmt::format("expected low <= fraction <= high, got {} <= {} <= {}",
-                                   s.share.low, s.share.median, s.share.high));
+      s.share = share(*f, "fraction", "low", "high", 8);
       for (StrictMap& run : f->map_list("runs", true)) {
         RuntimeOverheads::Fsdp1Run r;
         r.run = run.required_string("run");
@@ -133,6 +129,10 @@ RuntimeOverheads parse_runtime_overheads(const DataFile& file, const SourceTable
         run.finish();
         s.runs.push_back(std::move(r));
       }
+      if (s.runs.empty())
+        f->fail("runs",
+                "lists no runs: name the runs the share was drawn from (run, "
+                "allocated_run, resident_bytes)");
       s.sources = read_source_ids(*f, sources);
       s.basis = f->required_string("basis");
       f->finish();
@@ -187,7 +187,7 @@ OverheadBreakdown overheads_for(const RuntimeOverheads& t, const Placement& p, B
   const bool sharded = (p.sharding == Sharding::kZero2 || p.sharding == Sharding::kFsdp ||
                         p.sharding == Sharding::kHsdp) &&
                        p.count > 1 && !p.mig;
-  o.reserve_fsdp1 = fsdp1 && sharded && recomputes && t.reserve_fsdp1.present;
+  o.reserve_fsdp1 = fsdp1 && sharded && recomputes && t.reserve_fsdp1.present();
   const RuntimeOverheads::ReserveShare& r =
       o.reserve_fsdp1 ? t.reserve_fsdp1.share
                       : (recomputes ? t.reserve_with_recompute : t.reserve_without_recompute);

@@ -50,11 +50,11 @@ struct RuntimeOverheads {
     Bytes resident;
   };
   struct Fsdp1Share {
-    bool present = false;
     ReserveShare share;
     std::vector<Fsdp1Run> runs;
     std::vector<std::string> sources;  // the rows' source: its reserve-counting rows are fitted
     std::string basis;
+    bool present() const { return !runs.empty(); }
   };
   Fsdp1Share reserve_fsdp1;
   // How far measured peaks fall from the memory model's on published runs of sources none of its
