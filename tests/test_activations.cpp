@@ -751,6 +751,54 @@ TEST(Overheads, Fsdp1ShardingTakesItsOwnReserveShare) {
               t.reserve_fsdp1.share.high * fsdp.runtime.step.total().value, 1.0);
 }
 
+// Gradient accumulation under FSDP1's no_sync keeps every card's gradients unsharded until the
+// last micro-batch; where the adapters share the blocks' units with the frozen weights
+// (use_orig_params), those get gradients too. By hand for Llama 2 7B, LoRA r 8 on q and v, pure
+// BF16, two cards: the blocks' frozen weights are the model less the embeddings, the output layer
+// and the final norm (6,738,415,616 - 2 x 32,000 x 4,096 - 4,096 = 6,476,267,520) at 2 B, and the
+// adapters' 4,194,304 BF16 gradients are there whole, not halved.
+TEST(Overheads, Fsdp1NoSyncAccumulatesUnshardedGradients) {
+  Workload w = workload("llama-2-7b", Method::kLora);
+  w.lora.rank = 8;
+  w.lora.targets = parse_targets("q,v");
+  w.options.pure_bf16 = true;
+  w.grad_accum = 4;
+  w.stack = &test::stacks().find("litgpt");
+  const Placement two = on("a100-40gb-sxm", 2, Sharding::kFsdp);
+  const double frozen = 2.0 * 6476267520.0, adapters = 2.0 * 4194304;
+  auto extra = [&](const Workload& x, const Placement& p) {
+    return estimate_memory(x, p).runtime.states.unsharded_gradients.value;
+  };
+  EXPECT_DOUBLE_EQ(extra(w, two), frozen + adapters / 2);
+  const MemoryEstimate m = estimate_memory(w, two);
+  EXPECT_LE(m.runtime.states.unsharded_gradients, m.states_on_card);
+  // Four cards: the same unsharded gradients, three quarters of the adapters' beyond the shard.
+  EXPECT_DOUBLE_EQ(extra(w, on("a100-40gb-sxm", 4, Sharding::kFsdp)), frozen + adapters * 0.75);
+  // No accumulation, one card, FSDP2 (torchtune) or DDP: nothing unsharded.
+  Workload one_step = w;
+  one_step.grad_accum = 1;
+  EXPECT_EQ(extra(one_step, two), 0.0);
+  EXPECT_EQ(extra(w, on("a100-40gb-sxm")), 0.0);
+  EXPECT_EQ(extra(w, on("a100-40gb-sxm", 2, Sharding::kDdp)), 0.0);
+  Workload tune = w;
+  tune.stack = &test::stacks().find("torchtune");
+  EXPECT_FALSE(tune.stack->fsdp_no_sync);
+  EXPECT_EQ(extra(tune, two), 0.0);
+  // The Trainer (stack hf) accumulates under no_sync too, but PEFT's wrap policy gives the
+  // adapters units of their own: only the adapters' gradients, the card's shard of them again.
+  Workload hf = w;
+  hf.stack = &test::stacks().find("hf");
+  EXPECT_TRUE(hf.stack->fsdp_no_sync);
+  EXPECT_FALSE(hf.stack->fsdp_unit_gradients);
+  EXPECT_DOUBLE_EQ(extra(hf, two), estimate_memory(hf, two).states.gradients.value);
+  EXPECT_DOUBLE_EQ(extra(hf, two), adapters / 2);
+  // A full fine-tune under it: the whole model's BF16 gradients, (N - 1) / N of them beyond the
+  // shard.
+  Workload full = hf;
+  full.method = Method::kFull;
+  EXPECT_DOUBLE_EQ(extra(full, on("a100-40gb-sxm", 4, Sharding::kFsdp)), 2.0 * 6738415616.0 * 0.75);
+}
+
 TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   Workload w = workload("llama-3.1-8b", Method::kLora);
   w.peak = PeakKind::kAllocated;

@@ -59,6 +59,8 @@ const bool registered_stacks = register_command(
                              {"micro_batch_overhead", s.micro_batch_overhead},
                              {"autocast_weight_casts", s.autocast_weight_casts},
                              {"fsdp1", s.fsdp1},
+                             {"fsdp_no_sync", s.fsdp_no_sync},
+                             {"fsdp_unit_gradients", s.fsdp_unit_gradients},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});

@@ -679,6 +679,11 @@ ActivationProfile activation_profile(const Workload& w) {
                             (t.shape_has_experts ? static_cast<double>(t.experts) : 1.0);
     largest_tensor = std::max(largest_tensor, per_copy);
     if (!t.in_blocks) continue;
+    // A frozen 16-bit weight in a block that also holds adapters (FSDP1 use_orig_params: one flat
+    // parameter for both) gets a gradient of its own size (StackProfile::fsdp_unit_gradients).
+    if (set.any_adapter && r.base == BaseRole::kFrozen16)
+      p.block_frozen_gradients += Bytes((set.frozen_in_fp32(t) ? kFp32Bytes : kActivationBytes) *
+                                        static_cast<double>(t.total()));
     // A quantized weight is dequantized to BF16 for each product; DoRA's norm also builds B·A
     // and W + s·B·A in the adapter's dtype (PEFT get_weight_norm), one module at a time.
     double materialised = r.quantized() ? r.quant.dequant_output_bytes * per_copy : 0.0;

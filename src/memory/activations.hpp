@@ -164,6 +164,9 @@ struct ActivationProfile {
                            // embeddings, final norm, output layer)
   Bytes largest_gradient;  // the largest single trained tensor's gradient
   Bytes head_gradients;    // gradients the backward pass produces first (output layer)
+  // Every frozen 16-bit weight of the blocks at its stored width, where adapters sit in the
+  // blocks: the gradients an FSDP1 unit that mixes frozen and trained parameters makes for them.
+  Bytes block_frozen_gradients;
   // An FP32 output layer under autocast (TrainedSet::fp32_unquantized): the 16-bit copy autocast
   // casts its weight to, which the product keeps for the input's gradient until the head's
   // backward pass.

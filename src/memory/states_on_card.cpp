@@ -109,6 +109,14 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     out.gradients_persistent = true;
     s.gradients = gradients;
     out.gradients_in_step = Bytes(0);
+    // FSDP1's no_sync (StackProfile::fsdp_no_sync): the micro-batches before the last keep their
+    // gradients unsharded and add them up; the reduce-scatter waits for the last. Every card then
+    // holds the whole model's gradients, and where a unit mixes frozen and trained parameters
+    // (fsdp_unit_gradients) the frozen ones' as well.
+    if (fsdp && w.grad_accum > 1 && w.stack && w.stack->fsdp_no_sync) {
+      out.unsharded_gradients = gradients * (shards - 1.0);
+      if (w.stack->fsdp_unit_gradients) out.unsharded_gradients += profile.block_frozen_gradients;
+    }
   } else {
     out.gradients_produced = gradients;
     out.gradients_first = std::min(gradients, profile.head_gradients * gradient_scale / shards);
@@ -160,7 +168,7 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     }
     if (estimate > ours) out.stack_buffers += Bytes(estimate - ours);
   }
-  out.resident = s.total() + out.stack_buffers;
+  out.resident = s.total() + out.stack_buffers + out.unsharded_gradients;
   return out;
 }
 

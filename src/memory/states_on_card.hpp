@@ -25,6 +25,9 @@ struct OnCardStates {
   Bytes gradients_in_step;  // gradients not resident: produced (and freed) during the step
   bool gradients_persistent = false;  // gradients live across the whole step (in `resident`)
   Bytes stack_buffers;  // the stack's own buffers (DDP bucket copy, FP32 main grads), in `resident`
+  // FSDP1 no_sync accumulation: the unsharded gradients beyond the card's shard of them (and the
+  // frozen weights' of units that mix them with trained ones), in `resident`
+  Bytes unsharded_gradients;
   // The optimizer update's temporaries, made after the backward pass while every gradient lives
   // (OptimizerRow::update_temporaries): all trained tensors' under foreach kernels, the largest
   // tensor's under a for-loop update; none fused, offloaded or stepped in the backward pass.

@@ -129,6 +129,7 @@ void print_fit(std::ostream& out, const Workload& w, const Placement& p,
     sub("paged, host-evictable (not counted)", -r.states.paged);
     sub("gradients (produced in backward)", -r.states.gradients_in_step);
     sub("stack buffers (DDP buckets, FP32 main gradients, DeepSpeed)", r.states.stack_buffers);
+    sub("FSDP no_sync: gradients accumulated unsharded", r.states.unsharded_gradients);
     row("model states on the card", m.states_on_card);
   }
   t.separator();

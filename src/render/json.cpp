@@ -413,6 +413,8 @@ json runtime_memory_json(const MemoryEstimate& m, PeakKind kind) {
                        {"paged", gb(on.paged)},
                        {"gradients_persistent", on.gradients_persistent},
                        {"stack_buffers", gb(on.stack_buffers)},
+                       // FSDP1 no_sync accumulation: unsharded gradients beyond the shard
+                       {"unsharded_gradients", gb(on.unsharded_gradients)},
                        // FSDP2 with FP32 parameters (torchtitan): the trained 16-bit weights
                        // that are FP32 gradient shards instead
                        {"fp32_parameter_shift", gb(on.fp32_parameter_shift)}};

@@ -150,6 +150,8 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
       s.fp32_main_gradients = buffers->optional_bool("fp32_main_gradients").value_or(false);
       s.fsdp_fp32_parameters = buffers->optional_bool("fsdp_fp32_parameters").value_or(false);
       s.fsdp1 = buffers->optional_bool("fsdp1").value_or(false);
+      s.fsdp_no_sync = buffers->optional_bool("fsdp_no_sync").value_or(false);
+      s.fsdp_unit_gradients = buffers->optional_bool("fsdp_unit_gradients").value_or(false);
       if (auto z = buffers->optional_map("zero_estimate")) {
         s.zero2_replicated_bytes = z->required_number("zero2_replicated_bytes_per_param", 0, 64);
         s.zero2_sharded_bytes = z->required_number("zero2_sharded_bytes_per_param", 0, 64);
@@ -269,6 +271,8 @@ Stacks load_stacks(const Catalog& catalog) {
       p.fp32_main_gradients = base.fp32_main_gradients;
       p.fsdp_fp32_parameters = base.fsdp_fp32_parameters;
       p.fsdp1 = base.fsdp1;
+      p.fsdp_no_sync = base.fsdp_no_sync;
+      p.fsdp_unit_gradients = base.fsdp_unit_gradients;
       p.buffers_basis = base.buffers_basis;
       // Trainers on the Transformers Trainer take PEFT's adapters as the default stack does.
       p.fp32_adapters = base.fp32_adapters;

@@ -97,6 +97,14 @@ struct StackProfile {
   // FSDP means PyTorch's FullyShardedDataParallel (FSDP1): its collectives allocate on streams of
   // their own and the allocator caches more (RuntimeOverheads::reserve_fsdp1).
   bool fsdp1 = false;
+  // Gradient accumulation under FSDP1 runs its micro-batches before the last in no_sync (the
+  // loop's own no_sync, Accelerate's, Fabric's no_backward_sync): no reduce-scatter until the
+  // last, so every card accumulates the unsharded gradients of the whole model.
+  bool fsdp_no_sync = false;
+  // FSDP1 with use_orig_params wraps adapters in the same unit as the frozen weights of their
+  // block (no separate policy for them): the unit's one flat gradient covers the frozen weights
+  // too, which then take gradient memory as if they were trained.
+  bool fsdp_unit_gradients = false;
   bool fsdp_fp32_parameters = false;  // FSDP2 over FP32 parameters with a 16-bit mixed-precision
                                       // policy: no resident 16-bit copy, FP32 gradient shards
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
