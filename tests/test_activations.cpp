@@ -799,6 +799,43 @@ TEST(Overheads, Fsdp1NoSyncAccumulatesUnshardedGradients) {
   EXPECT_DOUBLE_EQ(extra(full, on("a100-40gb-sxm", 4, Sharding::kFsdp)), 2.0 * 6738415616.0 * 0.75);
 }
 
+// The Trainer's reentrant checkpoint around an all-frozen FSDP1 unit (PEFT's adapters in units of
+// their own): the reshard hook keeps each finished block's input and its gradient until the
+// backward pass ends, so the last block's backward holds twice every other block's checkpointed
+// input and its own (fms-acceleration's Mistral LoRA run at batch 4 over two A100s).
+TEST(Activations, ReentrantCheckpointAroundFrozenFsdp1UnitsKeepsEachBlocksInput) {
+  Workload w = workload("mistral-7b-v0.1", Method::kLora);
+  w.lora.targets = parse_targets("q,k,v,o");
+  w.options.pure_bf16 = true;
+  w.seq = 4096;
+  w.micro_batch = 4;
+  w.stack = &test::stacks().find("hf");
+  ASSERT_TRUE(w.stack->fsdp1_reentrant_checkpoint);
+  const ActivationProfile prof = activation_profile(w);
+  const Bytes saved = prof.saved_all.at(4096, 4), one = prof.saved_one.at(4096, 4);
+  const Placement two = on("a100-80gb-sxm", 2, Sharding::kFsdp);
+  const StepMemory m = estimate_memory(w, two).runtime.step;
+  EXPECT_EQ(m.phase, StepPhase::kBlockBackward);
+  EXPECT_DOUBLE_EQ(m.saved_activations.value, 2.0 * saved.value - one.value);
+  // Without it: FSDP2 (torchtune), a full fine-tune (its units train), one card, DDP, or blocks
+  // kept without recomputation hold at most every block's input once.
+  auto held = [&](const Workload& x, const Placement& p) {
+    return estimate_memory(x, p).runtime.step.saved_activations.value;
+  };
+  Workload tune = w;
+  tune.stack = &test::stacks().find("torchtune");
+  EXPECT_LE(held(tune, two), saved.value);
+  Workload full = w;
+  full.method = Method::kFull;
+  EXPECT_LE(held(full, two), saved.value);
+  EXPECT_LE(held(w, on("a100-80gb-sxm")), saved.value);
+  EXPECT_LE(held(w, on("a100-80gb-sxm", 2, Sharding::kDdp)), saved.value);
+  Workload litgpt = w;
+  litgpt.stack = &test::stacks().find("litgpt");
+  EXPECT_FALSE(litgpt.stack->fsdp1_reentrant_checkpoint);
+  EXPECT_LE(held(litgpt, two), activation_profile(litgpt).saved_all.at(4096, 4).value);
+}
+
 TEST(Overheads, ReservedAddsTheAllocatorReserveAndSeveralCardsAddNccl) {
   Workload w = workload("llama-3.1-8b", Method::kLora);
   w.peak = PeakKind::kAllocated;

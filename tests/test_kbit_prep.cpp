@@ -94,6 +94,32 @@ TEST(KbitPreparation, FmsAccelerationIsHfWithoutTheCasts) {
   EXPECT_EQ(on("fms-acceleration"), on("hf"));
 }
 
+// TRL skips its preparation for a 4-bit base loaded for FSDP (is_sharded_qlora): sharded over
+// several cards, stack hf runs the profile without the casts, as fms-acceleration's plugin does;
+// on one card, under DDP or in a MIG instance it keeps them.
+TEST(KbitPreparation, TrlLeavesABaseShardedByFsdpAsLoaded) {
+  const Workload trl = qlora_on("hf"), fms = qlora_on("fms-acceleration");
+  const ActivationProfile prof = activation_profile(trl);
+  ASSERT_NE(prof.sharded, nullptr);
+  EXPECT_EQ(activation_profile(fms).sharded, nullptr);
+  EXPECT_EQ(activation_profile(qlora_on("peft")).sharded, nullptr);
+  // Llama 3.1 8B: the checkpointed stream in FP32 (4 B) with the casts, BF16 without.
+  EXPECT_DOUBLE_EQ(prof.saved_all.per_token, 32.0 * 4.0 * 4096);
+  EXPECT_DOUBLE_EQ(prof.sharded->saved_all.per_token, 32.0 * 2.0 * 4096);
+  EXPECT_EQ(&prof.placed(test::on("h200-sxm", 2, Sharding::kFsdp)), prof.sharded.get());
+  EXPECT_EQ(&prof.placed(test::on("h200-sxm", 4, Sharding::kHsdp)), prof.sharded.get());
+  EXPECT_EQ(&prof.placed(test::on("h200-sxm")), &prof);
+  EXPECT_EQ(&prof.placed(test::on("h200-sxm", 2, Sharding::kDdp)), &prof);
+  EXPECT_EQ(&prof.placed(test::on("h200-sxm", 2, Sharding::kZero2)), &prof);
+  // Over two cards the step holds what the plugin's step holds; on one card more.
+  auto step = [](const Workload& w, const Placement& p) {
+    return estimate_memory(w, p).runtime.step.total().value;
+  };
+  const Placement two = test::on("h200-sxm", 2, Sharding::kFsdp);
+  EXPECT_DOUBLE_EQ(step(trl, two), step(fms, two));
+  EXPECT_GT(step(trl, test::on("h200-sxm")), step(fms, test::on("h200-sxm")));
+}
+
 TEST(KbitPreparation, OnlyListedFormatsAndOnlyBesideAQuantizedBase) {
   Workload gptq = qlora_on("peft");
   gptq.quant = quant_config(formats().find("gptq-int4"));

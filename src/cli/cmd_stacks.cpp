@@ -21,6 +21,7 @@ nlohmann::json quantized_base(const StackProfile& s) {
   if (s.fp32_unquantized_for.empty()) return nullptr;
   return {{"fp32_unquantized", s.fp32_unquantized_for},
           {"bf16_embeddings", s.bf16_embeddings},
+          {"skipped_when_sharded", s.kbit_skipped_when_sharded},
           {"basis", s.quantized_base_basis}};
 }
 
@@ -61,6 +62,7 @@ const bool registered_stacks = register_command(
                              {"fsdp1", s.fsdp1},
                              {"fsdp_no_sync", s.fsdp_no_sync},
                              {"fsdp_unit_gradients", s.fsdp_unit_gradients},
+                             {"fsdp1_reentrant_checkpoint", s.fsdp1_reentrant_checkpoint},
                              {"default", s.name == Stacks::kDefaultStack},
                              {"sources", s.sources}});
            print_json(ctx, "stacks", nlohmann::json{{"stacks", list}});

@@ -718,7 +718,18 @@ ActivationProfile activation_profile(const Workload& w) {
     if (!t.in_blocks) p.root_params += Bytes(2.0 * static_cast<double>(t.total()));
   if (s.autocast && out_role.base == BaseRole::kFrozen16 && set.frozen_in_fp32(*out_role.tensor))
     p.head_cast = Bytes(kActivationBytes * V * h);
+  if (set.fp32_unquantized && w.stack && w.stack->kbit_skipped_when_sharded) {
+    Workload as_loaded = w;
+    as_loaded.options.kbit_preparation_skipped = true;
+    p.sharded = std::make_shared<const ActivationProfile>(activation_profile(as_loaded));
+  }
   return p;
+}
+
+const ActivationProfile& ActivationProfile::placed(const Placement& p) const {
+  const bool sharded_base =
+      !p.mig && p.count > 1 && (p.sharding == Sharding::kFsdp || p.sharding == Sharding::kHsdp);
+  return sharded && sharded_base ? *sharded : *this;
 }
 
 }  // namespace ftplan

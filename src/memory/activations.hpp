@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/units.hpp"
 #include "workload/roles.hpp"
@@ -180,6 +181,11 @@ struct ActivationProfile {
   // Whether the backward pass rebuilds anything (selective recomputation of FlashAttention or SDPA
   // under the attention-core policy rebuilds nothing).
   bool rebuilds() const { return recompute.per_token > 0 || recompute.per_seq_squared > 0; }
+  // The profile with the stack's preparation of the quantized base skipped, where the stack skips
+  // it for a base FSDP shards over several cards (StackProfile::kbit_skipped_when_sharded); null
+  // where nothing differs. placed() picks the profile a placement runs.
+  std::shared_ptr<const ActivationProfile> sharded;
+  const ActivationProfile& placed(const Placement& p) const;
 };
 ActivationProfile activation_profile(const Workload& w);
 

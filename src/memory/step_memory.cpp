@@ -159,13 +159,25 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // produced.
   if (fsdp) block.gathered_params += prof.layer_gradients;
   block.gathered_params += root_gathered;
+  // A reentrant checkpoint around an all-frozen FSDP1 unit (StackProfile::
+  // fsdp1_reentrant_checkpoint): the unit hooks the recomputed block's detached input for its
+  // reshard and drops the hook only when the backward pass ends, so each finished block keeps its
+  // input and the input's gradient until then. At the last block's backward the card holds
+  // twice every other block's checkpointed input, and that block's own.
+  const bool frozen_units = !method_traits(w.method).trains_base && w.stack &&
+                            !w.stack->fsdp_unit_gradients;
+  const Bytes end_saved = fsdp && w.stack && w.stack->fsdp1_reentrant_checkpoint && frozen_units &&
+                                  w.recompute == Recompute::kFull && w.recompute_layers == 0 &&
+                                  !w.options.offload_activations
+                              ? saved * 2.0 - saved_one
+                              : saved_one;
   const Bytes start = saved + states.gradients_first;
-  const Bytes end = saved_one + states.gradients_produced;
+  const Bytes end = end_saved + states.gradients_produced;
   if (start >= end) {
     block.saved_activations = saved;
     block.gradients = states.gradients_first;
   } else {
-    block.saved_activations = saved_one;
+    block.saved_activations = end_saved;
     block.gradients = states.gradients_produced;
   }
 
@@ -210,8 +222,10 @@ RuntimeMemory runtime_memory(const Workload& w, const ModelStates& per_card, con
   return runtime_memory(w, activation_profile(w), per_card, p, trace);
 }
 
-RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& profile,
+RuntimeMemory runtime_memory(const Workload& w, const ActivationProfile& base_profile,
                              const ModelStates& per_card, const Placement& p, Trace* trace) {
+  // A stack that leaves a sharded quantized base as loaded runs the profile without its casts.
+  const ActivationProfile& profile = base_profile.placed(p);
   RuntimeMemory r;
   r.states = on_card_states(w, profile, per_card, p);
   r.step = step_memory(profile, r.states, w, p);

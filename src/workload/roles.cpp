@@ -203,6 +203,7 @@ TrainedSet trained_set(const Workload& w) {
   for (const auto& tm : set.trained)
     set.trained_params += tm.numel();
   set.fp32_unquantized = set.any_quantized && !set.any_trained_base && w.stack != nullptr &&
+                         !w.options.kbit_preparation_skipped &&
                          w.stack->fp32_unquantized_with(w.quant.format);
   set.bf16_embeddings = set.fp32_unquantized && w.stack->bf16_embeddings;
   return set;

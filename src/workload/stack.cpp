@@ -152,6 +152,8 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
       s.fsdp1 = buffers->optional_bool("fsdp1").value_or(false);
       s.fsdp_no_sync = buffers->optional_bool("fsdp_no_sync").value_or(false);
       s.fsdp_unit_gradients = buffers->optional_bool("fsdp_unit_gradients").value_or(false);
+      s.fsdp1_reentrant_checkpoint =
+          buffers->optional_bool("fsdp1_reentrant_checkpoint").value_or(false);
       if (auto z = buffers->optional_map("zero_estimate")) {
         s.zero2_replicated_bytes = z->required_number("zero2_replicated_bytes_per_param", 0, 64);
         s.zero2_sharded_bytes = z->required_number("zero2_sharded_bytes_per_param", 0, 64);
@@ -181,6 +183,7 @@ StackProfile parse_stack(const DataFile& file, const SourceTable& sources,
           throw_unknown_name(fmt::format("base format in {}", file.path),
                              "memory.quantized_base.fp32_unquantized", id, base_formats);
       s.bf16_embeddings = qb->required_bool("bf16_embeddings");
+      s.kbit_skipped_when_sharded = qb->optional_bool("skipped_when_sharded").value_or(false);
       s.quantized_base_basis = qb->required_string("basis");
       qb->finish();
     }
@@ -273,6 +276,7 @@ Stacks load_stacks(const Catalog& catalog) {
       p.fsdp1 = base.fsdp1;
       p.fsdp_no_sync = base.fsdp_no_sync;
       p.fsdp_unit_gradients = base.fsdp_unit_gradients;
+      p.fsdp1_reentrant_checkpoint = base.fsdp1_reentrant_checkpoint;
       p.buffers_basis = base.buffers_basis;
       // Trainers on the Transformers Trainer take PEFT's adapters as the default stack does.
       p.fp32_adapters = base.fp32_adapters;

@@ -105,6 +105,12 @@ struct StackProfile {
   // block (no separate policy for them): the unit's one flat gradient covers the frozen weights
   // too, which then take gradient memory as if they were trained.
   bool fsdp_unit_gradients = false;
+  // The loop checkpoints each block reentrantly around its FSDP1 unit (the Trainer's default
+  // use_reentrant=True, the checkpoint outside the unit). A unit whose weights are all frozen
+  // (adapters in units of their own) hooks the recomputed block's detached input for its reshard,
+  // and the hook lives until the backward pass ends: each finished block's input and that
+  // input's gradient stay until then (memory/step_memory.cpp).
+  bool fsdp1_reentrant_checkpoint = false;
   bool fsdp_fp32_parameters = false;  // FSDP2 over FP32 parameters with a 16-bit mixed-precision
                                       // policy: no resident 16-bit copy, FP32 gradient shards
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
@@ -129,6 +135,10 @@ struct StackProfile {
   std::vector<std::string> fp32_unquantized_for;
   // ...and then casts the embeddings and the output layer back to BF16 (TRL with bf16).
   bool bf16_embeddings = false;
+  // ...but not when the base is sharded over several cards by FSDP (`skipped_when_sharded`:
+  // TRL's is_sharded_qlora, a 4-bit base loaded on the host or the meta device for FSDP, which it
+  // leaves as loaded): ActivationProfile::sharded.
+  bool kbit_skipped_when_sharded = false;
   std::string quantized_base_basis;
   bool fp32_unquantized_with(std::string_view base_format) const;
   // The host's fixed time per micro-batch (data/efficiency `host.micro_batch_ms`: a trainer's
