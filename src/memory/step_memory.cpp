@@ -164,8 +164,8 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // reshard and drops the hook only when the backward pass ends, so each finished block keeps its
   // input and the input's gradient until then. At the last block's backward the card holds
   // twice every other block's checkpointed input, and that block's own.
-  const bool frozen_units = !method_traits(w.method).trains_base && w.stack &&
-                            !w.stack->fsdp_unit_gradients;
+  const bool frozen_units =
+      !method_traits(w.method).trains_base && w.stack && !w.stack->fsdp_unit_gradients;
   const Bytes end_saved = fsdp && w.stack && w.stack->fsdp1_reentrant_checkpoint && frozen_units &&
                                   w.recompute == Recompute::kFull && w.recompute_layers == 0 &&
                                   !w.options.offload_activations
