@@ -774,10 +774,17 @@ TEST(Overheads, Fsdp1NoSyncAccumulatesUnshardedGradients) {
   EXPECT_LE(m.runtime.states.unsharded_gradients, m.states_on_card);
   // Four cards: the same unsharded gradients, three quarters of the adapters' beyond the shard.
   EXPECT_DOUBLE_EQ(extra(w, on("a100-40gb-sxm", 4, Sharding::kFsdp)), frozen + adapters * 0.75);
-  // No accumulation, one card, FSDP2 (torchtune) or DDP: nothing unsharded.
+  // No accumulation, a reduce-scatter after every micro-batch (sync_each_batch), one card, FSDP2
+  // (torchtune) or DDP: nothing unsharded.
   Workload one_step = w;
   one_step.grad_accum = 1;
   EXPECT_EQ(extra(one_step, two), 0.0);
+  Workload synced = w;
+  synced.options.sync_each_batch = true;
+  EXPECT_EQ(extra(synced, two), 0.0);
+  EXPECT_DOUBLE_EQ(
+      (estimate_memory(w, two).states_on_card - estimate_memory(synced, two).states_on_card).value,
+      frozen + adapters / 2);
   EXPECT_EQ(extra(w, on("a100-40gb-sxm")), 0.0);
   EXPECT_EQ(extra(w, on("a100-40gb-sxm", 2, Sharding::kDdp)), 0.0);
   Workload tune = w;

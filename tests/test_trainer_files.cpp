@@ -331,6 +331,12 @@ TEST(TrainerFiles, TransformersTorchaoOptimizersAndAttnImplementation) {
   EXPECT_EQ(read_body("attn_implementation: eager\n").setting("attention"), "eager");
   EXPECT_EQ(read_body("model_init_kwargs:\n  attn_implementation: sdpa\n").setting("attention"),
             "sdpa");
+  // Accelerate's sync_each_batch, through the Trainer's accelerator_config.
+  EXPECT_EQ(read_body("accelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: "
+                      "true\n")
+                .setting("sync_each_batch"),
+            "true");
+  EXPECT_EQ(read_body("gradient_accumulation_steps: 4\n").setting("sync_each_batch"), "");
 }
 
 TEST(TrainerFiles, TrlGrpoConfig) {

@@ -160,6 +160,7 @@ const ADVANCED = Object.freeze({
   padding_free: {initial: 'off', check: true, offline: true},
   double_quant: {initial: 'on', check: true, quant: true},  // 'off': --no-double-quant
   quant_keeps_input: {initial: 'off', check: true, quant: true},
+  sync_each_batch: {initial: 'off', check: true},
 });
 const QUANT_METHODS = ['qlora', 'qdora'];
 const MAX_LINKED_LENGTHS = 8000;  // characters of pasted lengths the link keeps
@@ -453,7 +454,8 @@ const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'fal
   offload_activations: ['offload_activations', 'true'],
   no_offload_activations: ['offload_activations', 'false'], pure_bf16: ['pure_bf16', 'true'],
   optimizer_in_backward: ['optimizer_in_backward', 'true'], packing: ['packing', 'true'],
-  padding_free: ['padding_free', 'true'], quant_keeps_input: ['quant_keeps_input', 'true']};
+  padding_free: ['padding_free', 'true'], quant_keeps_input: ['quant_keeps_input', 'true'],
+  sync_each_batch: ['sync_each_batch', 'true']};
 
 function advancedRunLines(inputs) {
   return Object.entries(advancedBody(inputs))
@@ -1695,7 +1697,7 @@ const FIELD_SLOTS = {
   no_double_quant: 'advanced', offload_optimizer: 'advanced', offload_params: 'advanced',
   offload_activations: 'advanced', no_offload_activations: 'advanced', pure_bf16: 'advanced',
   optimizer_in_backward: 'advanced', quant_keeps_input: 'advanced',
-  packing: 'advanced', padding_free: 'advanced',
+  sync_each_batch: 'advanced', packing: 'advanced', padding_free: 'advanced',
 };
 
 function slotFor(field, inputs) {

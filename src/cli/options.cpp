@@ -203,6 +203,11 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "as bitsandbytes did before 0.43.2 (LitGPT pinned 0.42 until mid-2024); under a "
                "stack whose loop holds its output (litgpt) also through the next micro-batch's "
                "forward pass (default off: today's bitsandbytes keeps only the weight)");
+  app.add_flag("--sync-each-batch", training.sync_each_batch,
+               "FSDP with --grad-accum above 1: the gradients are reduce-scattered after every "
+               "micro-batch and stay sharded (Accelerate's sync_each_batch); default: the "
+               "stack's loop, which under FSDP1 accumulates unsharded gradients in no_sync until "
+               "the last micro-batch (hf, peft, fms-acceleration, litgpt)");
   app.add_flag("--pure-bf16", training.pure_bf16,
                "Train the weights in BF16 without an FP32 master copy (torchtune dtype=bf16, PEFT "
                "use_amp=false): optimizer states in BF16 (default off: mixed precision)");

@@ -259,7 +259,8 @@ json workload_json(const Workload& w) {
                   {"loss_chunks", o.loss_chunks},
                   {"compile", o.compile},
                   {"pure_bf16", o.pure_bf16},
-                  {"quant_keeps_input", o.quant_keeps_input}};
+                  {"quant_keeps_input", o.quant_keeps_input},
+                  {"sync_each_batch", o.sync_each_batch}};
   return j;
 }
 

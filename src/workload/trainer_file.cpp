@@ -69,6 +69,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "optimizer_in_backward",
                                   "pure_bf16",
                                   "quant_keeps_input",
+                                  "sync_each_batch",
                                   "offload_optimizer",
                                   "offload_params",
                                   "offload_activations",
@@ -628,6 +629,7 @@ void read_hf_trainer(Reader& r) {
   hf_fsdp(r, "fsdp");
   if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a)
     r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
+  r.copy_bool("accelerator_config.gradient_accumulation_kwargs.sync_each_batch", "sync_each_batch");
   r.use("(file)", "", "stack", "hf");
   r.reference("deepspeed", TrainerFormat::kDeepSpeed);
   read_deepspeed(r, "deepspeed.");  // a config given inline

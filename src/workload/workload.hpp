@@ -69,6 +69,9 @@ struct TrainingOptions {
   // weights need no gradient (bitsandbytes before 0.43.2: MatMul4Bit saved ctx.tensors = (A, B);
   // bitsandbytes pull request 1270 keeps B only). Off: today's bitsandbytes.
   bool quant_keeps_input = false;
+  // Gradient accumulation under FSDP reduce-scatters after every micro-batch (Accelerate's
+  // sync_each_batch): no no_sync, the gradients stay sharded (StackProfile::fsdp_no_sync).
+  bool sync_each_batch = false;
   // The stack's preparation of a quantized base is skipped (StackProfile::
   // kbit_skipped_when_sharded): set by activation_profile() for its sharded variant, not an input.
   bool kbit_preparation_skipped = false;

@@ -1660,6 +1660,32 @@ async (env) => {
   await page.close();
 });
 
+// FSDP with gradient accumulation: the Trainer accumulates unsharded gradients in no_sync unless
+// Accelerate's sync_each_batch is on. The page's switch gives the CLI's --sync-each-batch figures.
+test('gradients synced every micro-batch: the switch as the CLI\'s --sync-each-batch',
+async (env) => {
+  const run = {model: 'llama-3.1-8b', method: 'full', cards: [{gpu: 'h100-sxm', count: 8}]};
+  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=full&cards=h100-sxm:8');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  await page.fill('#grad_accum', '4');
+  await waitForResults(page);
+  check(!('sync_each_batch' in bodies.at(-1)), 'the switch is not sent while off');
+  await page.check('#sync_each_batch');
+  await waitForResults(page);
+  equal(bodies.at(-1).sync_each_batch, true, 'the switch in the body');
+  const base = {...fitBody(run, run.cards[0]), shard: 'auto', grad_accum: '4'};
+  const [synced, now] = await Promise.all([
+    cliJson('fit', {...base, sync_each_batch: true}), cliJson('fit', base)]);
+  check(synced.memory_GB.peak < now.memory_GB.peak, 'sharded gradients lower the peak');
+  equal((await memoryShown(page, 'h100-sxm', 8)).figures.peak?.value, synced.memory_GB.peak,
+      'the page shows the peak with the gradients synced every micro-batch');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
