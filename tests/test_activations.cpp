@@ -837,6 +837,10 @@ TEST(Activations, ReentrantCheckpointAroundFrozenFsdp1UnitsKeepsEachBlocksInput)
   EXPECT_LE(held(full, two), saved.value);
   EXPECT_LE(held(w, on("a100-80gb-sxm")), saved.value);
   EXPECT_LE(held(w, on("a100-80gb-sxm", 2, Sharding::kDdp)), saved.value);
+  Workload plain = w;
+  plain.options.non_reentrant = true;  // use_reentrant=False: the peak goes back to the loss
+  EXPECT_LE(held(plain, two), saved.value);
+  EXPECT_LT(estimate_memory(plain, two).peak, estimate_memory(w, two).peak);
   Workload litgpt = w;
   litgpt.stack = &test::stacks().find("litgpt");
   EXPECT_FALSE(litgpt.stack->fsdp1_reentrant_checkpoint);

@@ -337,6 +337,19 @@ TEST(TrainerFiles, TransformersTorchaoOptimizersAndAttnImplementation) {
                 .setting("sync_each_batch"),
             "true");
   EXPECT_EQ(read_body("gradient_accumulation_steps: 4\n").setting("sync_each_batch"), "");
+  // Non-reentrant checkpoints: the kwargs, or FSDP's own checkpoint wrapper.
+  EXPECT_EQ(read_body("gradient_checkpointing: true\ngradient_checkpointing_kwargs:\n  "
+                      "use_reentrant: false\n")
+                .setting("non_reentrant"),
+            "true");
+  EXPECT_EQ(read_body("gradient_checkpointing: true\ngradient_checkpointing_kwargs:\n  "
+                      "use_reentrant: true\n")
+                .setting("non_reentrant"),
+            "");
+  EXPECT_EQ(
+      read_body("fsdp: full_shard auto_wrap\nfsdp_config:\n  activation_checkpointing: true\n")
+          .setting("non_reentrant"),
+      "true");
 }
 
 TEST(TrainerFiles, TrlGrpoConfig) {

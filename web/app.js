@@ -161,6 +161,7 @@ const ADVANCED = Object.freeze({
   double_quant: {initial: 'on', check: true, quant: true},  // 'off': --no-double-quant
   quant_keeps_input: {initial: 'off', check: true, quant: true},
   sync_each_batch: {initial: 'off', check: true},
+  non_reentrant: {initial: 'off', check: true},
 });
 const QUANT_METHODS = ['qlora', 'qdora'];
 const MAX_LINKED_LENGTHS = 8000;  // characters of pasted lengths the link keeps
@@ -455,7 +456,7 @@ const RUN_SWITCHES = {compile: ['compile', 'true'], no_compile: ['compile', 'fal
   no_offload_activations: ['offload_activations', 'false'], pure_bf16: ['pure_bf16', 'true'],
   optimizer_in_backward: ['optimizer_in_backward', 'true'], packing: ['packing', 'true'],
   padding_free: ['padding_free', 'true'], quant_keeps_input: ['quant_keeps_input', 'true'],
-  sync_each_batch: ['sync_each_batch', 'true']};
+  sync_each_batch: ['sync_each_batch', 'true'], non_reentrant: ['non_reentrant', 'true']};
 
 function advancedRunLines(inputs) {
   return Object.entries(advancedBody(inputs))
@@ -1697,7 +1698,8 @@ const FIELD_SLOTS = {
   no_double_quant: 'advanced', offload_optimizer: 'advanced', offload_params: 'advanced',
   offload_activations: 'advanced', no_offload_activations: 'advanced', pure_bf16: 'advanced',
   optimizer_in_backward: 'advanced', quant_keeps_input: 'advanced',
-  sync_each_batch: 'advanced', packing: 'advanced', padding_free: 'advanced',
+  sync_each_batch: 'advanced', non_reentrant: 'advanced', packing: 'advanced',
+  padding_free: 'advanced',
 };
 
 function slotFor(field, inputs) {

@@ -32,7 +32,8 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   static const std::vector<std::string> flags = {
       "packing",           "padding_free",   "optimizer_in_backward", "pure_bf16",
       "quant_keeps_input", "offload_params", "offload_optimizer",     "offload_activations",
-      "precompute_ref",    "sleep",          "async_rollout",         "sync_each_batch"};
+      "precompute_ref",    "sleep",          "async_rollout",         "sync_each_batch",
+      "non_reentrant"};
   std::string name = "--" + key;
   std::replace(name.begin(), name.end(), '_', '-');
   const bool flag = std::find(flags.begin(), flags.end(), key) != flags.end();

@@ -208,6 +208,13 @@ void WorkloadOptions::add_to(CLI::App& app, bool runtime, bool required) {
                "micro-batch and stay sharded (Accelerate's sync_each_batch); default: the "
                "stack's loop, which under FSDP1 accumulates unsharded gradients in no_sync until "
                "the last micro-batch (hf, peft, fms-acceleration, litgpt)");
+  app.add_flag(
+      "--non-reentrant", training.non_reentrant,
+      "Gradient checkpoints run non-reentrant (Transformers' gradient_checkpointing_kwargs "
+      "use_reentrant=False, or FSDP's own checkpoint wrapper): under FSDP1 the stack's "
+      "reentrant checkpoint around an all-frozen unit keeps every finished block's input "
+      "and its gradient to the end of the backward pass, this does not (default: the "
+      "stack's; hf, peft and fms-acceleration reentrant)");
   app.add_flag("--pure-bf16", training.pure_bf16,
                "Train the weights in BF16 without an FP32 master copy (torchtune dtype=bf16, PEFT "
                "use_amp=false): optimizer states in BF16 (default off: mixed precision)");

@@ -198,6 +198,7 @@ std::vector<MeasuredRun> parse_measured_runs(
     o.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
     o.quant_keeps_input = r.optional_bool("quant_keeps_input").value_or(false);
     o.sync_each_batch = r.optional_bool("sync_each_batch").value_or(false);
+    o.non_reentrant = r.optional_bool("non_reentrant").value_or(false);
     o.optimizer_in_backward = r.optional_bool("optimizer_in_backward").value_or(false);
     o.offload_optimizer = r.optional_bool("offload_optimizer").value_or(false);
     o.offload_parameters = r.optional_bool("offload_params").value_or(false);

@@ -168,7 +168,7 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
       !method_traits(w.method).trains_base && w.stack && !w.stack->fsdp_unit_gradients;
   const Bytes end_saved = fsdp && w.stack && w.stack->fsdp1_reentrant_checkpoint && frozen_units &&
                                   w.recompute == Recompute::kFull && w.recompute_layers == 0 &&
-                                  !w.options.offload_activations
+                                  !w.options.offload_activations && !w.options.non_reentrant
                               ? saved * 2.0 - saved_one
                               : saved_one;
   const Bytes start = saved + states.gradients_first;

@@ -88,6 +88,7 @@ const std::vector<std::string>& run_keys() {
                                   "pure_bf16",
                                   "quant_keeps_input",
                                   "sync_each_batch",
+                                  "non_reentrant",
                                   "chunked_loss",
                                   "loss",
                                   "optimizer_impl",
@@ -366,6 +367,7 @@ PlannedRun read_run(StrictMap& r, const std::set<std::string>& own_keys, const C
   w.options.pure_bf16 = r.optional_bool("pure_bf16").value_or(false);
   w.options.quant_keeps_input = r.optional_bool("quant_keeps_input").value_or(false);
   w.options.sync_each_batch = r.optional_bool("sync_each_batch").value_or(false);
+  w.options.non_reentrant = r.optional_bool("non_reentrant").value_or(false);
   w.options.chunked_loss = r.optional_bool("chunked_loss").value_or(false);
   if (auto v = r.optional_string("peak"))
     w.peak = guarded("peak", [&] { return parse_peak_kind(*v); });

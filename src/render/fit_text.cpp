@@ -38,6 +38,7 @@ std::string step_settings(const Workload& w) {
   if (o.pure_bf16) out += ", pure BF16";
   if (o.quant_keeps_input) out += ", quantized layers keep their inputs";
   if (o.sync_each_batch) out += ", gradients synced every micro-batch";
+  if (o.non_reentrant) out += ", non-reentrant checkpoints";
   if (o.chunked_loss)
     out += fmt::format(", chunked loss ({})", o.loss_chunks);
   else if (o.loss != LossKind::kFp32Upcast)

@@ -260,7 +260,8 @@ json workload_json(const Workload& w) {
                   {"compile", o.compile},
                   {"pure_bf16", o.pure_bf16},
                   {"quant_keeps_input", o.quant_keeps_input},
-                  {"sync_each_batch", o.sync_each_batch}};
+                  {"sync_each_batch", o.sync_each_batch},
+                  {"non_reentrant", o.non_reentrant}};
   return j;
 }
 

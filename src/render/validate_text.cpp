@@ -30,6 +30,7 @@ std::string settings(const MeasuredRun& run) {
   if (w.options.offload_parameters) s += " cpu-offload";
   if (w.options.quant_keeps_input) s += " q-keeps-in";
   if (w.options.sync_each_batch) s += " sync-each";
+  if (w.options.non_reentrant) s += " non-reentrant";
   if (w.options.optimizer_impl)
     s += fmt::format(" opt-{}", optimizer_impl_name(*w.options.optimizer_impl));
   if (w.options.experts_impl && w.model->arch.is_moe())

@@ -70,6 +70,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "pure_bf16",
                                   "quant_keeps_input",
                                   "sync_each_batch",
+                                  "non_reentrant",
                                   "offload_optimizer",
                                   "offload_params",
                                   "offload_activations",
@@ -627,8 +628,13 @@ void read_hf_trainer(Reader& r) {
   r.copy_bool("padding_free", "padding_free");
   r.copy_bool("precompute_ref_log_probs", "precompute_ref");  // TRL DPOConfig, KTOConfig
   hf_fsdp(r, "fsdp");
-  if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a)
+  if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a) {
     r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
+    // Accelerate applies FSDP's checkpoint wrapper, non-reentrant, inside each unit.
+    r.use("fsdp_config.activation_checkpointing", "true", "non_reentrant", "true");
+  } else if (auto re = r.boolean("gradient_checkpointing_kwargs.use_reentrant"); re && !*re) {
+    r.use("gradient_checkpointing_kwargs.use_reentrant", "false", "non_reentrant", "true");
+  }
   r.copy_bool("accelerator_config.gradient_accumulation_kwargs.sync_each_batch", "sync_each_batch");
   r.use("(file)", "", "stack", "hf");
   r.reference("deepspeed", TrainerFormat::kDeepSpeed);
@@ -759,6 +765,8 @@ void read_axolotl(Reader& r) {
       r.fail("gradient_checkpointing", "true, false, unsloth, offload or offload_disk", *g);
     }
   }
+  if (auto re = r.boolean("gradient_checkpointing_kwargs.use_reentrant"); re && !*re)
+    r.use("gradient_checkpointing_kwargs.use_reentrant", "false", "non_reentrant", "true");
   // activation_offloading: true | false | legacy | disk (utils/schemas/config.py). true wraps
   // every decoder layer in activation checkpointing itself (loaders/model.py
   // _apply_activation_checkpointing, ac_wrap_hf_model) and turns the Trainer's
@@ -810,7 +818,10 @@ void read_axolotl(Reader& r) {
     r.map_text(key, "shard", [&](const std::string& v) { return fsdp_strategy(r, key, v); });
   for (const char* key :
        {"fsdp_config.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing"})
-    if (auto a = r.boolean(key); a && *a) r.use(key, "true", "recompute", "full");
+    if (auto a = r.boolean(key); a && *a) {
+      r.use(key, "true", "recompute", "full");
+      r.use(key, "true", "non_reentrant", "true");  // FSDP's checkpoint wrapper, in each unit
+    }
   r.copy_bool("torch_compile", "compile");
   for (const char* key : {"liger_fused_linear_cross_entropy", "cut_cross_entropy"})
     if (r.boolean(key).value_or(false)) r.use(key, "true", "loss", "fused");
@@ -1194,6 +1205,8 @@ void read_llama_factory(Reader& r) {
   // Trainer's own gradient_checkpointing, passed through, turns it on again when true
   // (src/transformers/trainer.py, _inner_training_loop), so true wins over the disable key; false
   // leaves LLaMA-Factory's default.
+  if (auto re = r.boolean("use_reentrant_gc"); re && !*re)
+    r.use("use_reentrant_gc", "false", "non_reentrant", "true");
   const bool disabled = r.boolean("disable_gradient_checkpointing").value_or(false);
   if (disabled) r.use("disable_gradient_checkpointing", "true", "recompute", "none");
   if (auto g = r.boolean("gradient_checkpointing")) {
@@ -1257,8 +1270,11 @@ void read_accelerate(Reader& r) {
     r.use("fsdp_config.fsdp_offload_params", "true", "offload_params", "true");
     r.use("fsdp_config.fsdp_offload_params", "true", "offload_optimizer", "true");
   }
-  if (auto a = r.boolean("fsdp_config.fsdp_activation_checkpointing"); a && *a)
+  if (auto a = r.boolean("fsdp_config.fsdp_activation_checkpointing"); a && *a) {
     r.use("fsdp_config.fsdp_activation_checkpointing", "true", "recompute", "full");
+    // FSDP's checkpoint wrapper, non-reentrant, inside each unit.
+    r.use("fsdp_config.fsdp_activation_checkpointing", "true", "non_reentrant", "true");
+  }
   r.copy_offload("deepspeed_config.offload_optimizer_device", "offload_optimizer");
   r.copy_offload("deepspeed_config.offload_param_device", "offload_params");
   r.copy_integer("deepspeed_config.gradient_accumulation_steps", "grad_accum", 1, 1 << 20);

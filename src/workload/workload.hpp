@@ -72,6 +72,10 @@ struct TrainingOptions {
   // Gradient accumulation under FSDP reduce-scatters after every micro-batch (Accelerate's
   // sync_each_batch): no no_sync, the gradients stay sharded (StackProfile::fsdp_no_sync).
   bool sync_each_batch = false;
+  // Gradient checkpoints run non-reentrant (use_reentrant=False, or FSDP's own checkpoint wrapper
+  // inside each unit) where the stack's loop would checkpoint reentrantly around its FSDP1 units
+  // (StackProfile::fsdp1_reentrant_checkpoint): no reshard hook keeps the blocks' inputs.
+  bool non_reentrant = false;
   // The stack's preparation of a quantized base is skipped (StackProfile::
   // kbit_skipped_when_sharded): set by activation_profile() for its sharded variant, not an input.
   bool kbit_preparation_skipped = false;

@@ -1686,6 +1686,32 @@ async (env) => {
   await page.close();
 });
 
+// The Trainer's reentrant checkpoints around all-frozen FSDP1 units keep each finished block's
+// input to the end of the backward pass; the page's switch gives the CLI's --non-reentrant figures.
+test('non-reentrant checkpoints: the switch as the CLI\'s --non-reentrant', async (env) => {
+  const run = {model: 'mistral-7b-v0.1', method: 'lora', cards: [{gpu: 'h100-sxm', count: 2}]};
+  const page = await openPage(env.context, env.origin,
+      'model=mistral-7b-v0.1&method=lora&cards=h100-sxm:2&shard=fsdp');
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  await page.fill('#micro_batch', '4');
+  await waitForResults(page);
+  check(!('non_reentrant' in bodies.at(-1)), 'the switch is not sent while off');
+  await page.check('#non_reentrant');
+  await waitForResults(page);
+  equal(bodies.at(-1).non_reentrant, true, 'the switch in the body');
+  const base = {...fitBody(run, run.cards[0]), shard: 'fsdp', micro_batch: '4'};
+  const [plain, now] = await Promise.all([
+    cliJson('fit', {...base, non_reentrant: true}), cliJson('fit', base)]);
+  check(plain.memory_GB.peak < now.memory_GB.peak, 'no block input kept to the end: a lower peak');
+  equal((await memoryShown(page, 'h100-sxm', 2)).figures.peak?.value, plain.memory_GB.peak,
+      'the page shows the peak with non-reentrant checkpoints');
+  await page.close();
+});
+
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
 // packing and the optimizer step in backward give `ftplan fit` and `ftplan step`'s figures, are
