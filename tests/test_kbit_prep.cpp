@@ -118,6 +118,11 @@ TEST(KbitPreparation, TrlLeavesABaseShardedByFsdpAsLoaded) {
   const Placement two = test::on("h200-sxm", 2, Sharding::kFsdp);
   EXPECT_DOUBLE_EQ(step(trl, two), step(fms, two));
   EXPECT_GT(step(trl, test::on("h200-sxm")), step(fms, test::on("h200-sxm")));
+  // Pipeline stages over FSDP: each stage runs its share of the variant without the casts.
+  Placement staged = test::on("h200-sxm", 4, Sharding::kFsdp);
+  staged.layout.pp = 2;
+  EXPECT_DOUBLE_EQ(step(trl, staged), step(fms, staged));
+  EXPECT_LT(step(trl, staged), step(trl, two));
 }
 
 TEST(KbitPreparation, OnlyListedFormatsAndOnlyBesideAQuantizedBase) {

@@ -291,7 +291,12 @@ ActivationProfile stage_profile(const ActivationProfile& whole, const ModelArch&
   p.output_params = whole.output_params * (last / tp);
   p.largest_gradient = whole.largest_gradient / tp;
   p.head_gradients = whole.head_gradients * (last / tp);
+  p.block_frozen_gradients = whole.block_frozen_gradients * (layers / tp);
   p.blocks = s.layers;
+  // The variant a sharded placement runs (ActivationProfile::placed) is a stage's too.
+  if (whole.sharded)
+    p.sharded = std::make_shared<const ActivationProfile>(
+        stage_profile(*whole.sharded, a, l, s, micro_batches));
   return p;
 }
 

@@ -203,9 +203,9 @@ ScaleResult evaluate_with_memory(const Workload& w, const ModelStates& replica, 
   if (!r.step.feasible) return r;
   if (trace) trace_step(ops, device, efficiency, r.step, *trace);
   r.comm = plan_communication(w, replica, p, r.topology, data.comm, trace);
-  const Bytes saved = w.options.offload_activations
-                          ? activation_profile(w).saved_all.at(w.seq, w.sequences_per_micro_batch())
-                          : Bytes();
+  const Bytes saved = w.options.offload_activations ? activation_profile(w).placed(p).saved_all.at(
+                                                          w.seq, w.sequences_per_micro_batch())
+                                                    : Bytes();
   r.offload = offload_time(w, replica, p, saved, data.comm);
   r.scale = estimate_scaling(r.comm, compute_times(r.step, p, r.offload), w, r.topology, data.comm,
                              trace);
