@@ -54,6 +54,25 @@ TEST(CommModel, Zero2ReducesEveryMicroBatchZero1OncePerStep) {
   }
 }
 
+// FSDP1's no_sync under gradient accumulation (stack hf, the Trainer's loop): the weights are
+// gathered for every micro-batch's forward and backward passes, the gradients reduce-scattered
+// once per step; with sync_each_batch, or without accumulation, every micro-batch.
+TEST(CommModel, Fsdp1NoSyncReduceScattersOncePerStep) {
+  Workload w = workload("llama-3.1-8b", Method::kFull);
+  w.stack = &test::stacks().find("hf");
+  const double rs = model_states(w).gradients.value * 3 / 4;  // (N-1)/N of BF16 gradients
+  const Placement four = on("h200-sxm", 4, Sharding::kFsdp);
+  for (std::int64_t accum : {1, 4}) {
+    w.grad_accum = accum;
+    w.options.sync_each_batch = false;
+    const double a = static_cast<double>(accum);
+    EXPECT_NEAR(plan(w, four).received_per_card_per_step.value, rs * (2 * a + 1), 1e-6 * rs)
+        << accum;
+    w.options.sync_each_batch = true;
+    EXPECT_NEAR(plan(w, four).received_per_card_per_step.value, rs * 3 * a, 1e-6 * rs) << accum;
+  }
+}
+
 TEST(SeedComm, C2_8B_FullFineTune_AllReduces_16_GB_Of_Bf16_Gradients) {
   const Workload w = workload("llama-3.1-8b", Method::kFull);
   const CommPlan p = plan(w, on("h200-nvl", 2, Sharding::kDdp));

@@ -109,6 +109,10 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
   const Bytes gradients = s.gradients;
   const Bytes trained = s.trained_weights;
   const Bytes base = s.frozen_weights + s.quantization_constants;
+  // FSDP1's no_sync under gradient accumulation (StackProfile::fsdp_no_sync): the gradients are
+  // reduce-scattered in the last micro-batch's backward pass only, once per step.
+  const bool scatter_each_micro_batch = !(w.grad_accum > 1 && w.stack && w.stack->fsdp_no_sync &&
+                                          !w.options.sync_each_batch && !hybrid);
   switch (plan.strategy) {
     case CommStrategy::kSingleCard:
       break;
@@ -140,7 +144,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
       add("all-gather weights (backward)", CommPayload::kTrainedWeights, Collective::kAllGather,
           trained, true, OverlapWith::kBackward);
       add("reduce-scatter gradients", CommPayload::kGradients, Collective::kReduceScatter,
-          gradients, true, OverlapWith::kBackward);
+          gradients, scatter_each_micro_batch, OverlapWith::kBackward);
       // Forward passes without gradient gather their weights as well: the reference copy, sharded
       // like the policy, each of its passes; PPO's reward model and its value model (a trained
       // copy of the same sequence classifier) one pass each; the policy again for KTO's KL batch.
@@ -168,7 +172,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
       add("all-gather adapters (backward)", CommPayload::kTrainedWeights, Collective::kAllGather,
           trained, true, OverlapWith::kBackward);
       add("reduce-scatter adapter gradients", CommPayload::kGradients, Collective::kReduceScatter,
-          gradients, true, OverlapWith::kBackward);
+          gradients, scatter_each_micro_batch, OverlapWith::kBackward);
       // The reference (the base with the adapters off) and KTO's KL batch: the base once more
       // per forward pass without gradient.
       if (const int passes = no_grad_forward_passes(w); passes > 0)
