@@ -111,8 +111,7 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
   const Bytes base = s.frozen_weights + s.quantization_constants;
   // FSDP1's no_sync under gradient accumulation (StackProfile::fsdp_no_sync): the gradients are
   // reduce-scattered in the last micro-batch's backward pass only, once per step.
-  const bool scatter_each_micro_batch = !(w.grad_accum > 1 && w.stack && w.stack->fsdp_no_sync &&
-                                          !w.options.sync_each_batch && !hybrid);
+  const bool scatter_each_micro_batch = hybrid || !fsdp_no_sync_accumulation(w);
   switch (plan.strategy) {
     case CommStrategy::kSingleCard:
       break;

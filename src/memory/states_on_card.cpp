@@ -113,7 +113,7 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     // gradients unsharded and add them up; the reduce-scatter waits for the last. Every card then
     // holds the whole model's gradients, and where a unit mixes frozen and trained parameters
     // (fsdp_unit_gradients) the frozen ones' as well.
-    if (fsdp && w.grad_accum > 1 && w.stack && w.stack->fsdp_no_sync && !o.sync_each_batch) {
+    if (fsdp && fsdp_no_sync_accumulation(w)) {
       out.unsharded_gradients = gradients * (shards - 1.0);
       if (w.stack->fsdp_unit_gradients) out.unsharded_gradients += profile.block_frozen_gradients;
     }

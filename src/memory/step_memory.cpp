@@ -164,13 +164,8 @@ StepMemory step_memory(const ActivationProfile& prof, const OnCardStates& states
   // reshard and drops the hook only when the backward pass ends, so each finished block keeps its
   // input and the input's gradient until then. At the last block's backward the card holds
   // twice every other block's checkpointed input, and that block's own.
-  const bool frozen_units =
-      !method_traits(w.method).trains_base && w.stack && !w.stack->fsdp_unit_gradients;
-  const Bytes end_saved = fsdp && w.stack && w.stack->fsdp1_reentrant_checkpoint && frozen_units &&
-                                  w.recompute == Recompute::kFull && w.recompute_layers == 0 &&
-                                  !w.options.offload_activations && !w.options.non_reentrant
-                              ? saved * 2.0 - saved_one
-                              : saved_one;
+  const Bytes end_saved =
+      fsdp && fsdp1_reentrant_frozen_units(w) ? saved * 2.0 - saved_one : saved_one;
   const Bytes start = saved + states.gradients_first;
   const Bytes end = end_saved + states.gradients_produced;
   if (start >= end) {

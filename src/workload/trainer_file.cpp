@@ -604,6 +604,21 @@ void read_trl_online(Reader& r, const std::string& prefix) {
       r.ignore(p(key), "sampling, rewards and the loss's form do not change memory or time here");
 }
 
+// FSDP's own activation checkpointing (Transformers' and accelerate's fsdp_config, axolotl): every
+// block recomputed, through FSDP's checkpoint wrapper, which runs non-reentrant inside each unit.
+void fsdp_activation_checkpointing(Reader& r, std::string_view key) {
+  if (auto a = r.boolean(key); a && *a) {
+    r.use(key, "true", "recompute", "full");
+    r.use(key, "true", "non_reentrant", "true");
+  }
+}
+
+// gradient_checkpointing_kwargs: {use_reentrant: false} (Transformers, TRL, axolotl).
+void checkpointing_kwargs(Reader& r) {
+  if (auto re = r.boolean("gradient_checkpointing_kwargs.use_reentrant"); re && !*re)
+    r.use("gradient_checkpointing_kwargs.use_reentrant", "false", "non_reentrant", "true");
+}
+
 // The online objective a TRL config is for: GRPO where it names a group (num_generations), as
 // RLOOConfig does too (given as --method rloo).
 bool trl_online(const Reader& r, const std::string& prefix) {
@@ -628,13 +643,8 @@ void read_hf_trainer(Reader& r) {
   r.copy_bool("padding_free", "padding_free");
   r.copy_bool("precompute_ref_log_probs", "precompute_ref");  // TRL DPOConfig, KTOConfig
   hf_fsdp(r, "fsdp");
-  if (auto a = r.boolean("fsdp_config.activation_checkpointing"); a && *a) {
-    r.use("fsdp_config.activation_checkpointing", "true", "recompute", "full");
-    // Accelerate applies FSDP's checkpoint wrapper, non-reentrant, inside each unit.
-    r.use("fsdp_config.activation_checkpointing", "true", "non_reentrant", "true");
-  } else if (auto re = r.boolean("gradient_checkpointing_kwargs.use_reentrant"); re && !*re) {
-    r.use("gradient_checkpointing_kwargs.use_reentrant", "false", "non_reentrant", "true");
-  }
+  fsdp_activation_checkpointing(r, "fsdp_config.activation_checkpointing");
+  checkpointing_kwargs(r);
   r.copy_bool("accelerator_config.gradient_accumulation_kwargs.sync_each_batch", "sync_each_batch");
   r.use("(file)", "", "stack", "hf");
   r.reference("deepspeed", TrainerFormat::kDeepSpeed);
@@ -765,8 +775,7 @@ void read_axolotl(Reader& r) {
       r.fail("gradient_checkpointing", "true, false, unsloth, offload or offload_disk", *g);
     }
   }
-  if (auto re = r.boolean("gradient_checkpointing_kwargs.use_reentrant"); re && !*re)
-    r.use("gradient_checkpointing_kwargs.use_reentrant", "false", "non_reentrant", "true");
+  checkpointing_kwargs(r);
   // activation_offloading: true | false | legacy | disk (utils/schemas/config.py). true wraps
   // every decoder layer in activation checkpointing itself (loaders/model.py
   // _apply_activation_checkpointing, ac_wrap_hf_model) and turns the Trainer's
@@ -818,10 +827,7 @@ void read_axolotl(Reader& r) {
     r.map_text(key, "shard", [&](const std::string& v) { return fsdp_strategy(r, key, v); });
   for (const char* key :
        {"fsdp_config.fsdp_activation_checkpointing", "fsdp_config.activation_checkpointing"})
-    if (auto a = r.boolean(key); a && *a) {
-      r.use(key, "true", "recompute", "full");
-      r.use(key, "true", "non_reentrant", "true");  // FSDP's checkpoint wrapper, in each unit
-    }
+    fsdp_activation_checkpointing(r, key);
   r.copy_bool("torch_compile", "compile");
   for (const char* key : {"liger_fused_linear_cross_entropy", "cut_cross_entropy"})
     if (r.boolean(key).value_or(false)) r.use(key, "true", "loss", "fused");
@@ -1270,11 +1276,7 @@ void read_accelerate(Reader& r) {
     r.use("fsdp_config.fsdp_offload_params", "true", "offload_params", "true");
     r.use("fsdp_config.fsdp_offload_params", "true", "offload_optimizer", "true");
   }
-  if (auto a = r.boolean("fsdp_config.fsdp_activation_checkpointing"); a && *a) {
-    r.use("fsdp_config.fsdp_activation_checkpointing", "true", "recompute", "full");
-    // FSDP's checkpoint wrapper, non-reentrant, inside each unit.
-    r.use("fsdp_config.fsdp_activation_checkpointing", "true", "non_reentrant", "true");
-  }
+  fsdp_activation_checkpointing(r, "fsdp_config.fsdp_activation_checkpointing");
   r.copy_offload("deepspeed_config.offload_optimizer_device", "offload_optimizer");
   r.copy_offload("deepspeed_config.offload_param_device", "offload_params");
   r.copy_integer("deepspeed_config.gradient_accumulation_steps", "grad_accum", 1, 1 << 20);

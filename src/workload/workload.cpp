@@ -241,6 +241,16 @@ ExpertsImpl experts_impl(const Workload& w) {
   return w.stack ? w.stack->experts : ExpertsImpl::kGrouped;
 }
 
+bool fsdp_no_sync_accumulation(const Workload& w) {
+  return w.grad_accum > 1 && w.stack && w.stack->fsdp_no_sync && !w.options.sync_each_batch;
+}
+
+bool fsdp1_reentrant_frozen_units(const Workload& w) {
+  return w.stack && w.stack->fsdp1_reentrant_checkpoint && !w.stack->fsdp_unit_gradients &&
+         !method_traits(w.method).trains_base && w.recompute == Recompute::kFull &&
+         w.recompute_layers == 0 && !w.options.offload_activations && !w.options.non_reentrant;
+}
+
 std::string recompute_label(const Workload& w) {
   const std::int64_t all = w.model ? w.model->arch.layers : 0;
   if (w.recompute == Recompute::kFull && w.recompute_layers > 0 && w.recompute_layers < all)

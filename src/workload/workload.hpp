@@ -187,6 +187,15 @@ OptimizerImpl optimizer_impl(const Workload& w);
 // How the run's MoE layers run their experts: its own --experts-impl, else its stack's, else
 // grouped.
 ExpertsImpl experts_impl(const Workload& w);
+// Whether the run accumulates gradients in FSDP1's no_sync (its stack's fsdp_no_sync, gradient
+// accumulation, no --sync-each-batch): unsharded gradients until the last micro-batch, which
+// alone reduce-scatters them. The caller checks that the placement shards with FSDP.
+bool fsdp_no_sync_accumulation(const Workload& w);
+// Whether the run checkpoints each block reentrantly around an all-frozen FSDP1 unit (its stack's
+// fsdp1_reentrant_checkpoint, adapters in units of their own, every block recomputed, no
+// --non-reentrant): each finished block's input and its gradient stay until the backward pass
+// ends. The caller checks that the placement shards with FSDP.
+bool fsdp1_reentrant_frozen_units(const Workload& w);
 
 // Model parallelism of a run (Megatron-LM's layout): each replica spans tp × pp × cp cards, the
 // rest of the count replicates it (data parallel, `dp`), and the experts of a MoE model are spread

@@ -1660,57 +1660,46 @@ async (env) => {
   await page.close();
 });
 
+// A memory switch of the advanced options, with one field set beside it: not sent while off, sent
+// when checked, and the page then shows the CLI's peak with the option, which is lower.
+async function memorySwitchAsCli(env, {run, hash, field, value, box, extra, why}) {
+  const card = run.cards[0];
+  const page = await openPage(env.context, env.origin, hash);
+  const bodies = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
+  });
+  await page.click('#advanced > summary');
+  await page.fill(`#${field}`, value);
+  await waitForResults(page);
+  check(!(box in bodies.at(-1)), 'the switch is not sent while off');
+  await page.check(`#${box}`);
+  await waitForResults(page);
+  equal(bodies.at(-1)[box], true, 'the switch in the body');
+  const base = {...fitBody(run, card), ...extra, [field]: value};
+  const [on, off] = await Promise.all([cliJson('fit', {...base, [box]: true}), cliJson('fit', base)]);
+  check(on.memory_GB.peak < off.memory_GB.peak, why);
+  equal((await memoryShown(page, card.gpu, card.count)).figures.peak?.value, on.memory_GB.peak,
+      `the page shows the peak with ${box}`);
+  await page.close();
+}
+
 // FSDP with gradient accumulation: the Trainer accumulates unsharded gradients in no_sync unless
 // Accelerate's sync_each_batch is on. The page's switch gives the CLI's --sync-each-batch figures.
 test('gradients synced every micro-batch: the switch as the CLI\'s --sync-each-batch',
-async (env) => {
-  const run = {model: 'llama-3.1-8b', method: 'full', cards: [{gpu: 'h100-sxm', count: 8}]};
-  const page = await openPage(env.context, env.origin, 'model=llama-3.1-8b&method=full&cards=h100-sxm:8');
-  const bodies = [];
-  page.on('request', (request) => {
-    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
-  });
-  await page.click('#advanced > summary');
-  await page.fill('#grad_accum', '4');
-  await waitForResults(page);
-  check(!('sync_each_batch' in bodies.at(-1)), 'the switch is not sent while off');
-  await page.check('#sync_each_batch');
-  await waitForResults(page);
-  equal(bodies.at(-1).sync_each_batch, true, 'the switch in the body');
-  const base = {...fitBody(run, run.cards[0]), shard: 'auto', grad_accum: '4'};
-  const [synced, now] = await Promise.all([
-    cliJson('fit', {...base, sync_each_batch: true}), cliJson('fit', base)]);
-  check(synced.memory_GB.peak < now.memory_GB.peak, 'sharded gradients lower the peak');
-  equal((await memoryShown(page, 'h100-sxm', 8)).figures.peak?.value, synced.memory_GB.peak,
-      'the page shows the peak with the gradients synced every micro-batch');
-  await page.close();
-});
+    (env) => memorySwitchAsCli(env, {
+      run: {model: 'llama-3.1-8b', method: 'full', cards: [{gpu: 'h100-sxm', count: 8}]},
+      hash: 'model=llama-3.1-8b&method=full&cards=h100-sxm:8', field: 'grad_accum', value: '4',
+      box: 'sync_each_batch', extra: {shard: 'auto'}, why: 'sharded gradients lower the peak'}));
 
 // The Trainer's reentrant checkpoints around all-frozen FSDP1 units keep each finished block's
 // input to the end of the backward pass; the page's switch gives the CLI's --non-reentrant figures.
-test('non-reentrant checkpoints: the switch as the CLI\'s --non-reentrant', async (env) => {
-  const run = {model: 'mistral-7b-v0.1', method: 'lora', cards: [{gpu: 'h100-sxm', count: 2}]};
-  const page = await openPage(env.context, env.origin,
-      'model=mistral-7b-v0.1&method=lora&cards=h100-sxm:2&shard=fsdp');
-  const bodies = [];
-  page.on('request', (request) => {
-    if (request.url().endsWith('/api/fit')) bodies.push(JSON.parse(request.postData()));
-  });
-  await page.click('#advanced > summary');
-  await page.fill('#micro_batch', '4');
-  await waitForResults(page);
-  check(!('non_reentrant' in bodies.at(-1)), 'the switch is not sent while off');
-  await page.check('#non_reentrant');
-  await waitForResults(page);
-  equal(bodies.at(-1).non_reentrant, true, 'the switch in the body');
-  const base = {...fitBody(run, run.cards[0]), shard: 'fsdp', micro_batch: '4'};
-  const [plain, now] = await Promise.all([
-    cliJson('fit', {...base, non_reentrant: true}), cliJson('fit', base)]);
-  check(plain.memory_GB.peak < now.memory_GB.peak, 'no block input kept to the end: a lower peak');
-  equal((await memoryShown(page, 'h100-sxm', 2)).figures.peak?.value, plain.memory_GB.peak,
-      'the page shows the peak with non-reentrant checkpoints');
-  await page.close();
-});
+test('non-reentrant checkpoints: the switch as the CLI\'s --non-reentrant',
+    (env) => memorySwitchAsCli(env, {
+      run: {model: 'mistral-7b-v0.1', method: 'lora', cards: [{gpu: 'h100-sxm', count: 2}]},
+      hash: 'model=mistral-7b-v0.1&method=lora&cards=h100-sxm:2&shard=fsdp', field: 'micro_batch',
+      value: '4', box: 'non_reentrant', extra: {shard: 'fsdp'},
+      why: 'no block input kept to the end: a lower peak'}));
 
 // The options that describe a real run's data and base (issue: every option on the page): the
 // quantized base's format, modules trained in full, lm_head as a target, the mean sample length,
