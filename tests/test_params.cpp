@@ -94,6 +94,7 @@ const Expected kReference[] = {
     // count computed from its config (tied embeddings), which rounds to the published "3.03B"
     // (model-starcoder2-3b-size): no exact published figure was found.
     {"phi-2", 2'779'683'840, 0},
+    {"phi-1.5", 1'418'270'720, 0},  // model-index-phi-1-5-total
     {"starcoder2-3b", 3'030'371'328, 0},
 };
 
@@ -223,6 +224,12 @@ TEST(Params, NonGatedMlpLoraAdaptsUpAndDownOnly) {
   // Phi-2 (H 2560, I 10240, 32 layers): q, k, v, dense 4·16·(2560 + 2560) = 327,680; fc1 and
   // fc2 2·16·(2560 + 10240) = 409,600; 737,280 × 32 = 23,592,960.
   EXPECT_EQ(trainable_params(test::workload("phi-2", Method::kLora)).count, 23'592'960);
+  // Phi-1.5 with r = 8 on q and v: the "trainable parameters" LitGPT's resource tables print
+  // (measured-litgpt-resource-tables), 24 layers x 2 x 8 x (2048 + 2048) = 1,572,864.
+  Workload phi15 = test::workload("phi-1.5", Method::kLora);
+  phi15.lora.rank = 8;
+  phi15.lora.targets = kProjQ | kProjV;
+  EXPECT_EQ(trainable_params(phi15).count, 1'572'864);
   // StarCoder2-3B (H 3072, kv 2·128 = 256, I 12288, 30 layers): q and o 2·16·(3072 + 3072) =
   // 196,608; k and v 2·16·(3072 + 256) = 106,496; c_fc and c_proj 2·16·(3072 + 12288) =
   // 491,520; 794,624 × 30 = 23,838,720.
