@@ -71,6 +71,21 @@ TEST(CommModel, Fsdp1NoSyncReduceScattersOncePerStep) {
     w.options.sync_each_batch = true;
     EXPECT_NEAR(plan(w, four).received_per_card_per_step.value, rs * 3 * a, 1e-6 * rs) << accum;
   }
+  // HYBRID_SHARD over 4 cards in groups of 2 (g: the BF16 gradients): per micro-batch the weights'
+  // two all-gathers within the group, g/2 each; the reduce-scatter within the group (g/2) and the
+  // all-reduce of the g/2 shard across the 2 groups (2 x 1/2 x g/2) once per step under no_sync,
+  // every micro-batch with sync_each_batch.
+  const double g = model_states(w).gradients.value;
+  Placement hybrid = on("h200-sxm", 4, Sharding::kHsdp);
+  hybrid.shard_group = 2;
+  for (std::int64_t accum : {1, 4}) {
+    w.grad_accum = accum;
+    const double a = static_cast<double>(accum);
+    w.options.sync_each_batch = false;
+    EXPECT_NEAR(plan(w, hybrid).received_per_card_per_step.value, g * (a + 1), 1e-6 * g) << accum;
+    w.options.sync_each_batch = true;
+    EXPECT_NEAR(plan(w, hybrid).received_per_card_per_step.value, g * 2 * a, 1e-6 * g) << accum;
+  }
 }
 
 TEST(SeedComm, C2_8B_FullFineTune_AllReduces_16_GB_Of_Bf16_Gradients) {

@@ -110,8 +110,9 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
   const Bytes trained = s.trained_weights;
   const Bytes base = s.frozen_weights + s.quantization_constants;
   // FSDP1's no_sync under gradient accumulation (StackProfile::fsdp_no_sync): the gradients are
-  // reduce-scattered in the last micro-batch's backward pass only, once per step.
-  const bool scatter_each_micro_batch = hybrid || !fsdp_no_sync_accumulation(w);
+  // reduced in the last micro-batch's backward pass only, once per step; under HYBRID_SHARD both
+  // the reduce-scatter within the group and the all-reduce across the groups wait for it.
+  const bool scatter_each_micro_batch = !fsdp_no_sync_accumulation(w);
   switch (plan.strategy) {
     case CommStrategy::kSingleCard:
       break;
@@ -182,11 +183,12 @@ CommPlan plan_communication(const Workload& w, const ModelStates& s, const Place
   }
   if (hybrid)
     // Each backward pass's reduced shard, across the groups (FSDP2's default; skipping it until
-    // the last micro-batch, set_requires_all_reduce(False), trades memory for less traffic).
+    // the last micro-batch, set_requires_all_reduce(False), trades memory for less traffic; FSDP1's
+    // no_sync skips it with the reduce-scatter).
     add_on(group_topology(t, plan.replicas, plan.shard_group),
            "all-reduce gradient shards across groups", CommPayload::kGradients,
-           Collective::kAllReduce, gradients / static_cast<double>(plan.shard_group), true,
-           OverlapWith::kBackward);
+           Collective::kAllReduce, gradients / static_cast<double>(plan.shard_group),
+           scatter_each_micro_batch, OverlapWith::kBackward);
   for (const auto& c : plan.calls()) {
     const double per_step = c.per_micro_batch ? static_cast<double>(w.grad_accum) : 1.0;
     if (c.per_micro_batch) {
