@@ -66,8 +66,9 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
     s.frozen_weights = s.trained_weights = s.quantization_constants = s.reference_weights =
         s.reward_weights = Bytes(0);
   }
-  // FSDP2 over FP32 parameters with a 16-bit MixedPrecisionPolicy (torchtitan builds its model in
-  // FP32): the sharded parameter is the FP32 copy, the 16-bit weights exist only all-gathered per
+  // FSDP over FP32 parameters with a 16-bit mixed-precision policy (torchtitan builds its model in
+  // FP32; Accelerate casts the trained flat parameters to FP32): the sharded parameter is the FP32
+  // copy, the 16-bit weights exist only all-gathered per
   // block (StepMemory::gathered_params), and gradients are reduced into FP32 shards. The same 16
   // B per parameter, but 2 B of them move from the resident weights to the gradients, which the
   // backward pass produces.

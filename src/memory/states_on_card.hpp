@@ -19,7 +19,7 @@ struct OnCardStates {
   Bytes paged;               // paged optimizer states: host-evictable, not counted in the peak
   Bytes host;                // moved to host memory
   Bytes pure_bf16_saving;    // no FP32 master copy, optimizer states in BF16 (pure BF16)
-  // FSDP2 over FP32 parameters (StackProfile::fsdp_fp32_parameters): the 16-bit weights that are
+  // FSDP over FP32 parameters (StackProfile::fsdp_fp32_parameters): the 16-bit weights that are
   // not resident, and the same bytes the FP32 gradient shards add beyond 16-bit gradients.
   Bytes fp32_parameter_shift;
   Bytes gradients_in_step;  // gradients not resident: produced (and freed) during the step

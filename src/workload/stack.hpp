@@ -111,8 +111,10 @@ struct StackProfile {
   // and the hook lives until the backward pass ends: each finished block's input and that
   // input's gradient stay until then (memory/step_memory.cpp).
   bool fsdp1_reentrant_checkpoint = false;
-  bool fsdp_fp32_parameters = false;  // FSDP2 over FP32 parameters with a 16-bit mixed-precision
-                                      // policy: no resident 16-bit copy, FP32 gradient shards
+  // FSDP over FP32 parameters with a 16-bit mixed-precision policy (torchtitan builds the model in
+  // FP32; Accelerate casts a 16-bit model's trained flat parameters to FP32 when it prepares FSDP
+  // in mixed precision): no resident 16-bit copy, FP32 gradient shards.
+  bool fsdp_fp32_parameters = false;
   // DeepSpeed's own estimate of a mixed-precision Adam full fine-tune per trained parameter
   // (estimate_zero2/3_model_states_mem_needs): ZeRO-2 replicated + sharded / N bytes, ZeRO-3
   // sharded / N bytes + bytes per parameter of the largest layer (gather buffers). 0: not used.
