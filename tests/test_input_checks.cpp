@@ -249,6 +249,52 @@ TEST(InputChecks, TrainerFileAdapterKeysBesideAFullFineTuneAreNotAppliedAndSaySo
   EXPECT_TRUE(contains(typed.err, "--rank applies to LoRA-family methods")) << typed.err;
 }
 
+// A TRL config that loads the model in BF16: a full fine-tune on one card trains BF16 weights with
+// BF16 AdamW states (pure BF16, 8 B per parameter less than mixed precision's 16); under FSDP with
+// --bf16 Accelerate casts the trained parameters to FP32, and DeepSpeed keeps FP32 partitions, so
+// the default count stays; an adapter's base is counted in 16 bits anyway.
+TEST(InputChecks, TrainerFileModelDtypeIsPureBf16WhereNothingKeepsFp32Copies) {
+  const Folder dir("from-dtype");
+  const std::string trl = dir.file("sft.yaml",
+                                   "torch_dtype: bfloat16\n"
+                                   "bf16: true\n"
+                                   "per_device_train_batch_size: 2\n"
+                                   "gradient_checkpointing: true\n"
+                                   "max_length: 2048\n");
+  const auto fit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"fit",          "--from", trl,        "--model",
+                                     "llama-3.2-3b", "--gpu",  "h100-sxm", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto dtype_entry = [](const nlohmann::json& j) {
+    for (const auto& u : j["from"]["used"])
+      if (u["as"] == "model_dtype") return u;
+    return nlohmann::json();
+  };
+  const auto one = fit({"--method", "full"});
+  EXPECT_TRUE(dtype_entry(one)["applied"].get<bool>()) << dtype_entry(one);
+  const auto pure =
+      test::run_cli({"fit", "--model", "llama-3.2-3b", "--method", "full", "--gpu", "h100-sxm",
+                     "--micro-batch", "2", "--seq", "2048", "--pure-bf16", "--json"});
+  ASSERT_EQ(pure.code, 0) << pure.err;
+  EXPECT_EQ(one["memory_GB"], nlohmann::json::parse(pure.out)["memory_GB"]);
+  const auto fsdp = fit({"--method", "full", "--gpus", "2", "--shard", "fsdp"});
+  EXPECT_FALSE(dtype_entry(fsdp)["applied"].get<bool>());
+  EXPECT_NE(dtype_entry(fsdp)["why"].get<std::string>().find("Accelerate casts"),
+            std::string::npos);
+  const auto deepspeed =
+      fit({"--method", "full", "--gpus", "2", "--shard", "zero2", "--stack", "deepspeed"});
+  EXPECT_NE(dtype_entry(deepspeed)["why"].get<std::string>().find("DeepSpeed"), std::string::npos);
+  const auto lora = fit({"--method", "lora"});
+  EXPECT_NE(dtype_entry(lora)["why"].get<std::string>().find("method lora trains adapters"),
+            std::string::npos);
+  const auto typed = fit({"--method", "full", "--pure-bf16"});
+  EXPECT_EQ(dtype_entry(typed)["why"], "--pure-bf16 given on the command line");
+}
+
 // In a runs file the run's own key fails (cli_errors.yaml); a default describes several runs and
 // applies where it can.
 TEST(InputChecks, RunsFileDefaultsOnlyApplyToTheMethodsThatReadThem) {

@@ -331,6 +331,42 @@ TEST(TrainerFiles, TransformersTorchaoOptimizersAndAttnImplementation) {
   EXPECT_EQ(read_body("attn_implementation: eager\n").setting("attention"), "eager");
   EXPECT_EQ(read_body("model_init_kwargs:\n  attn_implementation: sdpa\n").setting("attention"),
             "sdpa");
+  // The model's dtype (TRL's ModelConfig torch_dtype, renamed dtype; model_init_kwargs): BF16 is
+  // setting model_dtype, which the command resolves with the run's sharding; FP32 and 'auto' are
+  // listed as not modelled; anything else names the key.
+  EXPECT_EQ(read_body("torch_dtype: bfloat16\n").setting("model_dtype"), "bf16");
+  EXPECT_EQ(read_body("dtype: torch.bfloat16\n").setting("model_dtype"), "bf16");
+  EXPECT_EQ(read_body("model_init_kwargs:\n  torch_dtype: bfloat16\n").setting("model_dtype"),
+            "bf16");
+  for (const char* other : {"float32", "auto", "float16"}) {
+    const TrainerFile f = read_body(std::string("torch_dtype: ") + other + "\n");
+    EXPECT_EQ(f.setting("model_dtype"), "") << other;
+    EXPECT_TRUE(std::any_of(f.ignored.begin(), f.ignored.end(), [](const IgnoredKey& k) {
+      return k.key == "torch_dtype";
+    })) << other;
+  }
+  try {
+    read_body("torch_dtype: int4\n");
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'torch_dtype': bfloat16, float16, float32 or auto, "
+                                         "got 'int4'"),
+              std::string::npos)
+        << e.what();
+  }
+  // What a BF16 model trains in: its own BF16 weights and states, but FP32 copies under
+  // DeepSpeed's optimizer, and under FSDP when Accelerate prepares it in mixed precision.
+  EXPECT_EQ(fp32_copies_of_bf16_weights("", "", true), "");
+  EXPECT_EQ(fp32_copies_of_bf16_weights("hf", "ddp", true), "");
+  EXPECT_EQ(fp32_copies_of_bf16_weights("hf", "fsdp", false), "");
+  EXPECT_NE(fp32_copies_of_bf16_weights("hf", "fsdp", true).find("Accelerate casts"),
+            std::string::npos);
+  EXPECT_NE(fp32_copies_of_bf16_weights("deepspeed", "zero2", false).find("DeepSpeed"),
+            std::string::npos);
+  EXPECT_TRUE(sets_mixed_precision({"bf16", "true", "precision", "bf16"}));
+  EXPECT_TRUE(sets_mixed_precision({"deepspeed.bf16.enabled", "true", "precision", "bf16"}));
+  EXPECT_TRUE(sets_mixed_precision({"mixed_precision", "bf16", "precision", "bf16"}));
+  EXPECT_FALSE(sets_mixed_precision({"dtype", "bf16", "precision", "bf16"}));  // torchtune's
   // Accelerate's sync_each_batch, through the Trainer's accelerator_config.
   EXPECT_EQ(read_body("accelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: "
                       "true\n")

@@ -40,6 +40,34 @@ OptionValue option_for(const std::string& key, const std::string& value) {
   return {name, flag ? "" : value, flag, !flag || value != "false"};
 }
 
+// A file's model dtype (setting model_dtype, BF16): pure BF16 when the run trains its weights
+// without FP32 copies of them. Sets --pure-bf16 and returns "" (taken), or why it is not.
+std::string resolve_model_dtype(CLI::App& app, const std::vector<Context::FromFile>& files,
+                                bool method_known, Method method, bool pure_typed) {
+  if (pure_typed) return "--pure-bf16 given on the command line";
+  if (method_known && !method_traits(method).trains_base)
+    return fmt::format("method {} trains adapters beside a frozen base counted in 16 bits already",
+                       method_name(method));
+  const auto value = [&](const char* name) {
+    const CLI::Option* o = app.get_option_no_throw(name);
+    return o && o->count() > 0 ? o->as<std::string>() : std::string();
+  };
+  bool mixed = false;
+  for (const auto& f : files)
+    for (std::size_t i = 0; i < f.file.used.size(); ++i)
+      if (sets_mixed_precision(f.file.used[i]) && i < f.not_applied.size() &&
+          f.not_applied[i].empty())
+        mixed = true;
+  std::string why = fp32_copies_of_bf16_weights(value("--stack"), value("--shard"), mixed);
+  if (!why.empty()) return why;
+  CLI::Option* pure = app.get_option_no_throw("--pure-bf16");
+  if (!pure) return fmt::format("ftplan {} has no --pure-bf16 option", app.get_name());
+  pure->clear();
+  pure->add_result("true");
+  pure->run_callback();
+  return "";
+}
+
 }  // namespace
 
 void add_from_option(CLI::App& app, std::vector<std::string>& files) {
@@ -140,9 +168,21 @@ void apply_from_files(CLI::App& app, Context& ctx) {
   } catch (const UserError&) {
     method_known = false;  // an unknown name is reported when the run is built
   }
-  for (Context::FromFile& f : files) {
+  // The dtype a file loads the model in is resolved once every other setting is applied: it
+  // depends on the run's stack and sharding (fp32_copies_of_bf16_weights).
+  std::pair<std::size_t, std::size_t> model_dtype{files.size(), 0};  // (file, setting)
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    Context::FromFile& f = files[fi];
     const std::string& path = f.file.file;
     for (const TrainerSetting& s : f.file.used) {
+      if (s.as == "model_dtype") {
+        if (model_dtype.first < files.size())  // an earlier file's dtype: the later one wins
+          files[model_dtype.first].not_applied[model_dtype.second] =
+              "a later key sets model_dtype again";
+        model_dtype = {fi, f.not_applied.size()};
+        f.not_applied.push_back("");
+        continue;
+      }
       if (&s == method_as_adapter) {
         CLI::Option* a = app.get_option_no_throw("--adapter");
         if (a) {
@@ -193,6 +233,9 @@ void apply_from_files(CLI::App& app, Context& ctx) {
       }
     }
   }
+  if (model_dtype.first < files.size())
+    files[model_dtype.first].not_applied[model_dtype.second] =
+        resolve_model_dtype(app, files, method_known, method, was_typed("--pure-bf16"));
   for (Context::FromFile& f : files)
     ctx.from_files.push_back(std::move(f));
   // A setting a later key (of this file or a later one) sets again was replaced by it.

@@ -68,6 +68,7 @@ const std::vector<std::string>& trainer_setting_keys() {
                                   "experts_impl",
                                   "optimizer_in_backward",
                                   "pure_bf16",
+                                  "model_dtype",
                                   "quant_keeps_input",
                                   "sync_each_batch",
                                   "non_reentrant",
@@ -80,6 +81,26 @@ const std::vector<std::string>& trainer_setting_keys() {
     return k;
   }();
   return keys;
+}
+
+std::string fp32_copies_of_bf16_weights(std::string_view stack, std::string_view shard,
+                                        bool mixed_precision) {
+  if (stack == "deepspeed")
+    return "DeepSpeed's mixed-precision optimizer keeps FP32 partitions of the trained weights: "
+           "FP32 master weights and states, as counted by default";
+  if ((shard == "fsdp" || shard == "hsdp") && mixed_precision)
+    return "Accelerate casts the trained FSDP parameters to FP32 when it prepares FSDP in mixed "
+           "precision: FP32 master weights and states, as counted by default";
+  return "";
+}
+
+bool sets_mixed_precision(const TrainerSetting& s) {
+  if (s.as != "precision") return false;
+  for (std::string_view key : {"bf16", "fp16", "mixed_precision", "bf16.enabled", "fp16.enabled"})
+    if (s.key == key || (s.key.size() > key.size() + 1 && s.key.ends_with(key) &&
+                         s.key[s.key.size() - key.size() - 1] == '.'))
+      return true;
+  return false;
 }
 
 std::string TrainerFile::setting(std::string_view as) const {
@@ -625,6 +646,34 @@ bool trl_online(const Reader& r, const std::string& prefix) {
   return r.has(prefix + "num_generations") || r.has(prefix + "max_completion_length");
 }
 
+// The dtype the model is loaded in (TRL's ModelConfig torch_dtype, renamed dtype; SFTConfig's
+// model_init_kwargs). BF16 becomes setting model_dtype, which the command resolves with the
+// run's sharding (fp32_copies_of_bf16_weights).
+void model_dtype(Reader& r, const char* key) {
+  const auto v = r.text(key);
+  if (!v) return;
+  std::string s = ascii_lower(*v);
+  if (s.starts_with("torch.")) s = s.substr(6);
+  if (s == "bfloat16" || s == "bf16") {
+    r.use(key, *v, "model_dtype", "bf16");
+  } else if (s == "float32" || s == "fp32" || s == "float") {
+    r.ignore(key,
+             "FP32 weights under mixed precision: FP32 master weights and states, the "
+             "default count");
+  } else if (s == "auto") {
+    r.ignore(key,
+             "'auto' loads the checkpoint in its own dtype, which the file does not state; for a "
+             "full fine-tune of a BF16 checkpoint without DeepSpeed, and without FSDP in mixed "
+             "precision, give --pure-bf16");
+  } else if (s == "float16" || s == "fp16" || s == "half") {
+    r.ignore(key,
+             "FP16 weights: the Trainer refuses to unscale FP16 gradients under --fp16, "
+             "and FP16 training without a master copy is not modelled");
+  } else {
+    r.fail(key, "bfloat16, float16, float32 or auto", *v);
+  }
+}
+
 void read_hf_trainer(Reader& r) {
   const bool online = trl_online(r, "");
   r.copy_integer("per_device_train_batch_size", "micro_batch", 1, 1 << 20);
@@ -652,6 +701,9 @@ void read_hf_trainer(Reader& r) {
   r.copy_bool("torch_compile", "compile");
   if (r.boolean("use_liger_kernel").value_or(false))
     r.use("use_liger_kernel", "true", "loss", "fused");
+  for (const char* key :
+       {"torch_dtype", "dtype", "model_init_kwargs.torch_dtype", "model_init_kwargs.dtype"})
+    model_dtype(r, key);
   for (const char* key : {"model_init_kwargs.attn_implementation", "attn_implementation"})
     r.map_text(key, "attention", [&](const std::string& v) { return attention_name(r, key, v); });
   // TRL's ModelConfig keys, when its script arguments are one YAML file.

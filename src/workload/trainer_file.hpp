@@ -67,6 +67,20 @@ struct TrainerFile {
 // gpu_count and pure_bf16, which only some commands take.
 const std::vector<std::string>& trainer_setting_keys();
 
+// A model the file loads in BF16 (setting `model_dtype`, TRL's ModelConfig dtype or
+// model_init_kwargs) trains its BF16 weights with BF16 AdamW states: pure BF16, no FP32 master
+// copy, unless the run makes FP32 copies of the trained weights. DeepSpeed's mixed-precision
+// optimizer keeps FP32 partitions, and Accelerate casts the trained FSDP flat parameters to FP32
+// when it prepares FSDP in mixed precision (the Trainer's --bf16 or --fp16). Returns why the
+// run keeps FP32 copies (the default count applies), or empty when it trains in pure BF16.
+// `stack` and `shard` are the run's (empty: the defaults, hf and no sharding or DDP).
+std::string fp32_copies_of_bf16_weights(std::string_view stack, std::string_view shard,
+                                        bool mixed_precision);
+
+// Whether `s` turns the trainer's mixed precision on: the Trainer's bf16 / fp16, accelerate's
+// mixed_precision or DeepSpeed's bf16.enabled / fp16.enabled (each read as setting precision).
+bool sets_mixed_precision(const TrainerSetting& s);
+
 // Reads `text` (JSON or YAML) and tells its format from its keys. `file` names it in messages;
 // `model_ids` are the catalog's model ids, which torchtune's builder names
 // ("qlora_llama3_1_8b") are matched to. A malformed file, or a value that names something ftplan
