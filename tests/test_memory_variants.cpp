@@ -302,6 +302,30 @@ TEST(StackBuffers, PeftFp32AdaptersInPureBf16ByHand) {
               1e-6 * 8.0 * 128256 * 4096);
 }
 
+// Accelerate casts the trained FSDP flat parameters of a 16-bit model to FP32 when it prepares
+// FSDP in mixed precision (the Trainer's --bf16): the Trainer's stacks hold what torchtitan holds.
+// PowerLM-3b, 3,510,819,072 parameters, full fine-tune on two A100s: 12 B / 2 per parameter
+// between steps, FP32 gradient shards of 4 B / 2 in the backward pass (fms-acceleration's run
+// ends its training at 8 B per parameter and card with those gradients). Pure BF16 (no --bf16)
+// has nothing cast: 6 B / 2 per parameter, BF16 gradients.
+TEST(StackBuffers, TrainerStacksHoldFp32ShardsUnderFsdpInMixedPrecision) {
+  const double n = 3510819072.0;
+  const Placement two = test::on("a100-80gb-sxm", 2, Sharding::kFsdp);
+  for (const char* name : {"hf", "peft", "fms-acceleration"}) {
+    ASSERT_TRUE(test::stacks().find(name).fsdp_fp32_parameters) << name;
+    Workload w = test::workload("powerlm-3b", Method::kFull);
+    w.stack = &test::stacks().find(name);
+    const MemoryEstimate mixed = estimate_memory(w, two);
+    EXPECT_NEAR(mixed.states_on_card.value, n * 12 / 2, 1e-9 * n) << name;
+    EXPECT_NEAR(mixed.runtime.states.gradients_in_step.value, n * 4 / 2, 1e-9 * n) << name;
+    w.options.pure_bf16 = true;
+    const MemoryEstimate pure = estimate_memory(w, two);
+    EXPECT_NEAR(pure.states_on_card.value, n * 6 / 2, 1e-9 * n) << name;
+    EXPECT_NEAR(pure.runtime.states.gradients_in_step.value, n * 2 / 2, 1e-9 * n) << name;
+    EXPECT_EQ(pure.runtime.states.fp32_parameter_shift.value, 0.0) << name;
+  }
+}
+
 // torchtitan shards FP32 parameters under a BF16 mixed-precision policy: 16 B per parameter as in
 // the ZeRO count, but between steps the card holds only the FP32 shards and the AdamW states
 // (12 B / 8 per parameter on 8 cards), and the backward pass produces FP32 gradient shards (4 B /
