@@ -363,6 +363,7 @@ TEST(TrainerFiles, TransformersTorchaoOptimizersAndAttnImplementation) {
             std::string::npos);
   EXPECT_NE(fp32_copies_of_bf16_weights("deepspeed", "zero2", false).find("DeepSpeed"),
             std::string::npos);
+  EXPECT_NE(fp32_copies_of_bf16_weights("", "zero3", false).find("DeepSpeed"), std::string::npos);
   EXPECT_TRUE(sets_mixed_precision({"bf16", "true", "precision", "bf16"}));
   EXPECT_TRUE(sets_mixed_precision({"deepspeed.bf16.enabled", "true", "precision", "bf16"}));
   EXPECT_TRUE(sets_mixed_precision({"mixed_precision", "bf16", "precision", "bf16"}));

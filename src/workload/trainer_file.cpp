@@ -85,7 +85,7 @@ const std::vector<std::string>& trainer_setting_keys() {
 
 std::string fp32_copies_of_bf16_weights(std::string_view stack, std::string_view shard,
                                         bool mixed_precision) {
-  if (stack == "deepspeed")
+  if (stack == "deepspeed" || shard == "zero1" || shard == "zero2" || shard == "zero3")
     return "DeepSpeed's mixed-precision optimizer keeps FP32 partitions of the trained weights: "
            "FP32 master weights and states, as counted by default";
   if ((shard == "fsdp" || shard == "hsdp") && mixed_precision)

@@ -64,7 +64,8 @@ struct TrainerFile {
 };
 
 // The run settings a trainer file may set: the runs file's keys, plus grad_accum, shard,
-// gpu_count and pure_bf16, which only some commands take.
+// gpu_count and pure_bf16, which only some commands take, and model_dtype, which the command
+// resolves into pure_bf16 (fp32_copies_of_bf16_weights).
 const std::vector<std::string>& trainer_setting_keys();
 
 // A model the file loads in BF16 (setting `model_dtype`, TRL's ModelConfig dtype or
@@ -73,7 +74,8 @@ const std::vector<std::string>& trainer_setting_keys();
 // optimizer keeps FP32 partitions, and Accelerate casts the trained FSDP flat parameters to FP32
 // when it prepares FSDP in mixed precision (the Trainer's --bf16 or --fp16). Returns why the
 // run keeps FP32 copies (the default count applies), or empty when it trains in pure BF16.
-// `stack` and `shard` are the run's (empty: the defaults, hf and no sharding or DDP).
+// `stack` and `shard` are the run's (empty: the defaults, hf and no sharding or DDP); ZeRO
+// stages are DeepSpeed's whatever the stack.
 std::string fp32_copies_of_bf16_weights(std::string_view stack, std::string_view shard,
                                         bool mixed_precision);
 
