@@ -68,10 +68,9 @@ OnCardStates on_card_states(const Workload& w, const ActivationProfile& profile,
   }
   // FSDP over FP32 parameters with a 16-bit mixed-precision policy (torchtitan builds its model in
   // FP32; Accelerate casts the trained flat parameters to FP32): the sharded parameter is the FP32
-  // copy, the 16-bit weights exist only all-gathered per
-  // block (StepMemory::gathered_params), and gradients are reduced into FP32 shards. The same 16
-  // B per parameter, but 2 B of them move from the resident weights to the gradients, which the
-  // backward pass produces.
+  // copy, the 16-bit weights exist only all-gathered per block (StepMemory::gathered_params), and
+  // gradients are reduced into FP32 shards. The same 16 B per parameter, but 2 B of them move from
+  // the resident weights to the gradients, which the backward pass produces.
   double gradient_scale = 1.0;
   if (w.stack && w.stack->fsdp_fp32_parameters && fsdp && !o.pure_bf16 && !o.offload_parameters &&
       opt.weight_bytes == 2 && opt.gradient_bytes == 2 && opt.master_bytes == 4) {
